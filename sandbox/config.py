@@ -1,0 +1,38 @@
+"""Every setting of a sandbox run: data, credentials, limits and injected faults."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass
+class SandboxConfig:
+    """Settings of one sandbox. Faults default to off; everything can be changed while it runs."""
+
+    # data
+    seed: int = 1
+    scale: int = 1000  # about this many documents, other resources in proportion (see generator)
+    # credentials of the one API client; it may ask for `read`, `write` or `read write`
+    client_id: str = "sandbox-client"
+    client_secret: str = "sandbox-secret"
+    allowed_scopes: tuple[str, ...] = ("read", "write")
+    token_lifetime_s: int = 604799  # the real service: 7 days minus one second
+    # rate limit per client IP; 0 turns it off
+    rate_limit_per_s: int = 10
+    # paging: default and maximum `limit`; a larger limit is clamped, or refused with 400
+    default_page_size: int = 20
+    max_page_size: int = 100
+    page_size_policy: str = "clamp"  # "clamp" | "reject"
+    # faults
+    latency_ms: float = 0.0  # fixed latency added to every answer
+    latency_jitter_ms: float = 0.0  # plus uniform 0..jitter
+    error_rate: float = 0.0  # share of requests answered with a 5xx (500, 502, 503 at random)
+    drop_rate: float = 0.0  # share of requests whose connection is dropped mid-answer
+    revoke_token_after_requests: int = 0  # >0: tokens issued are revoked after this many requests
+    clock_offset_s: float = 0.0  # sandbox clock = real time + offset
+    # the background "application user": writes per second (0 = off)
+    mutations_per_s: float = 0.0
+    # webhooks: retry schedule of the real service, multiplied by this factor (1.0 = real time)
+    webhook_time_factor: float = 1.0
+    fault_seed: int | None = None  # seed of the fault dice (None: from `seed`)
+    extra: dict = field(default_factory=dict)
