@@ -1,0 +1,84 @@
+"""`invoicing-warehouse models`: builds the SQL models (staging, then marts) into the DuckDB warehouse."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from datetime import date
+from pathlib import Path
+
+import duckdb
+
+from invoicing_warehouse.sql_runner import (
+    MissingRawTableError,
+    ModelDefinitionError,
+    SqlModel,
+    build_models,
+    today_utc,
+)
+
+DEFAULT_WAREHOUSE = Path("data/warehouse.duckdb")
+
+
+def _as_of_date(text: str) -> date:
+    try:
+        return date.fromisoformat(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a date (YYYY-MM-DD): {text!r}") from None
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Declares `--as-of` and `--warehouse`."""
+    parser.add_argument(
+        "--as-of",
+        type=_as_of_date,
+        default=None,
+        metavar="DATE",
+        help="report date of the marts, YYYY-MM-DD (default: today, UTC)",
+    )
+    parser.add_argument(
+        "--warehouse",
+        type=Path,
+        default=DEFAULT_WAREHOUSE,
+        metavar="PATH",
+        help=f"DuckDB warehouse file (default: {DEFAULT_WAREHOUSE})",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    """Builds every model; prints one line per model (rows, seconds). Returns the exit code."""
+    warehouse: Path = args.warehouse
+    as_of: date = args.as_of or today_utc()
+    if not warehouse.is_file():
+        print(
+            f"error: warehouse {warehouse} does not exist; run `invoicing-warehouse sync` first",
+            file=sys.stderr,
+        )
+        return 1
+    try:
+        conn = duckdb.connect(str(warehouse))
+    except duckdb.Error as exc:
+        print(f"error: cannot open warehouse {warehouse}: {exc}", file=sys.stderr)
+        return 1
+
+    def report(model: SqlModel, rows: int, seconds: float) -> None:
+        print(f"  {model.key:<48} {rows:>12,} rows  {seconds:7.2f} s", flush=True)
+
+    print(f"building models in {warehouse} as of {as_of.isoformat()}")
+    started = time.perf_counter()
+    try:
+        built = build_models(conn, as_of=as_of, on_built=report)
+    except MissingRawTableError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    except ModelDefinitionError as exc:
+        print(f"error: invalid SQL models: {exc}", file=sys.stderr)
+        return 1
+    except duckdb.Error as exc:
+        print(f"error: a model failed, nothing was replaced: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        conn.close()
+    print(f"built {len(built)} models in {time.perf_counter() - started:.2f} s")
+    return 0

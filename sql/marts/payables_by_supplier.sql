@@ -1,0 +1,51 @@
+-- one row per supplier with documents to pay on the report date: amounts due per aging bucket
+-- (credit notes negative), what is overdue, and the next due date.
+with supplier_payables as (
+    select * from marts.supplier_payables
+),
+
+suppliers as (
+    select * from staging.stg_invoicing__suppliers
+),
+
+per_supplier as (
+    select
+        any_value(as_of_date) as as_of_date,
+        supplier_id,
+        sum(amount_due) filter (where aging_bucket = 'current') as due_current,
+        sum(amount_due) filter (where aging_bucket = '1-30') as due_1_30,
+        sum(amount_due) filter (where aging_bucket = '31-60') as due_31_60,
+        sum(amount_due) filter (where aging_bucket = '61-90') as due_61_90,
+        sum(amount_due) filter (where aging_bucket = '90+') as due_90_plus,
+        sum(amount_due) as total_due,
+        sum(amount_due) filter (where is_overdue) as overdue_amount,
+        count(*) filter (where is_overdue) as overdue_document_count,
+        count(*) as document_count,
+        min(due_date) as oldest_due_date,
+        min(due_date) filter (where not is_overdue) as next_due_date
+    from supplier_payables
+    group by supplier_id
+),
+
+final as (
+    select
+        per_supplier.as_of_date,
+        per_supplier.supplier_id,
+        suppliers.supplier_name,
+        suppliers.legal_identifier,
+        coalesce(per_supplier.due_current, 0) as due_current,
+        coalesce(per_supplier.due_1_30, 0) as due_1_30,
+        coalesce(per_supplier.due_31_60, 0) as due_31_60,
+        coalesce(per_supplier.due_61_90, 0) as due_61_90,
+        coalesce(per_supplier.due_90_plus, 0) as due_90_plus,
+        per_supplier.total_due,
+        coalesce(per_supplier.overdue_amount, 0) as overdue_amount,
+        per_supplier.overdue_document_count,
+        per_supplier.document_count,
+        per_supplier.oldest_due_date,
+        per_supplier.next_due_date
+    from per_supplier
+    left join suppliers on suppliers.supplier_id = per_supplier.supplier_id
+)
+
+select * from final

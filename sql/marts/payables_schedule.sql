@@ -1,0 +1,51 @@
+-- what falls due each week (weeks start on monday), from the week of the report date onwards.
+-- documents already past due on the report date, and those without a due date, are counted in the week
+-- of the report date, in overdue_amount and undated_amount; the rest in the week of their due date.
+with as_of as (
+    select coalesce(
+        cast(getvariable('as_of_date') as date),
+        cast(now() at time zone 'UTC' as date)
+    ) as as_of_date
+),
+
+supplier_payables as (
+    select * from marts.supplier_payables
+),
+
+placed as (
+    select
+        supplier_payables.*,
+        cast(date_trunc('week', greatest(coalesce(supplier_payables.due_date, as_of.as_of_date), as_of.as_of_date))
+            as date) as week_start
+    from supplier_payables
+    cross join as_of
+),
+
+per_week as (
+    select
+        week_start,
+        coalesce(sum(amount_due) filter (where is_overdue), 0) as overdue_amount,
+        coalesce(sum(amount_due) filter (where due_date is null), 0) as undated_amount,
+        coalesce(sum(amount_due) filter (where not is_overdue and due_date is not null), 0) as falling_due_amount,
+        sum(amount_due) as total_amount,
+        count(*) as document_count
+    from placed
+    group by week_start
+),
+
+final as (
+    select
+        as_of.as_of_date,
+        per_week.week_start,
+        cast(per_week.week_start + interval 6 day as date) as week_end,
+        per_week.overdue_amount,
+        per_week.undated_amount,
+        per_week.falling_due_amount,
+        per_week.total_amount,
+        per_week.document_count,
+        sum(per_week.total_amount) over (order by per_week.week_start) as cumulative_amount
+    from per_week
+    cross join as_of
+)
+
+select * from final

@@ -1,0 +1,138 @@
+-- one row per customer who owes money or holds unapplied money on the report date.
+-- total_open equals the api's customer `dueAmount` (sum of `remaining` of open invoices) as of today.
+-- unapplied payments and credit notes are shown beside it, not subtracted from it.
+with as_of as (
+    select coalesce(
+        cast(getvariable('as_of_date') as date),
+        cast(now() at time zone 'UTC' as date)
+    ) as as_of_date
+),
+
+receivables as (
+    select * from marts.receivables
+),
+
+customers as (
+    select * from staging.stg_invoicing__customers
+),
+
+documents as (
+    select * from staging.stg_invoicing__documents
+),
+
+transactions as (
+    select * from staging.stg_invoicing__transactions
+),
+
+usages as (
+    select * from staging.stg_invoicing__transaction_usages
+),
+
+open_per_customer as (
+    select
+        customer_id,
+        sum(open_amount) filter (where aging_bucket = 'current') as open_current,
+        sum(open_amount) filter (where aging_bucket = '1-30') as open_1_30,
+        sum(open_amount) filter (where aging_bucket = '31-60') as open_31_60,
+        sum(open_amount) filter (where aging_bucket = '61-90') as open_61_90,
+        sum(open_amount) filter (where aging_bucket = '90+') as open_90_plus,
+        sum(open_amount) as total_open,
+        sum(open_amount) filter (where is_late) as overdue_amount,
+        count(*) filter (where is_late) as overdue_invoice_count,
+        count(*) as open_invoice_count,
+        min(due_date) as oldest_due_date
+    from receivables
+    group by customer_id
+),
+
+-- credit note remainder: amount incl. tax - what was applied to invoices on or before the report date
+credit_notes as (
+    select documents.document_id, documents.customer_id, documents.amount_vat_net
+    from documents
+    cross join as_of
+    where documents.document_type = 'INVOICE'
+        and documents.document_subtype = 'CREDIT_NOTE'
+        and not documents.is_draft
+        and coalesce(documents.emit_date, as_of.as_of_date) <= as_of.as_of_date
+),
+
+applied_per_credit_note as (
+    select usages.credit_note_id, sum(usages.amount) as applied
+    from usages
+    cross join as_of
+    where usages.usage_type = 'CREDIT_NOTE' and usages.usage_date <= as_of.as_of_date
+    group by usages.credit_note_id
+),
+
+unapplied_credit_per_customer as (
+    select
+        credit_notes.customer_id,
+        sum(credit_notes.amount_vat_net - coalesce(applied.applied, 0)) as unapplied_credit_notes
+    from credit_notes
+    left join applied_per_credit_note as applied on applied.credit_note_id = credit_notes.document_id
+    group by credit_notes.customer_id
+),
+
+-- payments received on or before the report date (negative amounts are refunds, not payments)
+payments as (
+    select transactions.*
+    from transactions
+    cross join as_of
+    where transactions.amount > 0 and transactions.payment_date <= as_of.as_of_date
+),
+
+used_per_payment as (
+    select usages.transaction_id, sum(usages.amount) as used
+    from usages
+    cross join as_of
+    where usages.usage_type = 'TRANSACTION' and usages.usage_date <= as_of.as_of_date
+    group by usages.transaction_id
+),
+
+payments_per_customer as (
+    select
+        payments.customer_id,
+        sum(payments.amount - coalesce(used.used, 0) - payments.refunded_amount) as unapplied_payments,
+        max(payments.payment_date) as last_payment_date
+    from payments
+    left join used_per_payment as used on used.transaction_id = payments.transaction_id
+    group by payments.customer_id
+),
+
+customer_ids as (
+    select customer_id from open_per_customer
+    union
+    select customer_id from unapplied_credit_per_customer where unapplied_credit_notes <> 0
+    union
+    select customer_id from payments_per_customer where unapplied_payments <> 0
+),
+
+final as (
+    select
+        as_of.as_of_date,
+        customer_ids.customer_id,
+        customers.customer_name,
+        customers.customer_reference,
+        coalesce(customers.is_deleted, false) as is_deleted,
+        coalesce(open.open_current, 0) as open_current,
+        coalesce(open.open_1_30, 0) as open_1_30,
+        coalesce(open.open_31_60, 0) as open_31_60,
+        coalesce(open.open_61_90, 0) as open_61_90,
+        coalesce(open.open_90_plus, 0) as open_90_plus,
+        coalesce(open.total_open, 0) as total_open,
+        coalesce(open.overdue_amount, 0) as overdue_amount,
+        coalesce(open.overdue_invoice_count, 0) as overdue_invoice_count,
+        coalesce(open.open_invoice_count, 0) as open_invoice_count,
+        open.oldest_due_date,
+        payments_per_customer.last_payment_date,
+        coalesce(payments_per_customer.unapplied_payments, 0) as unapplied_payments,
+        coalesce(unapplied_credit_per_customer.unapplied_credit_notes, 0) as unapplied_credit_notes
+    from customer_ids
+    cross join as_of
+    left join open_per_customer as open on open.customer_id = customer_ids.customer_id
+    left join customers on customers.customer_id = customer_ids.customer_id
+    left join payments_per_customer on payments_per_customer.customer_id = customer_ids.customer_id
+    left join unapplied_credit_per_customer on unapplied_credit_per_customer.customer_id = customer_ids.customer_id
+)
+
+select * from final

@@ -1,0 +1,28 @@
+-- one row per payment received (a transaction is final upstream; used_amount moves as it is used)
+
+-- materialized: view
+with source as (
+    select * from invoicing_raw.transactions
+),
+
+renamed as (
+    select
+        cast(id as varchar) as transaction_id,
+        cast(portal_id as varchar) as portal_id,
+        cast(customer_id as varchar) as customer_id,
+        cast(customer_name as varchar) as customer_name,
+        -- the invoice the payment was first recorded on
+        cast(document_id as varchar) as first_invoice_id,
+        cast(amount as decimal(18, 2)) as amount,
+        cast(used_amount as decimal(18, 2)) as api_used_amount,
+        coalesce(cast(refunded_amount as decimal(18, 2)), 0) as refunded_amount,
+        cast(date as timestamptz) as paid_at,
+        cast(cast(date as timestamptz) at time zone 'UTC' as date) as payment_date,
+        cast(method as varchar) as payment_method,
+        cast(metadata as varchar) as metadata,
+        cast(last_update as timestamptz) as last_updated_at
+    from source
+    where _deleted_at is null
+)
+
+select * from renamed

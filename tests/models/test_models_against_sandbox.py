@@ -1,0 +1,116 @@
+"""The marts against the API's own figures: a seeded sandbox, a real sync, the models, then for every
+customer `receivables_by_customer.total_open` == `dueAmount` and `overdue_customers` == the
+`GET /customers?documentStatus=LATE` list (tests/support/marts_truth.py reads them from the sandbox);
+every receivable's open amount is the invoice's `remaining` and its template the one the API would pick;
+the payables are exactly the sandbox's `approved` supplier documents, at their `amountVat`.
+
+Two report dates per seed: the sandbox's frozen "today", then 23 days later after the application paid,
+part-paid and reminded some invoices through the API.
+"""
+
+from datetime import UTC, datetime, timedelta
+from decimal import Decimal
+
+import duckdb
+import httpx
+import pytest
+
+from invoicing_warehouse.sql_runner import build_models
+from pipelines.invoicing.sync import make_pipeline, run_sync
+from sandbox.clock import Clock
+from sandbox.config import SandboxConfig
+from sandbox.server import SandboxServer
+from tests.support.marts_truth import compare_marts
+
+SCALE = 100
+START = datetime(2026, 3, 16, 9, 30, tzinfo=UTC)
+
+
+def _write_some_activity(sb: SandboxServer, conn: duckdb.DuckDBPyConnection) -> int:
+    """Pays one open invoice in full, part-pays another, reminds a late one; returns the writes made."""
+    open_invoices = conn.execute(
+        "select invoice_id, open_amount, is_late from marts.receivables order by invoice_id limit 6"
+    ).fetchall()
+    headers = {"Authorization": f"Bearer {sb.token('read write')}"}
+    writes = 0
+    with httpx.Client(base_url=sb.base_url + "/", headers=headers, timeout=10.0, trust_env=False) as api:
+        for n, (invoice_id, open_amount, is_late) in enumerate(open_invoices[:3]):
+            body = {} if n == 0 else {"amount": round(float(open_amount) / 3, 2), "method": "CHECK"}
+            api.post(f"documents/{invoice_id}/payment", json=body).raise_for_status()
+            writes += 1
+        for invoice_id, _, is_late in open_invoices[3:]:
+            if is_late:
+                answer = api.post(f"documents/{invoice_id}/messages", json={})
+                writes += answer.status_code == 200
+    return writes
+
+
+def _assert_invoices_match_the_sandbox(conn: duckdb.DuckDBPyConnection, sb: SandboxServer) -> None:
+    """Every receivable's open amount is the invoice's `remaining`, its template the one the API would pick."""
+    rows = conn.execute(
+        "select invoice_id, open_amount, next_reminder_template from marts.receivables"
+    ).fetchall()
+    for invoice_id, open_amount, template in rows:
+        record = sb.portal.record("documents", invoice_id)
+        assert (invoice_id, open_amount, template) == (
+            invoice_id,
+            sb.portal.remaining(record),
+            sb.portal.default_template(record),
+        )
+    open_in_api = [
+        d["id"]
+        for d in sb.portal.snapshot("documents")
+        if d["type"] == "INVOICE"
+        and d["subtype"] in (None, "DEPOSIT")
+        and d["status"] == "VALIDATED"
+        and d["remaining"] > 0
+    ]
+    assert sorted(r[0] for r in rows) == sorted(open_in_api)
+
+
+def _assert_payables_match_the_sandbox(
+    conn: duckdb.DuckDBPyConnection, sb: SandboxServer, today: str
+) -> None:
+    """Payables today: the sandbox's `approved` supplier documents issued by today, with their amountVat."""
+    expected = {
+        d["id"]: Decimal(str(d["amountVat"]))
+        for d in sb.portal.snapshot("supplier_documents")
+        if d["status"] == "approved" and d["issueDate"][:10] <= today
+    }
+    rows = conn.execute(
+        "select supplier_document_id, amount_incl_tax from marts.supplier_payables"
+    ).fetchall()
+    assert dict(rows) == expected
+    return len(expected)
+
+
+@pytest.mark.parametrize("seed", [3, 11, 29])
+def test_receivables_and_late_customers_equal_the_api(seed, tmp_path):
+    clock = Clock(fixed=START)
+    warehouse = tmp_path / "warehouse.duckdb"
+    config = SandboxConfig(seed=seed, scale=SCALE, rate_limit_per_s=0)
+    with SandboxServer(config, clock=clock) as sb:
+        credentials = {
+            "base_url": sb.base_url,
+            "client_id": sb.client_id,
+            "client_secret": sb.client_secret,
+            "rate_limit_per_s": 1000.0,
+        }
+        late_counts, payable_counts = [], []
+        for step in range(2):
+            run_sync(make_pipeline(warehouse), **credentials)
+            with duckdb.connect(str(warehouse)) as conn:
+                build_models(conn, as_of=clock.today().date())
+                result = compare_marts(conn, sb)
+                assert result.mismatches == [], result.summary()
+                assert result.records_by_table["marts.receivables_by_customer"] >= 10
+                _assert_invoices_match_the_sandbox(conn, sb)
+                payable_counts.append(
+                    _assert_payables_match_the_sandbox(conn, sb, clock.today().date().isoformat())
+                )
+                late_counts.append(conn.execute("select count(*) from marts.overdue_customers").fetchone()[0])
+                if step == 0:
+                    assert _write_some_activity(sb, conn) >= 3
+            clock.advance(timedelta(days=23))
+        assert max(late_counts) > 0, "no late customer at all: the comparison would prove little"
+        assert max(payable_counts) > 0, "no payable at all: the comparison would prove little"

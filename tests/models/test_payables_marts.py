@@ -1,0 +1,215 @@
+"""marts.supplier_payables, marts.payables_by_supplier, marts.payables_schedule on the hand-built portal.
+
+Supplier documents (model_fixture.py), D = 2026-01-31 (Sat), P = 2026-01-10 (Sat):
+  sd1 S1 invoice 1200.00 approved, issued 2026-01-05, due 2026-02-04 (Wed, week of Mon 02-02)
+  sd2 S1 invoice  600.00 approved, issued 2025-11-20, due 2025-12-20
+  sd3 S1 creditNote 120.00 approved, issued 2026-01-10, due 2026-01-31 (week of Mon 01-26): counts -120.00
+  sd4 S2 invoice  360.00 paid on 2026-01-20 (history: created approved 01-02, declarePayment 01-20), due 01-25
+  sd5 S2 invoice  480.00 toApprove (never payable)
+  sd6 S2 invoice   90.00 disputed on 2026-01-15 (history: created approved 01-03), due 2026-01-09
+  sd7 S2 invoice  240.00 approved, issued 2026-01-20, no due date
+  sd8 S2 invoice  150.00 paid, payment date 2026-01-15, no history, due 2026-01-14 (Wed, week of Mon 01-12)
+  sd9 S2 approved 999.00 but deleted upstream (_deleted_at)
+  sd10 S2 invoice 1500.50 approved, issued 2026-01-28, due 2026-03-02 (a Monday)
+"""
+
+from datetime import date
+from decimal import Decimal
+
+import duckdb
+import pytest
+from model_fixture import D, P, build_warehouse, load_fixture
+from model_raw_tables import insert
+
+from invoicing_warehouse.sql_runner import build_models
+
+# Expected rows stay one tuple per row, so each can be read beside its arithmetic.
+# fmt: off
+
+dec = Decimal
+
+
+@pytest.fixture(scope="module")
+def at_d():
+    conn = build_warehouse(D)
+    yield conn
+    conn.close()
+
+
+@pytest.fixture(scope="module")
+def at_p():
+    conn = build_warehouse(P)
+    yield conn
+    conn.close()
+
+
+PAYABLE_COLUMNS = (
+    "supplier_document_id, supplier_id, supplier_name, reference, document_type, issue_date, due_date, "
+    "amount_incl_tax, amount_due, days_until_due, days_past_due, aging_bucket, is_overdue"
+)
+
+
+def _payables(conn) -> dict[str, tuple]:
+    return {
+        r[0]: r[1:] for r in conn.execute(f"select {PAYABLE_COLUMNS} from marts.supplier_payables").fetchall()
+    }
+
+
+def test_supplier_payables_as_of_d(at_d):
+    assert _payables(at_d) == {
+        "sd1": ("s1", "Fournil SA", "FA-1", "invoice", date(2026, 1, 5), date(2026, 2, 4), dec("1200.00"),
+                dec("1200.00"), 4, -4, "current", False),
+        # Dec 20 -> Jan 31 = 11 + 31 = 42 days past due
+        "sd2": ("s1", "Fournil SA", "FA-2", "invoice", date(2025, 11, 20), date(2025, 12, 20), dec("600.00"),
+                dec("600.00"), -42, 42, "31-60", True),
+        # due on D: not overdue; a credit note lowers what is owed
+        "sd3": ("s1", "Fournil SA", "AV-3", "creditNote", date(2026, 1, 10), date(2026, 1, 31), dec("120.00"),
+                dec("-120.00"), 0, 0, "current", False),
+        "sd7": ("s2", "Gros SARL", "G-7", "invoice", date(2026, 1, 20), None, dec("240.00"), dec("240.00"),
+                None, None, "current", False),
+        "sd10": ("s2", "Gros SARL", "G-10", "invoice", date(2026, 1, 28), date(2026, 3, 2), dec("1500.50"),
+                 dec("1500.50"), 30, -30, "current", False),
+        # absent: sd4, sd8 (paid), sd5 (toApprove), sd6 (disputed), sd9 (deleted upstream)
+    }
+
+
+def test_supplier_payables_as_of_a_past_date_use_the_status_history(at_p):
+    assert _payables(at_p) == {
+        "sd1": ("s1", "Fournil SA", "FA-1", "invoice", date(2026, 1, 5), date(2026, 2, 4), dec("1200.00"),
+                dec("1200.00"), 25, -25, "current", False),
+        # Dec 20 -> Jan 10 = 21 days
+        "sd2": ("s1", "Fournil SA", "FA-2", "invoice", date(2025, 11, 20), date(2025, 12, 20), dec("600.00"),
+                dec("600.00"), -21, 21, "1-30", True),
+        # issued on P itself: included
+        "sd3": ("s1", "Fournil SA", "AV-3", "creditNote", date(2026, 1, 10), date(2026, 1, 31), dec("120.00"),
+                dec("-120.00"), 21, -21, "current", False),
+        # paid on 2026-01-20, after P: the history says approved on P
+        "sd4": ("s2", "Gros SARL", "G-4", "invoice", date(2026, 1, 2), date(2026, 1, 25), dec("360.00"),
+                dec("360.00"), 15, -15, "current", False),
+        # disputed on 2026-01-15, after P: approved on P, and 1 day past due (Jan 9)
+        "sd6": ("s2", "Gros SARL", "G-6", "invoice", date(2026, 1, 3), date(2026, 1, 9), dec("90.00"),
+                dec("90.00"), -1, 1, "1-30", True),
+        # no history, paid with payment date 2026-01-15 > P: approved on P
+        "sd8": ("s2", "Gros SARL", "G-8", "invoice", date(2025, 12, 15), date(2026, 1, 14), dec("150.00"),
+                dec("150.00"), 4, -4, "current", False),
+        # absent: sd7 and sd10 (issued after P), sd5, sd9
+    }
+
+
+BY_SUPPLIER_COLUMNS = (
+    "supplier_id, supplier_name, legal_identifier, due_current, due_1_30, due_31_60, due_61_90, due_90_plus, "
+    "total_due, overdue_amount, overdue_document_count, document_count, oldest_due_date, next_due_date"
+)
+
+
+def _by_supplier(conn) -> dict[str, tuple]:
+    rows = conn.execute(f"select {BY_SUPPLIER_COLUMNS} from marts.payables_by_supplier").fetchall()
+    return {r[0]: r[1:] for r in rows}
+
+
+def test_payables_by_supplier_as_of_d(at_d):
+    assert _by_supplier(at_d) == {
+        # current 1200.00 - 120.00 = 1080.00; 31-60 600.00; total 1680.00; next due: sd3 on Jan 31
+        "s1": ("Fournil SA", "11111111100011", dec("1080.00"), dec("0.00"), dec("600.00"), dec("0.00"),
+               dec("0.00"), dec("1680.00"), dec("600.00"), 1, 3, date(2025, 12, 20), date(2026, 1, 31)),
+        # 240.00 + 1500.50 = 1740.50, all current; the undated sd7 has no due date to report
+        "s2": ("Gros SARL", "22222222200022", dec("1740.50"), dec("0.00"), dec("0.00"), dec("0.00"),
+               dec("0.00"), dec("1740.50"), dec("0.00"), 0, 2, date(2026, 3, 2), date(2026, 3, 2)),
+    }
+
+
+def test_payables_by_supplier_as_of_a_past_date(at_p):
+    assert _by_supplier(at_p) == {
+        "s1": ("Fournil SA", "11111111100011", dec("1080.00"), dec("600.00"), dec("0.00"), dec("0.00"),
+               dec("0.00"), dec("1680.00"), dec("600.00"), 1, 3, date(2025, 12, 20), date(2026, 1, 31)),
+        # current 360.00 + 150.00 = 510.00; 1-30 90.00; total 600.00; next due sd8 on Jan 14
+        "s2": ("Gros SARL", "22222222200022", dec("510.00"), dec("90.00"), dec("0.00"), dec("0.00"),
+               dec("0.00"), dec("600.00"), dec("90.00"), 1, 3, date(2026, 1, 9), date(2026, 1, 14)),
+    }
+
+
+SCHEDULE_COLUMNS = (
+    "week_start, week_end, overdue_amount, undated_amount, falling_due_amount, total_amount, document_count, "
+    "cumulative_amount"
+)
+
+
+def test_payables_schedule_as_of_d(at_d):
+    rows = at_d.execute(
+        f"select {SCHEDULE_COLUMNS} from marts.payables_schedule order by week_start"
+    ).fetchall()
+    assert rows == [
+        # week of D (Mon 01-26): overdue sd2 600.00, undated sd7 240.00, sd3 -120.00 due on D -> 720.00
+        (date(2026, 1, 26), date(2026, 2, 1), dec("600.00"), dec("240.00"), dec("-120.00"), dec("720.00"), 3,
+         dec("720.00")),
+        (date(2026, 2, 2), date(2026, 2, 8), dec("0.00"), dec("0.00"), dec("1200.00"), dec("1200.00"), 1,
+         dec("1920.00")),
+        # 1920.00 + 1500.50 = 3420.50 = 1680.00 + 1740.50
+        (date(2026, 3, 2), date(2026, 3, 8), dec("0.00"), dec("0.00"), dec("1500.50"), dec("1500.50"), 1,
+         dec("3420.50")),
+    ]
+
+
+def test_payables_schedule_as_of_a_past_date(at_p):
+    rows = at_p.execute(
+        f"select {SCHEDULE_COLUMNS} from marts.payables_schedule order by week_start"
+    ).fetchall()
+    assert rows == [
+        # week of P (Mon 01-05): overdue sd2 600.00 + sd6 90.00
+        (date(2026, 1, 5), date(2026, 1, 11), dec("690.00"), dec("0.00"), dec("0.00"), dec("690.00"), 2,
+         dec("690.00")),
+        (date(2026, 1, 12), date(2026, 1, 18), dec("0.00"), dec("0.00"), dec("150.00"), dec("150.00"), 1,
+         dec("840.00")),
+        # sd4 due Sunday 01-25 belongs to the week of Monday 01-19
+        (date(2026, 1, 19), date(2026, 1, 25), dec("0.00"), dec("0.00"), dec("360.00"), dec("360.00"), 1,
+         dec("1200.00")),
+        (date(2026, 1, 26), date(2026, 2, 1), dec("0.00"), dec("0.00"), dec("-120.00"), dec("-120.00"), 1,
+         dec("1080.00")),
+        # 1080.00 + 1200.00 = 2280.00 = 1680.00 + 600.00
+        (date(2026, 2, 2), date(2026, 2, 8), dec("0.00"), dec("0.00"), dec("1200.00"), dec("1200.00"), 1,
+         dec("2280.00")),
+    ]
+
+
+def test_a_document_without_amount_vat_counts_amount_plus_vat():
+    conn = duckdb.connect()
+    load_fixture(conn)
+    insert(
+        conn,
+        "supplier_documents",
+        [
+            {
+                "id": "sd11",
+                "supplier_id": "s1",
+                "reference": "FA-11",
+                "type": "invoice",
+                "status": "approved",
+                "issue_date": "2026-01-20T00:00:00Z",
+                "due_date": "2026-02-04T00:00:00Z",
+                "amount": "100.00",
+                "vat": "20.00",
+            },
+            {
+                "id": "sd12",
+                "supplier_id": "s1",
+                "reference": "FA-12",
+                "type": "invoice",
+                "status": "approved",
+                "issue_date": "2026-01-20T00:00:00Z",
+                "due_date": "2026-02-04T00:00:00Z",
+            },
+        ],
+    )
+    build_models(conn, as_of=D)
+    rows = conn.execute("""select supplier_document_id, amount_incl_tax, amount_due from marts.supplier_payables
+                           where supplier_document_id in ('sd11', 'sd12') order by 1""").fetchall()
+    # 100.00 + 20.00 = 120.00; no amount at all: listed, counting 0
+    assert rows == [("sd11", dec("120.00"), dec("120.00")), ("sd12", None, dec("0.00"))]
+    # S1: 1680.00 (test_payables_by_supplier_as_of_d) + 120.00; week of 02-02: 1200.00 + 120.00
+    assert conn.execute(
+        "select total_due, document_count from marts.payables_by_supplier where supplier_id = 's1'"
+    ).fetchone() == (dec("1800.00"), 5)
+    assert conn.execute(
+        "select total_amount from marts.payables_schedule where week_start = date '2026-02-02'"
+    ).fetchone() == (dec("1320.00"),)
+    conn.close()

@@ -1,0 +1,167 @@
+"""The SQL runner: discovery, dependencies parsed from SQL, order, cycles, atomic rebuild, as-of variable."""
+
+from datetime import date
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from invoicing_warehouse.sql_runner import (
+    SQL_DIR,
+    MissingRawTableError,
+    ModelDefinitionError,
+    build_model,
+    build_models,
+    discover_models,
+    parse_references,
+)
+
+
+def _write(root: Path, key: str, sql: str) -> None:
+    schema, name = key.split(".")
+    (root / schema).mkdir(parents=True, exist_ok=True)
+    (root / schema / f"{name}.sql").write_text(sql)
+
+
+def test_references_ignore_comments_strings_columns_and_unknown_schemas():
+    sql = """
+    -- reads marts.commented_out
+    /* and staging.block_commented */
+    with a as (select * from staging.stg_a), b as (select * from invoicing_raw.documents__lines)
+    select a.id, 'marts.in_a_string' as s, information_schema.x from a join marts.other on a.id = other.id
+    join STAGING.Upper_Case u using (id)
+    """
+    refs = parse_references(sql, ["staging", "marts", "invoicing_raw"])
+    assert refs == {"staging.stg_a", "invoicing_raw.documents__lines", "marts.other", "staging.upper_case"}
+
+
+def test_project_models_are_ordered_by_their_dependencies():
+    models = discover_models()
+    keys = [m.key for m in models]
+    position = {k: i for i, k in enumerate(keys)}
+    assert {
+        "marts.receivables",
+        "marts.receivables_by_customer",
+        "marts.overdue_customers",
+        "marts.supplier_payables",
+        "marts.payables_by_supplier",
+        "marts.payables_schedule",
+    } <= set(keys)
+    for model in models:
+        for dep in model.model_dependencies:
+            assert position[dep] < position[model.key], f"{dep} must come before {model.key}"
+    by_key = {m.key: m for m in models}
+    assert by_key["marts.overdue_customers"].depends_on >= {
+        "marts.receivables",
+        "marts.receivables_by_customer",
+    }
+    assert by_key["staging.stg_invoicing__document_lines"].raw_dependencies == {
+        "invoicing_raw.documents",
+        "invoicing_raw.documents__lines",
+    }
+    # staging reads raw only; marts never read raw
+    for model in models:
+        if model.schema == "marts":
+            assert not model.raw_dependencies, model.key
+    assert by_key["staging.stg_invoicing__documents"].materialized == "view"
+    assert by_key["marts.receivables"].materialized == "table"
+    assert all(m.path.parent.parent == SQL_DIR for m in models)
+
+
+def test_a_new_model_file_is_discovered_and_built_without_python_changes(tmp_path):
+    _write(tmp_path, "staging.stg_numbers", "select * from invoicing_raw.numbers where n > 0;")
+    _write(
+        tmp_path,
+        "marts.double",
+        "select n * 2 as d, getvariable('as_of_date') as as_of from staging.stg_numbers",
+    )
+    _write(tmp_path, "marts.total", "-- materialized: view\nselect sum(d) as total from marts.double")
+    keys = [m.key for m in discover_models(tmp_path)]
+    assert keys == ["staging.stg_numbers", "marts.double", "marts.total"]
+    conn = duckdb.connect()
+    conn.execute(
+        "create schema invoicing_raw; create table invoicing_raw.numbers as select range as n from range(5)"
+    )
+    rows = build_models(conn, as_of=date(2025, 3, 1), sql_dir=tmp_path)
+    assert rows == {"staging.stg_numbers": 4, "marts.double": 4, "marts.total": 1}
+    assert conn.execute("select total from marts.total").fetchone() == (20,)  # (1 + 2 + 3 + 4) * 2
+    assert conn.execute("select distinct as_of from marts.double").fetchall() == [(date(2025, 3, 1),)]
+    assert conn.execute(
+        "select table_type from information_schema.tables where table_name = 'total'"
+    ).fetchone() == ("VIEW",)
+    # only the selected model, by bare name
+    assert build_models(conn, as_of=date(2025, 3, 2), select=["double"], sql_dir=tmp_path) == {
+        "marts.double": 4
+    }
+    assert conn.execute("select distinct as_of from marts.double").fetchall() == [(date(2025, 3, 2),)]
+
+
+def test_a_cycle_is_a_clear_error(tmp_path):
+    _write(tmp_path, "marts.a", "select * from marts.b")
+    _write(tmp_path, "marts.b", "select * from marts.c")
+    _write(tmp_path, "marts.c", "select * from marts.a")
+    with pytest.raises(
+        ModelDefinitionError,
+        match=r"dependency cycle between SQL models: marts\.a -> marts\.b -> "
+        r"marts\.c -> marts\.a",
+    ):
+        discover_models(tmp_path)
+
+
+def test_a_reference_to_a_missing_model_is_a_clear_error(tmp_path):
+    _write(tmp_path, "marts.a", "select * from staging.nowhere")
+    _write(tmp_path, "staging.b", "select 1")
+    with pytest.raises(ModelDefinitionError, match=r"references staging\.nowhere, which has no SQL file"):
+        discover_models(tmp_path)
+
+
+def test_missing_raw_tables_are_named_before_anything_is_built(tmp_path):
+    _write(
+        tmp_path, "staging.s", "select * from invoicing_raw.customers join invoicing_raw.documents using (id)"
+    )
+    conn = duckdb.connect()
+    conn.execute("create schema invoicing_raw; create table invoicing_raw.customers (id varchar)")
+    with pytest.raises(
+        MissingRawTableError, match=r"invoicing_raw\.documents.*run `invoicing-warehouse sync` first"
+    ):
+        build_models(conn, sql_dir=tmp_path)
+    assert conn.execute(
+        "select count(*) from information_schema.schemata where schema_name = 'staging'"
+    ).fetchone() == (0,)
+
+
+def test_a_failing_model_leaves_the_previous_tables_in_place(tmp_path):
+    _write(tmp_path, "marts.first", "select 1 as version")
+    _write(tmp_path, "marts.second", "select version from marts.first")
+    conn = duckdb.connect()
+    build_models(conn, sql_dir=tmp_path)
+    _write(tmp_path, "marts.first", "select 2 as version")
+    _write(tmp_path, "marts.second", "select version / 0 + no_such_column from marts.first")
+    with pytest.raises(duckdb.Error):
+        build_models(conn, sql_dir=tmp_path)
+    # the whole rebuild was one transaction: marts.first was not replaced either
+    assert conn.execute("select version from marts.first").fetchone() == (1,)
+
+
+def test_build_model_switches_a_table_to_a_view(tmp_path):
+    _write(tmp_path, "marts.m", "select 1 as x")
+    conn = duckdb.connect()
+    build_models(conn, sql_dir=tmp_path)
+    _write(tmp_path, "marts.m", "-- materialized: view\nselect 2 as x")
+    (model,) = discover_models(tmp_path)
+    assert build_model(conn, model, date(2026, 1, 1)) == 1
+    assert conn.execute("select x from marts.m").fetchone() == (2,)
+
+
+def test_an_unknown_selected_model_is_an_error(tmp_path):
+    _write(tmp_path, "marts.m", "select 1 as x")
+    with pytest.raises(ModelDefinitionError, match="unknown model"):
+        build_models(duckdb.connect(), select=["marts.nope"], sql_dir=tmp_path)
+
+
+def test_missing_raw_tables_after_a_sync_get_another_hint(tmp_path):
+    _write(tmp_path, "staging.s", "select * from invoicing_raw.documents__messages")
+    conn = duckdb.connect()
+    conn.execute("create schema invoicing_raw; create table invoicing_raw._dlt_loads (load_id varchar)")
+    with pytest.raises(MissingRawTableError, match=r"documents__messages; a sync has run, so the portal"):
+        build_models(conn, sql_dir=tmp_path)
