@@ -1,0 +1,121 @@
+"""`invoicing-warehouse sandbox`: serves a seeded emulator of the Invoicing API v2 until interrupted."""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+import threading
+
+from sandbox.config import SandboxConfig
+
+DEFAULTS = SandboxConfig()
+DEFAULT_PORT = 8765
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The subcommand's options (every one maps to a `SandboxConfig` setting)."""
+    parser.add_argument("--host", default="127.0.0.1", help="address to serve on (default 127.0.0.1)")
+    parser.add_argument(
+        "--port", type=int, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT}; 0 = any free)"
+    )
+    parser.add_argument("--seed", type=int, default=DEFAULTS.seed, help="seed of the generated data")
+    parser.add_argument("--scale", type=int, default=DEFAULTS.scale, help="about this many documents")
+    parser.add_argument("--client-id", default=DEFAULTS.client_id, help="the API client's id")
+    parser.add_argument("--client-secret", default=DEFAULTS.client_secret, help="the API client's secret")
+    parser.add_argument(
+        "--rate-limit",
+        type=int,
+        default=DEFAULTS.rate_limit_per_s,
+        help="requests per second per client IP (0 = off; default 10)",
+    )
+    parser.add_argument("--latency-ms", type=float, default=0.0, help="fixed latency added to every answer")
+    parser.add_argument("--jitter-ms", type=float, default=0.0, help="plus a uniform random 0..jitter")
+    parser.add_argument(
+        "--error-rate", type=float, default=0.0, help="share of requests answered 500/502/503"
+    )
+    parser.add_argument("--drop-rate", type=float, default=0.0, help="share of answers cut off mid-way")
+    parser.add_argument(
+        "--page-size-policy",
+        choices=("clamp", "reject"),
+        default=DEFAULTS.page_size_policy,
+        help="a limit above the maximum is clamped (default) or refused with 400",
+    )
+    parser.add_argument("--max-page-size", type=int, default=DEFAULTS.max_page_size, help="maximum limit")
+    parser.add_argument(
+        "--revoke-token-after",
+        type=int,
+        default=0,
+        help="revoke each token after this many requests (0 = never)",
+    )
+    parser.add_argument("--clock-offset-s", type=float, default=0.0, help="sandbox clock minus real time")
+    parser.add_argument(
+        "--token-lifetime-s",
+        type=int,
+        default=DEFAULTS.token_lifetime_s,
+        help="token lifetime in seconds (default 604799)",
+    )
+    parser.add_argument(
+        "--mutations-per-s",
+        type=float,
+        default=0.0,
+        help="writes per second of the background application user (0 = off)",
+    )
+    parser.add_argument(
+        "--webhook-time-factor",
+        type=float,
+        default=1.0,
+        help="multiplies the webhook retry schedule (1 s, 30 s, 5 min, ...)",
+    )
+
+
+def config_from(args: argparse.Namespace) -> SandboxConfig:
+    """The `SandboxConfig` the options describe."""
+    return SandboxConfig(
+        seed=args.seed,
+        scale=args.scale,
+        client_id=args.client_id,
+        client_secret=args.client_secret,
+        rate_limit_per_s=args.rate_limit,
+        latency_ms=args.latency_ms,
+        latency_jitter_ms=args.jitter_ms,
+        error_rate=args.error_rate,
+        drop_rate=args.drop_rate,
+        page_size_policy=args.page_size_policy,
+        max_page_size=args.max_page_size,
+        revoke_token_after_requests=args.revoke_token_after,
+        clock_offset_s=args.clock_offset_s,
+        token_lifetime_s=args.token_lifetime_s,
+        mutations_per_s=args.mutations_per_s,
+        webhook_time_factor=args.webhook_time_factor,
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    """Starts the sandbox, prints where and how to reach it, serves until Ctrl-C or SIGTERM; returns 0."""
+    from sandbox.server import SandboxServer
+
+    stop = threading.Event()
+    previous = {sig: signal.signal(sig, lambda *_: stop.set()) for sig in (signal.SIGINT, signal.SIGTERM)}
+    server = SandboxServer(config_from(args), host=args.host, port=args.port)
+    try:
+        print(f"generating seed {args.seed}, scale {args.scale}...", file=sys.stderr, flush=True)
+        try:
+            server.start()
+        except OSError as error:
+            print(f"error: cannot serve on {args.host}:{args.port}: {error}", file=sys.stderr)
+            return 1
+        if args.host not in ("127.0.0.1", "localhost", "::1"):
+            print(f"warning: serving on {args.host}, reachable from other machines", file=sys.stderr)
+        print(f"base_url: {server.base_url}", flush=True)
+        print(f"client_id: {server.client_id}", flush=True)
+        print(f"client_secret: {server.client_secret}", flush=True)
+        print(f"openapi: {server.base_url}/openapi.json", flush=True)
+        print("serving; Ctrl-C to stop", file=sys.stderr, flush=True)
+        while not stop.wait(0.5):
+            pass
+        return 0
+    finally:
+        server.stop()
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
