@@ -1,0 +1,67 @@
+"""Asset keys of the warehouse: one per raw table (`invoicing_raw/<table>`) and one per SQL model
+(`<schema>/<name>`), so a key reads like the DuckDB table it stands for."""
+
+from __future__ import annotations
+
+from dagster import AssetKey
+
+RAW_DATASET = "invoicing_raw"
+
+# The raw tables of docs/resources.md, one per API resource. Child tables (documents__lines, ...)
+# are loaded with their parent and belong to the parent's asset.
+RAW_TABLES: tuple[str, ...] = (
+    "user",
+    "portal",
+    "customers",
+    "items",
+    "documents",
+    "transactions",
+    "transaction_usages",
+    "suppliers",
+    "supplier_documents",
+    "supplier_document_events",
+    "webhooks",
+)
+
+# What each raw table is read from, shown on the asset so the graph starts at the API.
+RAW_TABLE_ENDPOINTS: dict[str, str] = {
+    "user": "GET /me",
+    "portal": "GET /portal",
+    "customers": "GET /customers",
+    "items": "GET /items",
+    "documents": "GET /documents",
+    "transactions": "GET /transactions",
+    "transaction_usages": "GET /transaction-usages",
+    "suppliers": "GET /suppliers",
+    "supplier_documents": "GET /supplier-documents",
+    "supplier_document_events": "GET /supplier-documents/{id}/events",
+    "webhooks": "GET /webhooks",
+}
+
+
+def raw_asset_key(table: str) -> AssetKey:
+    """`documents` -> AssetKey(["invoicing_raw", "documents"])."""
+    return AssetKey([RAW_DATASET, table])
+
+
+def raw_table_of(table: str) -> str | None:
+    """The raw asset's table holding `table`: itself, or the parent of a child table
+    (`documents__lines` -> `documents`); None for tables that are no asset (dlt's `_dlt_loads`)."""
+    parent = table.split("__", 1)[0]
+    return parent if parent in RAW_TABLES else None
+
+
+def relation_asset_key(relation: str) -> AssetKey | None:
+    """The asset key of a `schema.table` relation a SQL model reads; None when no asset stands for it."""
+    schema, _, table = relation.partition(".")
+    if not table:
+        raise ValueError(f"expected a schema-qualified relation like 'staging.stg_x', got {relation!r}")
+    if schema == RAW_DATASET:
+        parent = raw_table_of(table)
+        return raw_asset_key(parent) if parent else None
+    return AssetKey([schema, table])
+
+
+def relation_of(key: AssetKey) -> str:
+    """AssetKey(["marts", "receivables"]) -> "marts.receivables" (the DuckDB relation)."""
+    return ".".join(key.path)

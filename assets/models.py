@@ -1,0 +1,91 @@
+"""One Dagster asset per SQL model file: staging and marts.
+
+Dependencies come from the SQL itself (`SqlModel.depends_on`, parsed from the relations a model
+reads), so a new file under sql/ becomes an asset wired into the graph with no Python to write.
+"""
+
+import hashlib
+from pathlib import Path
+
+import duckdb
+from dagster import (
+    AssetExecutionContext,
+    AssetKey,
+    AssetsDefinition,
+    Failure,
+    MaterializeResult,
+    MetadataValue,
+    asset,
+)
+
+from assets.keys import relation_asset_key
+from assets.resources import WarehouseResource
+from invoicing_warehouse.sql_runner import SQL_DIR, SqlModel, build_model, discover_models
+
+
+def model_asset_key(model: SqlModel) -> AssetKey:
+    """`staging.stg_invoicing__documents` -> AssetKey(["staging", "stg_invoicing__documents"])."""
+    return AssetKey(model.key.split("."))
+
+
+def _description(model: SqlModel) -> str:
+    # The house style opens every model with comment lines that say what it holds.
+    lines = []
+    for line in model.sql.splitlines():
+        if not line.startswith("--"):
+            break
+        lines.append(line.removeprefix("--").strip())
+    return " ".join(lines) or f"SQL model {model.key}"
+
+
+def _upstream_keys(model: SqlModel, model_keys: set[str]) -> list[AssetKey]:
+    keys: set[AssetKey] = set()
+    for relation in model.depends_on:
+        key = relation_asset_key(relation)
+        if key is None:
+            continue
+        schema = relation.split(".", 1)[0]
+        if schema != "invoicing_raw" and relation not in model_keys:
+            raise ValueError(
+                f"SQL model {model.key} ({model.path}) reads {relation}, which is neither a raw table "
+                "nor another SQL model"
+            )
+        keys.add(key)
+    return sorted(keys, key=lambda k: k.to_user_string())
+
+
+def build_model_asset(model: SqlModel, model_keys: set[str]) -> AssetsDefinition:
+    """The asset that (re)builds one SQL model in the warehouse and reports its row count."""
+
+    @asset(
+        key=model_asset_key(model),
+        deps=_upstream_keys(model, model_keys),
+        group_name=model.schema,
+        kinds={"duckdb", "sql"},
+        description=_description(model),
+        # A changed SQL file shows as a new code version in the UI.
+        code_version=hashlib.sha256(model.sql.encode()).hexdigest()[:12],
+        metadata={"sql_file": MetadataValue.path(str(model.path)), "dagster/table_name": model.key},
+    )
+    def _build(context: AssetExecutionContext, warehouse: WarehouseResource) -> MaterializeResult:
+        try:
+            with warehouse.connect() as connection:
+                rows = build_model(connection, model)
+        except duckdb.IOException:
+            raise  # the file is locked or unreachable: transient, the job's retry policy applies
+        except duckdb.Error as error:
+            # A SQL error in the model or a missing table does not heal on retry.
+            raise Failure(
+                description=f"{model.key} ({model.path.name}): {error}", allow_retries=False
+            ) from None
+        context.log.info(f"built {model.key}: {rows} rows")
+        return MaterializeResult(metadata={"dagster/row_count": MetadataValue.int(int(rows))})
+
+    return _build
+
+
+def build_model_assets(sql_dir: Path = SQL_DIR) -> list[AssetsDefinition]:
+    """One asset per SQL file under `sql_dir` (default: the project's sql/), in dependency order."""
+    models = discover_models(sql_dir)
+    model_keys = {model.key for model in models}
+    return [build_model_asset(model, model_keys) for model in models]

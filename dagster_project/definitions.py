@@ -1,0 +1,55 @@
+"""The one `Definitions` of the project: assets, checks, jobs, schedules, sensors and resources.
+
+`dg dev`, `dagster dev` and `dg check defs` load `defs`; the demo and the tests call
+`build_definitions` with resources of their own (a sandbox, a temporary warehouse).
+"""
+
+from __future__ import annotations
+
+from dagster import Definitions, in_process_executor
+
+from assets.api_checks import total_open_matches_api_due_amount
+from assets.checks import (
+    build_mart_key_checks,
+    documents_customers_exist,
+    raw_ids_unique,
+    usages_invoices_exist,
+)
+from assets.freshness import build_freshness_checks
+from assets.ingestion import invoicing_raw_assets
+from assets.models import build_model_assets
+from assets.resources import default_resources
+from dagster_project.jobs import build_jobs
+from dagster_project.schedules import build_schedules, sync_interval
+from dagster_project.sensors import build_publish_sensor
+
+
+def build_definitions(resources: dict) -> Definitions:
+    """Every definition of the project, bound to `resources` (`invoicing_api`, `warehouse`)."""
+    model_assets = build_model_assets()
+    mart_keys = [key for model in model_assets for key in model.keys if key.path[0] == "marts"]
+    interval = sync_interval()
+    freshness_checks = build_freshness_checks(max_age=2 * interval)
+    jobs = build_jobs(resources["warehouse"].path, freshness_checks)
+    jobs_by_name = {job.name: job for job in jobs}
+    return Definitions(
+        assets=[invoicing_raw_assets, *model_assets],
+        asset_checks=[
+            *raw_ids_unique,
+            documents_customers_exist,
+            usages_invoices_exist,
+            freshness_checks,
+            total_open_matches_api_due_amount,
+            *build_mart_key_checks(mart_keys),
+        ],
+        jobs=jobs,
+        schedules=build_schedules(jobs_by_name, interval),
+        sensors=[build_publish_sensor([jobs_by_name["sync_job"], jobs_by_name["reconcile_job"]])],
+        resources=resources,
+        # Steps run one after another in the run's process: DuckDB takes one writing process per
+        # file, so parallel step processes would lock each other out.
+        executor=in_process_executor,
+    )
+
+
+defs = build_definitions(default_resources())

@@ -1,0 +1,45 @@
+"""Jobs: the incremental sync with every model, the daily reconcile, and the freshness checks.
+
+Both writing jobs carry the tag WAREHOUSE_TAG with the warehouse path as value; dagster.yaml limits
+the run queue to one run per value of that tag, because DuckDB allows one writing process per file.
+"""
+
+from __future__ import annotations
+
+from dagster import AssetChecksDefinition, AssetSelection, Backoff, Jitter, RetryPolicy, define_asset_job
+
+WAREHOUSE_TAG = "invoicing-warehouse/warehouse"
+INGESTION_OP = "invoicing_raw"
+
+# Transient failures: the API's 5xx or timeouts beyond the client's own retries, or the warehouse
+# file briefly locked by another process (a manual `invoicing-warehouse sync`, a snapshot being
+# published). 3 retries, about 10 s, 20 s then 40 s apart.
+TRANSIENT_RETRY_POLICY = RetryPolicy(
+    max_retries=3, delay=10, backoff=Backoff.EXPONENTIAL, jitter=Jitter.PLUS_MINUS
+)
+
+
+def build_jobs(warehouse_path: str, freshness_checks: AssetChecksDefinition) -> list:
+    """The sync, reconcile and freshness-check jobs for the warehouse at `warehouse_path`."""
+    writer_tags = {WAREHOUSE_TAG: warehouse_path}
+    sync_job = define_asset_job(
+        "sync_job",
+        selection=AssetSelection.all(),
+        description="Incremental sync of every endpoint, then every SQL model, with all checks.",
+        tags=writer_tags,
+        op_retry_policy=TRANSIENT_RETRY_POLICY,
+    )
+    reconcile_job = define_asset_job(
+        "reconcile_job",
+        selection=AssetSelection.all(),
+        description="The sync plus a full id scan per endpoint (marks upstream deletions), then every model.",
+        tags=writer_tags,
+        op_retry_policy=TRANSIENT_RETRY_POLICY,
+        config={"ops": {INGESTION_OP: {"config": {"reconcile": True}}}},
+    )
+    freshness_job = define_asset_job(
+        "freshness_check_job",
+        selection=AssetSelection.checks(freshness_checks),
+        description="Only the freshness checks of the raw tables (they read the instance, not DuckDB).",
+    )
+    return [sync_job, reconcile_job, freshness_job]

@@ -1,0 +1,60 @@
+"""Schedules: incremental sync every SYNC_INTERVAL minutes, reconcile daily, freshness checks.
+
+The interval is read when the definitions load: INVOICING_SYNC_INTERVAL_MINUTES (default 15, a
+divisor of 60 so that the cron `*/N` ticks evenly). The reconcile time is INVOICING_RECONCILE_CRON
+(default 03:30 UTC, away from office hours). Schedules start stopped: turn them on in the UI
+(Automation) or with `dagster schedule start`, once the API settings are in place.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from dagster import EnvVar, ScheduleDefinition
+
+
+def sync_interval() -> timedelta:
+    """The incremental sync interval (INVOICING_SYNC_INTERVAL_MINUTES, default 15 minutes)."""
+    raw = EnvVar("INVOICING_SYNC_INTERVAL_MINUTES").get_value(default="15")
+    minutes = int(raw) if raw and raw.isdigit() else 0
+    if minutes < 1 or 60 % minutes:
+        raise ValueError(
+            f"INVOICING_SYNC_INTERVAL_MINUTES must divide 60 (1, 2, 3, 5, 10, 15, 20, 30, 60), got {raw!r}"
+        )
+    return timedelta(minutes=minutes)
+
+
+def _every(interval: timedelta, offset_minutes: int = 0) -> str:
+    minutes = int(interval.total_seconds() // 60)
+    if minutes == 60:
+        return f"{offset_minutes % 60} * * * *"
+    return f"{offset_minutes % minutes}-59/{minutes} * * * *"
+
+
+def build_schedules(jobs_by_name: dict, interval: timedelta) -> list[ScheduleDefinition]:
+    """The three schedules over the jobs of dagster_project/jobs.py."""
+    reconcile_cron = EnvVar("INVOICING_RECONCILE_CRON").get_value(default="30 3 * * *") or "30 3 * * *"
+    return [
+        ScheduleDefinition(
+            name="sync_schedule",
+            job=jobs_by_name["sync_job"],
+            cron_schedule=_every(interval),
+            execution_timezone="UTC",
+            description=f"Incremental sync and models every {interval}.",
+        ),
+        ScheduleDefinition(
+            name="reconcile_schedule",
+            job=jobs_by_name["reconcile_job"],
+            cron_schedule=reconcile_cron,
+            execution_timezone="UTC",
+            description="Daily reconcile: full id scans mark upstream deletions.",
+        ),
+        ScheduleDefinition(
+            name="freshness_schedule",
+            job=jobs_by_name["freshness_check_job"],
+            # Half an interval after each sync tick, so a sync that has not landed by then shows.
+            cron_schedule=_every(interval, offset_minutes=max(1, int(interval.total_seconds() // 120))),
+            execution_timezone="UTC",
+            description="Warns when a raw table's last successful sync is older than twice the interval.",
+        ),
+    ]

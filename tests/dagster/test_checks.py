@@ -1,0 +1,190 @@
+"""The asset checks against hand-made warehouses: each one fails on the defect it exists for and
+passes on clean data. Checks run through Dagster (a job executed in process), not called directly."""
+
+from __future__ import annotations
+
+import time
+from datetime import timedelta
+
+import duckdb
+import pytest
+from dagster import (
+    AssetCheckSeverity,
+    AssetKey,
+    AssetMaterialization,
+    AssetSelection,
+    AssetSpec,
+    DagsterInstance,
+    Definitions,
+    define_asset_job,
+)
+
+from assets.checks import (
+    build_mart_key_checks,
+    documents_customers_exist,
+    raw_ids_unique,
+    usages_invoices_exist,
+)
+from assets.freshness import build_freshness_checks
+from assets.resources import WarehouseResource
+
+
+def _warehouse(tmp_path, statements: list[str]) -> WarehouseResource:
+    path = tmp_path / "warehouse.duckdb"
+    connection = duckdb.connect(str(path))
+    for statement in statements:
+        connection.execute(statement)
+    connection.close()
+    return WarehouseResource(path=str(path))
+
+
+def _run_checks(
+    warehouse: WarehouseResource, checks: list, targets: list[AssetKey]
+) -> dict[tuple[str, str], bool]:
+    """Runs only `checks` in a job; returns {(asset key, check name): passed}."""
+    job = define_asset_job("checks_only", selection=AssetSelection.checks(*checks))
+    defs = Definitions(
+        assets=[AssetSpec(key) for key in targets],
+        asset_checks=checks,
+        jobs=[job],
+        resources={"warehouse": warehouse},
+    )
+    result = defs.resolve_job_def("checks_only").execute_in_process(raise_on_error=False)
+    return {
+        (evaluation.asset_key.to_user_string(), evaluation.check_name): evaluation.passed
+        for evaluation in result.get_asset_check_evaluations()
+    }
+
+
+# docs/resources.md, "Raw tables".
+RAW_TABLES = [
+    "user",
+    "portal",
+    "customers",
+    "items",
+    "documents",
+    "transactions",
+    "transaction_usages",
+    "suppliers",
+] + [
+    "supplier_documents",
+    "supplier_document_events",
+    "webhooks",
+]
+RAW_KEYS = [AssetKey(["invoicing_raw", table]) for table in RAW_TABLES]
+
+
+def test_ids_unique_fails_on_a_duplicate_id_and_only_there(tmp_path):
+    warehouse = _warehouse(
+        tmp_path,
+        [
+            "create schema invoicing_raw",
+            "create table invoicing_raw.customers (id varchar, name varchar)",
+            "insert into invoicing_raw.customers values ('c1', 'Ana'), ('c2', 'Bo')",
+            "create table invoicing_raw.items (id varchar, name varchar)",
+            "insert into invoicing_raw.items values ('i1', 'Tea'), ('i2', 'Cake')",
+        ],
+    )
+    clean = _run_checks(warehouse, raw_ids_unique, RAW_KEYS)
+    assert clean[("invoicing_raw/customers", "ids_unique")] is True
+    assert len(clean) == len(RAW_TABLES)  # one check per raw table, absent tables pass
+
+    with duckdb.connect(warehouse.path) as connection:
+        connection.execute("insert into invoicing_raw.customers values ('c2', 'Bo again')")
+    results = _run_checks(warehouse, raw_ids_unique, RAW_KEYS)
+    assert results[("invoicing_raw/customers", "ids_unique")] is False
+    assert results[("invoicing_raw/items", "ids_unique")] is True
+
+
+def test_ids_unique_fails_on_a_null_id(tmp_path):
+    warehouse = _warehouse(
+        tmp_path,
+        [
+            "create schema invoicing_raw",
+            "create table invoicing_raw.webhooks (id varchar)",
+            "insert into invoicing_raw.webhooks values ('w1'), (null)",
+        ],
+    )
+    assert _run_checks(warehouse, raw_ids_unique, RAW_KEYS)[("invoicing_raw/webhooks", "ids_unique")] is False
+
+
+@pytest.mark.parametrize("dangling", [False, True])
+def test_documents_customers_exist(tmp_path, dangling):
+    customer_of_d2 = "c9" if dangling else "c1"
+    warehouse = _warehouse(
+        tmp_path,
+        [
+            "create schema invoicing_raw",
+            "create table invoicing_raw.customers (id varchar)",
+            "insert into invoicing_raw.customers values ('c1')",
+            "create table invoicing_raw.documents (id varchar, customer_id varchar)",
+            f"insert into invoicing_raw.documents values ('d1', 'c1'), ('d2', '{customer_of_d2}')",
+            "create table invoicing_raw.transaction_usages (id varchar, invoice_id varchar)",
+            "insert into invoicing_raw.transaction_usages values ('u1', 'd1')",
+        ],
+    )
+    results = _run_checks(warehouse, [documents_customers_exist, usages_invoices_exist], RAW_KEYS)
+    assert results[("invoicing_raw/documents", "customers_exist")] is (not dangling)
+    if dangling:
+        # The usages check reads documents too: a failed blocking check on documents skips it.
+        assert ("invoicing_raw/transaction_usages", "invoices_exist") not in results
+    else:
+        assert results[("invoicing_raw/transaction_usages", "invoices_exist")] is True
+
+
+def test_usage_of_an_unknown_invoice_fails(tmp_path):
+    warehouse = _warehouse(
+        tmp_path,
+        [
+            "create schema invoicing_raw",
+            "create table invoicing_raw.documents (id varchar, customer_id varchar)",
+            "insert into invoicing_raw.documents values ('d1', 'c1')",
+            "create table invoicing_raw.transaction_usages (id varchar, invoice_id varchar)",
+            "insert into invoicing_raw.transaction_usages values ('u1', 'd1'), ('u2', 'd7')",
+        ],
+    )
+    results = _run_checks(warehouse, [usages_invoices_exist], RAW_KEYS)
+    assert results[("invoicing_raw/transaction_usages", "invoices_exist")] is False
+
+
+def test_mart_keys_unique_uses_each_marts_grain(tmp_path):
+    # receivables is keyed by invoice_id although as_of_date comes first; the schedule by week_start.
+    warehouse = _warehouse(
+        tmp_path,
+        [
+            "create schema marts",
+            "create table marts.receivables (as_of_date date, invoice_id varchar, open_amount decimal(18,2))",
+            "insert into marts.receivables values ('2026-01-01', 'd1', 10), ('2026-01-01', 'd2', 5)",
+            "create table marts.payables_schedule (as_of_date date, week_start date)",
+            "insert into marts.payables_schedule values ('2026-01-01', '2025-12-29')",
+            "insert into marts.payables_schedule values ('2026-01-01', '2025-12-29')",
+        ],
+    )
+    keys = [AssetKey(["marts", "receivables"]), AssetKey(["marts", "payables_schedule"])]
+    results = _run_checks(warehouse, build_mart_key_checks(keys), keys)
+    assert results == {
+        ("marts/receivables", "keys_unique"): True,
+        ("marts/payables_schedule", "keys_unique"): False,
+    }
+
+
+def test_freshness_warns_when_the_last_sync_is_older_than_the_limit():
+    checks = build_freshness_checks(max_age=timedelta(seconds=2))
+    job = define_asset_job("freshness_only", selection=AssetSelection.checks(checks))
+    defs = Definitions(assets=[AssetSpec(key) for key in RAW_KEYS], asset_checks=[checks], jobs=[job])
+    customers = AssetKey(["invoicing_raw", "customers"])
+    with DagsterInstance.ephemeral() as instance:
+        instance.report_runless_asset_event(AssetMaterialization(customers))
+
+        def evaluate() -> dict[str, tuple[bool, AssetCheckSeverity]]:
+            result = defs.resolve_job_def("freshness_only").execute_in_process(instance=instance)
+            assert result.success  # warnings never fail the run
+            return {
+                e.asset_key.path[-1]: (e.passed, e.severity) for e in result.get_asset_check_evaluations()
+            }
+
+        fresh = evaluate()
+        assert fresh["customers"] == (True, AssetCheckSeverity.WARN)
+        assert fresh["documents"] == (False, AssetCheckSeverity.WARN)  # never synced
+        time.sleep(2.5)
+        assert evaluate()["customers"] == (False, AssetCheckSeverity.WARN)

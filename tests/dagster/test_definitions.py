@@ -1,0 +1,133 @@
+"""The definitions load, hold exactly the expected assets (every raw table of the spec, every SQL
+file on disk), wire models from their SQL, and carry the operational settings (jobs, schedules,
+run concurrency, retries)."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from dagster import AssetKey, DagsterInstance, Definitions
+from dagster._core.instance.ref import InstanceRef
+from dagster_expectations import PROJECT_ROOT, SPEC_RAW_TABLES, sql_model_paths
+
+from assets.models import build_model_assets
+
+
+def _defs():
+    from dagster_project.definitions import defs
+
+    return defs
+
+
+def _asset_graph(defs: Definitions):
+    return defs.resolve_asset_graph()
+
+
+def test_definitions_load():
+    defs = _defs()
+    Definitions.validate_loadable(defs)
+    assert {job for job in ("sync_job", "reconcile_job", "freshness_check_job")} <= {
+        job.name for job in defs.resolve_all_job_defs()
+    }
+
+
+def test_asset_keys_are_every_raw_table_and_every_sql_file():
+    expected = {AssetKey(["invoicing_raw", table]) for table in SPEC_RAW_TABLES} | {
+        AssetKey([schema, name]) for schema, name in sql_model_paths()
+    }
+    assert len(sql_model_paths()) >= 17  # 11 staging + 6 marts at the time of writing; more is fine
+    assert set(_defs().resolve_all_asset_keys()) == expected
+
+
+def test_groups_and_kinds():
+    graph = _asset_graph(_defs())
+    for key in graph.get_all_asset_keys():
+        node = graph.get(key)
+        expected_group = {"invoicing_raw": "invoicing_raw", "staging": "staging", "marts": "marts"}[
+            key.path[0]
+        ]
+        assert node.group_name == expected_group, key
+        expected_kinds = {"dlt", "duckdb"} if key.path[0] == "invoicing_raw" else {"sql", "duckdb"}
+        assert set(node.kinds) == expected_kinds, key
+
+
+def test_model_dependencies_come_from_the_sql():
+    graph = _asset_graph(_defs())
+
+    def parents(*path):
+        return {k.to_user_string() for k in graph.get(AssetKey(list(path))).parent_keys}
+
+    # sql/staging/stg_invoicing__document_lines.sql reads invoicing_raw.documents__lines (a child
+    # table, owned by the documents asset) and invoicing_raw.documents.
+    assert parents("staging", "stg_invoicing__document_lines") == {"invoicing_raw/documents"}
+    assert parents("staging", "stg_invoicing__customers") == {"invoicing_raw/customers"}
+    # sql/marts/overdue_customers.sql reads two marts and the customers staging model.
+    assert parents("marts", "overdue_customers") == {
+        "marts/receivables",
+        "marts/receivables_by_customer",
+        "staging/stg_invoicing__customers",
+    }
+    # raw tables have no upstream asset
+    assert parents("invoicing_raw", "documents") == set()
+
+
+def test_a_new_sql_file_becomes_an_asset_without_python(tmp_path):
+    (tmp_path / "staging").mkdir()
+    (tmp_path / "marts").mkdir()
+    (tmp_path / "staging" / "stg_a.sql").write_text("-- a\nselect id from invoicing_raw.items\n")
+    (tmp_path / "marts" / "b.sql").write_text("-- b\nselect count(*) as n from staging.stg_a\n")
+    assets = build_model_assets(tmp_path)
+    deps = {
+        key.to_user_string(): {d.to_user_string() for d in a.asset_deps[key]}
+        for a in assets
+        for key in a.keys
+    }
+    assert deps == {"staging/stg_a": {"invoicing_raw/items"}, "marts/b": {"staging/stg_a"}}
+
+
+def test_checks_cover_raw_tables_references_and_marts():
+    check_keys = {(k.asset_key.to_user_string(), k.name) for k in _asset_graph(_defs()).asset_check_keys}
+    for table in SPEC_RAW_TABLES:
+        assert (f"invoicing_raw/{table}", "ids_unique") in check_keys
+        assert (f"invoicing_raw/{table}", "synced_recently") in check_keys
+    assert ("invoicing_raw/documents", "customers_exist") in check_keys
+    assert ("invoicing_raw/transaction_usages", "invoices_exist") in check_keys
+    assert ("marts/receivables_by_customer", "total_open_matches_api_due_amount") in check_keys
+    for schema, name in sql_model_paths():
+        if schema == "marts":
+            assert (f"marts/{name}", "keys_unique") in check_keys
+
+
+def test_writing_jobs_queue_on_the_warehouse_tag_and_retry(tmp_path):
+    defs = _defs()
+    for name in ("sync_job", "reconcile_job"):
+        job = defs.resolve_job_def(name)
+        assert job.tags.get("invoicing-warehouse/warehouse") == "data/warehouse.duckdb"
+        assert job.op_retry_policy is not None and job.op_retry_policy.max_retries == 3
+        assert job.op_retry_policy.backoff is not None
+    # The project's dagster.yaml, parsed by Dagster itself: one run at a time per warehouse path.
+    with DagsterInstance.from_ref(
+        InstanceRef.from_dir(str(tmp_path), config_dir=str(PROJECT_ROOT))
+    ) as instance:
+        limits = instance.get_concurrency_config().run_queue_config.tag_concurrency_limits
+    assert limits == [
+        {"key": "invoicing-warehouse/warehouse", "value": {"applyLimitPerUniqueValue": True}, "limit": 1}
+    ]
+
+
+def test_schedules_follow_the_configured_interval(monkeypatch):
+    from dagster_project import schedules
+
+    by_name = {schedule.name: schedule for schedule in _defs().schedules}
+    assert by_name["sync_schedule"].cron_schedule == "0-59/15 * * * *"
+    assert by_name["reconcile_schedule"].cron_schedule == "30 3 * * *"
+    assert by_name["sync_schedule"].job_name == "sync_job"
+    monkeypatch.setenv("INVOICING_SYNC_INTERVAL_MINUTES", "5")
+    assert schedules.sync_interval() == timedelta(minutes=5)
+    monkeypatch.setenv("INVOICING_SYNC_INTERVAL_MINUTES", "7")
+    try:
+        schedules.sync_interval()
+    except ValueError as error:
+        assert "divide 60" in str(error)
+    else:
+        raise AssertionError("an interval that does not divide 60 must be refused")
