@@ -1,0 +1,95 @@
+"""Publishes a read-only snapshot of the warehouse for analysts and dashboards.
+
+Why: DuckDB lets one process open a database file for writing, and while it does, every other
+process is refused the file, read-only connections included ("Could not set lock on file").
+A scheduled sync that writes `data/warehouse.duckdb` for minutes would make every dashboard query
+fail, and an analyst holding a read-only connection open would make the next sync fail.
+
+So readers never open the warehouse itself. After each successful run the writer publishes a
+copy, `data/warehouse.read.duckdb`, by atomic rename: it checkpoints the warehouse (so the main
+file holds every committed change and the WAL is empty), copies the file to a temporary name
+beside the snapshot, fsyncs it, and `os.replace`s it onto the snapshot path. A reader that has the
+old snapshot open keeps reading the old inode, consistent and unblocked; the next connection it
+opens sees the new figures. The writer never touches a file a reader has open, so neither waits.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import duckdb
+
+SNAPSHOT_SUFFIX = ".read.duckdb"
+
+
+def default_snapshot_path(warehouse_path: Path) -> Path:
+    """`data/warehouse.duckdb` -> `data/warehouse.read.duckdb` (beside the warehouse)."""
+    warehouse_path = Path(warehouse_path)
+    return warehouse_path.with_name(warehouse_path.stem + SNAPSHOT_SUFFIX)
+
+
+def publish_snapshot(warehouse_path: Path, snapshot_path: Path | None = None) -> Path:
+    """Atomically replaces the readers' snapshot with the warehouse's current committed state.
+
+    Call it after a run has committed and closed its own connection (the sync command, the models
+    command, the Dagster job's last step): it opens the warehouse for writing to checkpoint, which
+    fails with a clear error while another process is writing. Returns the snapshot path.
+    """
+    warehouse_path = Path(warehouse_path)
+    if not warehouse_path.exists():
+        raise FileNotFoundError(f"cannot publish a snapshot: warehouse {warehouse_path} does not exist")
+    snapshot_path = (
+        Path(snapshot_path) if snapshot_path is not None else default_snapshot_path(warehouse_path)
+    )
+    snapshot_path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = snapshot_path.with_name(f".{snapshot_path.name}.{os.getpid()}.tmp")
+    try:
+        connection = duckdb.connect(str(warehouse_path))
+    except duckdb.IOException as error:
+        raise RuntimeError(
+            f"cannot publish a snapshot of {warehouse_path}: another process is writing it ({error}); "
+            "publish after that run has finished"
+        ) from error
+    try:
+        # Holding the connection while copying keeps other writers out, so the copy is one state.
+        connection.execute("checkpoint")
+        shutil.copyfile(warehouse_path, temporary)
+    finally:
+        connection.close()
+    try:
+        _fsync_file(temporary)
+        # A WAL beside the snapshot would be replayed into the new file by the next reader; the
+        # snapshot is never written, so any such file is stale.
+        stale_wal = snapshot_path.with_name(snapshot_path.name + ".wal")
+        if stale_wal.exists():
+            stale_wal.unlink()
+        os.replace(temporary, snapshot_path)
+        _fsync_directory(snapshot_path.parent)
+    finally:
+        if temporary.exists():
+            temporary.unlink()
+    return snapshot_path
+
+
+def connect_reader(snapshot_path: Path) -> duckdb.DuckDBPyConnection:
+    """A read-only connection to a published snapshot: what dashboards and analysts should open."""
+    return duckdb.connect(str(snapshot_path), read_only=True)
+
+
+def _fsync_file(path: Path) -> None:
+    descriptor = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(descriptor)
+    finally:
+        os.close(descriptor)
+
+
+def _fsync_directory(directory: Path) -> None:
+    # Makes the rename itself durable: without it a power cut could bring back the old name.
+    descriptor = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(descriptor)
+    finally:
+        os.close(descriptor)

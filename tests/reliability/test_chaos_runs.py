@@ -1,0 +1,49 @@
+"""Issue 7, point 1, short form: chaos runs for a few small seeds (the long form is
+`python bench/chaos.py --seeds 50`, or `pytest -m soak tests/reliability`).
+
+Each seed: a sandbox mutating in the background (creates, edits, new versions, payments,
+deletions) with latency and jitter, 5xx answers, dropped connections, `limit` clamped to 37 and
+tokens revoked every 15 requests; syncs while it mutates; then mutations off, one incremental sync
+and a reconcile; then every raw table against the sandbox's records field by field, and the marts
+against the API's dueAmount and LATE list.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.support.chaos_run import ChaosSettings, format_outcomes, run_chaos_seed
+
+SHORT_SEEDS = (101, 202)
+SOAK_SEEDS = tuple(range(1, 51))
+
+
+def _check(outcomes) -> None:
+    print("\n" + format_outcomes(outcomes))
+    for outcome in outcomes:
+        assert not outcome.failed_syncs, outcome.failed_syncs
+        assert outcome.raw.records_compared > 0
+        assert outcome.mismatches == 0, outcome.raw.summary() + "\n" + outcome.marts.summary()
+    # The run must really have been chaotic, or a clean result proves nothing.
+    faults = {
+        kind: sum(o.faults[kind] for o in outcomes) for kind in ("error_500", "dropped", "token_revoked")
+    }
+    assert sum(o.faults["error_500"] + o.faults["error_502"] + o.faults["error_503"] for o in outcomes) > 0
+    assert faults["dropped"] > 0 and faults["token_revoked"] > 0, faults
+    assert sum(sum(o.mutations.values()) for o in outcomes) > 0
+
+
+def test_chaos_runs_short_form(tmp_path):
+    settings = ChaosSettings(scale=40, incremental_syncs=1)
+    outcomes = [run_chaos_seed(seed, tmp_path / str(seed), settings) for seed in SHORT_SEEDS]
+    _check(outcomes)
+
+
+@pytest.mark.soak
+@pytest.mark.timeout(6 * 3600)  # the project default of 300 s is for the short form
+def test_chaos_runs_soak(tmp_path):
+    settings = ChaosSettings(
+        scale=150, incremental_syncs=3, mutations_per_s=10.0, revoke_token_after_requests=40
+    )
+    outcomes = [run_chaos_seed(seed, tmp_path / str(seed), settings) for seed in SOAK_SEEDS]
+    _check(outcomes)

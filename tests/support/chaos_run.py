@@ -1,0 +1,147 @@
+"""Chaos runs (issue 7, point 1): a faulty, busy sandbox; incremental syncs while it mutates; then
+a quiet incremental sync and a reconcile; then every raw table against the sandbox's ground truth
+and the marts against the API's own figures.
+
+Shared by the short form (tests/reliability/test_chaos_runs.py, a few small seeds) and the long
+form (`python bench/chaos.py --seeds 50`).
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import duckdb
+
+from invoicing_warehouse.sql_runner import build_models
+from pipelines.invoicing.sync import make_pipeline, run_sync
+from sandbox.config import SandboxConfig
+from sandbox.server import SandboxServer
+from tests.support.ground_truth import Comparison, compare_raw_tables
+from tests.support.marts_truth import compare_marts
+
+# The frozen window ends "a few seconds" before server time on purpose (records stamped in the
+# current second may still be changing). After the mutations stop, the sandbox clock moves on by
+# this much instead of the test sleeping, so the quiet sync's window covers the last mutation.
+QUIET_CLOCK_STEP_S = 30.0
+FAULT_KINDS = ("latency", "error_500", "error_502", "error_503", "dropped", "token_revoked", "rate_limited")
+
+
+@dataclass
+class ChaosSettings:
+    """The faults of one chaos run (defaults: the short form)."""
+
+    scale: int = 60
+    incremental_syncs: int = 2
+    mutations_per_s: float = 8.0
+    max_page_size: int = 37  # clamps the client's `limit` to an odd size no client would choose
+    latency_ms: float = 3.0
+    latency_jitter_ms: float = 25.0
+    error_rate: float = 0.04
+    drop_rate: float = 0.02
+    revoke_token_after_requests: int = 15  # most syncs make more requests than this: tokens die mid-run
+    rate_limit_per_s: int = 10  # the real service's limit: 429s are counted, not avoided by the sandbox
+
+    def config(self, seed: int) -> SandboxConfig:
+        """The sandbox configuration of `seed` (mutations are started by the run, not the config)."""
+        return SandboxConfig(
+            seed=seed,
+            scale=self.scale,
+            fault_seed=seed * 7919 + 1,
+            max_page_size=self.max_page_size,
+            page_size_policy="clamp",
+            latency_ms=self.latency_ms,
+            latency_jitter_ms=self.latency_jitter_ms,
+            error_rate=self.error_rate,
+            drop_rate=self.drop_rate,
+            revoke_token_after_requests=self.revoke_token_after_requests,
+            rate_limit_per_s=self.rate_limit_per_s,
+        )
+
+
+@dataclass
+class ChaosOutcome:
+    """What one seed's run did and found."""
+
+    seed: int
+    syncs: int = 0
+    failed_syncs: list[str] = field(default_factory=list)
+    raw: Comparison = field(default_factory=Comparison)
+    marts: Comparison = field(default_factory=Comparison)
+    faults: Counter = field(default_factory=Counter)
+    mutations: Counter = field(default_factory=Counter)
+    seconds: float = 0.0
+
+    @property
+    def mismatches(self) -> int:
+        """Raw and mart mismatches together."""
+        return len(self.raw.mismatches) + len(self.marts.mismatches)
+
+
+def run_chaos_seed(seed: int, workdir: Path, settings: ChaosSettings | None = None) -> ChaosOutcome:
+    """One chaos run for `seed`, warehouse and dlt state under `workdir` (DLT_DATA_DIR is the caller's)."""
+    settings = settings or ChaosSettings()
+    outcome = ChaosOutcome(seed)
+    started = time.monotonic()
+    warehouse = Path(workdir) / f"chaos-{seed}.duckdb"
+    with SandboxServer(settings.config(seed)) as sb:
+        credentials = dict(base_url=sb.base_url, client_id=sb.client_id, client_secret=sb.client_secret)
+
+        def sync(label: str, **options) -> None:
+            outcome.syncs += 1
+            try:
+                run_sync(make_pipeline(warehouse), **credentials, **options)
+            except Exception as error:  # a sync that gives up under faults is a finding, not a crash
+                outcome.failed_syncs.append(f"{label}: {type(error).__name__}: {error}"[:500])
+
+        sb.start_mutations(settings.mutations_per_s)
+        sync("first sync, mutating")
+        for index in range(settings.incremental_syncs):
+            sync(f"incremental {index + 1}, mutating")
+        sb.stop_mutations()
+        sb.config.clock_offset_s = float(sb.config.clock_offset_s or 0) + QUIET_CLOCK_STEP_S
+        sync("quiet incremental")
+        sync("reconcile", reconcile=True)
+        outcome.faults = Counter({kind: int(sb.stats.get(kind, 0)) for kind in FAULT_KINDS})
+        outcome.mutations = Counter(dict(sb.mutator.counts)) if sb.mutator is not None else Counter()
+        outcome.raw = compare_raw_tables(warehouse, sb.portal)
+        with duckdb.connect(str(warehouse)) as connection:
+            try:
+                build_models(connection, as_of=sb.clock.today().date())
+            except Exception as error:  # reported with the outcome; the raw comparison still stands
+                outcome.failed_syncs.append(f"models: {type(error).__name__}: {error}"[:500])
+            else:
+                outcome.marts = compare_marts(connection, sb)
+    outcome.seconds = time.monotonic() - started
+    return outcome
+
+
+def format_outcomes(outcomes: list[ChaosOutcome]) -> str:
+    """The printed figures: runs, records compared, mismatches, faults by kind, 429s."""
+    faults, mutations = Counter(), Counter()
+    for outcome in outcomes:
+        faults.update(outcome.faults)
+        mutations.update(outcome.mutations)
+    raw_records = sum(o.raw.records_compared for o in outcomes)
+    mart_records = sum(o.marts.records_compared for o in outcomes)
+    lines = [
+        f"chaos runs: {len(outcomes)} seeds ({', '.join(str(o.seed) for o in outcomes[:10])}"
+        f"{', ...' if len(outcomes) > 10 else ''}), {sum(o.syncs for o in outcomes)} syncs, "
+        f"{sum(len(o.failed_syncs) for o in outcomes)} failed syncs, "
+        f"{sum(o.seconds for o in outcomes):.0f} s",
+        f"records compared: {raw_records + mart_records} ({raw_records} raw records and child rows, "
+        f"{sum(o.raw.fields_compared for o in outcomes)} fields; {mart_records} mart rows)",
+        f"mismatches: {sum(o.mismatches for o in outcomes)}",
+        "faults injected: "
+        + ", ".join(f"{kind} {faults[kind]}" for kind in FAULT_KINDS if kind != "rate_limited"),
+        f"429s received: {faults['rate_limited']}",
+        "mutations during syncs: " + (", ".join(f"{k} {v}" for k, v in sorted(mutations.items())) or "none"),
+    ]
+    for outcome in outcomes:
+        for failure in outcome.failed_syncs:
+            lines.append(f"  seed {outcome.seed} failed sync: {failure}")
+        for mismatch in (outcome.raw.mismatches + outcome.marts.mismatches)[:10]:
+            lines.append(f"  seed {outcome.seed}: {mismatch}")
+    return "\n".join(lines)
