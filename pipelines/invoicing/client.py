@@ -1,0 +1,254 @@
+"""The one HTTP client of the Invoicing API v2: token, pacing, retries, errors a person can act on.
+
+No dlt here: the client is plain httpx so that it can be tested against `httpx.MockTransport` and reused
+anywhere. One `InvoicingClient` serves every thread of a run: the `httpx.Client`, the token and the rate
+limiter are shared and thread-safe.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable
+from datetime import datetime
+from decimal import Decimal
+from email.utils import parsedate_to_datetime
+from typing import Any
+
+import httpx
+
+from pipelines.invoicing.auth import TokenAuth, TokenGrant
+from pipelines.invoicing.errors import InvoicingApiError, api_message_of
+from pipelines.invoicing.ratelimit import RateLimiter
+
+USER_AGENT = "invoicing-warehouse/0.1.0"  # the CDN in front of the service refuses some default agents
+TOKEN_PATH = "/oauth2/token"
+MAX_429_RETRIES = 20
+# Before the service has answered once, a refused connection is most likely a wrong base URL: give up fast.
+RETRIES_BEFORE_FIRST_CONTACT = 2
+
+
+class PacedTransport(httpx.BaseTransport):
+    """Wraps a transport so that every request, token requests and retries included, waits its turn."""
+
+    def __init__(self, inner: httpx.BaseTransport, limiter: RateLimiter) -> None:
+        self.inner = inner
+        self.limiter = limiter
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        self.limiter.acquire()
+        return self.inner.handle_request(request)
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+class ClientStats:
+    """Thread-safe counters of a client's traffic, by tag (the resource a request was made for)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.requests: Counter[str] = Counter()
+        self.throttled: Counter[str] = Counter()  # 429 answers
+        self.retried: Counter[str] = Counter()  # 5xx answers and connection errors retried
+
+    def count(self, counter: Counter[str], tag: str) -> None:
+        with self._lock:
+            counter[tag] += 1
+
+    def snapshot(self) -> dict[str, dict[str, int]]:
+        """A copy of the counters: {"requests": {tag: n}, "throttled": {...}, "retried": {...}}."""
+        with self._lock:
+            return {
+                "requests": dict(self.requests),
+                "throttled": dict(self.throttled),
+                "retried": dict(self.retried),
+            }
+
+
+class InvoicingClient:
+    """GETs from the API with a reused bearer token (scope `read`), pacing, and bounded retries."""
+
+    def __init__(
+        self,
+        base_url: str,
+        client_id: str,
+        client_secret: str,
+        *,
+        rate_limit_per_s: float = 10.0,
+        transport: httpx.BaseTransport | None = None,
+        max_retries: int = 5,
+        backoff_base_s: float = 0.5,
+        backoff_cap_s: float = 8.0,
+        timeout_s: float = 60.0,
+        scope: str = "read",
+        sleep: Callable[[float], None] = time.sleep,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        if not base_url:
+            raise InvoicingApiError("configuration", "base_url", detail="no base URL configured")
+        self.base_url = base_url.rstrip("/")
+        self._client_id = client_id
+        self._client_secret = client_secret
+        self._scope = scope
+        self.max_retries = max_retries
+        self.backoff_base_s = backoff_base_s
+        self.backoff_cap_s = backoff_cap_s
+        self._sleep = sleep
+        self.limiter = RateLimiter(rate_limit_per_s, clock=clock, sleep=sleep)
+        self.stats = ClientStats()
+        self.auth = TokenAuth(self._fetch_token, clock=clock)
+        self._contacted = False
+        self._date_lock = threading.Lock()
+        self.first_server_time: datetime | None = None
+        self.last_server_time: datetime | None = None
+        self._http = httpx.Client(
+            base_url=self.base_url,
+            transport=PacedTransport(transport or httpx.HTTPTransport(), self.limiter),
+            headers={"User-Agent": USER_AGENT, "Accept": "application/json"},
+            timeout=timeout_s,
+        )
+
+    def __enter__(self) -> InvoicingClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Closes the connection pool."""
+        self._http.close()
+
+    def get(self, path: str, params: dict[str, Any] | None = None, *, tag: str = "other") -> Any:
+        """GET `path` and return the `data` of the answer; raises InvoicingApiError."""
+        response = self._send("GET", path, params=params, auth=self.auth, tag=tag)
+        body = self._json(response, f"GET {path}")
+        if not isinstance(body, dict) or "data" not in body:
+            raise InvoicingApiError(
+                "malformed", f"GET {path}", response.status_code, detail="the answer has no 'data' property"
+            )
+        return body["data"]
+
+    def _fetch_token(self) -> TokenGrant:
+        form = {"grant_type": "client_credentials", "scope": self._scope}
+        credentials = httpx.BasicAuth(self._client_id, self._client_secret)
+        response = self._send("POST", TOKEN_PATH, data=form, auth=credentials, tag="token")
+        body = self._json(response, f"POST {TOKEN_PATH}")
+        token = body.get("access_token") if isinstance(body, dict) else None
+        if not isinstance(token, str) or not token:
+            raise InvoicingApiError("malformed", f"POST {TOKEN_PATH}", response.status_code,
+                                    detail="the token answer has no access_token")
+        try:
+            expires_in = float(body.get("expires_in") or 0)
+        except (TypeError, ValueError):
+            expires_in = 0.0
+        return TokenGrant(token, expires_in)
+
+    def _send(self, method: str, path: str, *, auth: httpx.Auth, tag: str, **kwargs: Any) -> httpx.Response:
+        endpoint = f"{method} {path}"
+        failures = 0
+        throttles = 0
+        while True:
+            self.stats.count(self.stats.requests, tag)
+            try:
+                response = self._http.request(method, path, auth=auth, **kwargs)
+            except httpx.TransportError as error:
+                failures += 1
+                allowed = self.max_retries if self._contacted else min(self.max_retries, RETRIES_BEFORE_FIRST_CONTACT)
+                if failures > allowed:
+                    raise InvoicingApiError(
+                        "unreachable", f"{endpoint} at {self.base_url}",
+                        detail=f"{type(error).__name__}: {error} (after {failures} attempts)",
+                    ) from None
+                self.stats.count(self.stats.retried, tag)
+                self._sleep(self._backoff(failures))
+                continue
+            self._contacted = True
+            self._note_date(response)
+            status = response.status_code
+            if status == 429:
+                throttles += 1
+                self.stats.count(self.stats.throttled, tag)
+                if throttles > MAX_429_RETRIES:
+                    raise self._error("rate_limited", endpoint, response)
+                self.limiter.pause(self._throttle_wait(response, throttles))
+                continue
+            if status >= 500:
+                failures += 1
+                if failures > self.max_retries:
+                    raise self._error("server", endpoint, response, detail=f"after {failures} attempts")
+                self.stats.count(self.stats.retried, tag)
+                self._sleep(self._backoff(failures))
+                continue
+            if status >= 400:
+                raise self._error(self._kind_of(path, response), endpoint, response)
+            return response
+
+    def _kind_of(self, path: str, response: httpx.Response) -> str:
+        status = response.status_code
+        if path == TOKEN_PATH:
+            body = _safe_json(response)
+            code = body.get("error") if isinstance(body, dict) else None
+            if code == "invalid_scope" or status == 403:
+                return "scope"
+            if status == 401 or code in ("invalid_client", "unauthorized_client"):
+                return "credentials"
+            return "http"
+        if status == 401:
+            return "credentials"
+        if status == 403:
+            return "scope"
+        return "http"
+
+    def _error(self, kind: str, endpoint: str, response: httpx.Response, detail: str | None = None):
+        message = api_message_of(_safe_json(response), response.text)
+        return InvoicingApiError(kind, endpoint, response.status_code, message, detail)
+
+    def _json(self, response: httpx.Response, endpoint: str) -> Any:
+        try:
+            # Amounts are exact decimals: never let a float round 0.1 + 0.2 on the way in.
+            return json.loads(response.content, parse_float=Decimal)
+        except ValueError:
+            excerpt = response.text[:80].replace("\n", " ")
+            raise InvoicingApiError(
+                "malformed", endpoint, response.status_code, detail=f"the answer is not JSON: {excerpt!r}"
+            ) from None
+
+    def _backoff(self, attempt: int) -> float:
+        """Exponential backoff with jitter (half to full), so that threads do not retry in step."""
+        ceiling = min(self.backoff_cap_s, self.backoff_base_s * (2 ** (attempt - 1)))
+        return ceiling * (0.5 + random.random() / 2)
+
+    def _throttle_wait(self, response: httpx.Response, throttles: int) -> float:
+        """Seconds to hold every thread after a 429: `RateLimit-TTL`/`Retry-After`, else backoff."""
+        for header in ("ratelimit-ttl", "retry-after"):
+            value = response.headers.get(header)
+            if value:
+                try:
+                    return float(value) + random.random() * 0.1
+                except ValueError:
+                    pass
+        return self._backoff(throttles)
+
+    def _note_date(self, response: httpx.Response) -> None:
+        value = response.headers.get("date")
+        if not value:
+            return
+        try:
+            moment = parsedate_to_datetime(value)
+        except (TypeError, ValueError):
+            return
+        with self._date_lock:
+            if self.first_server_time is None:
+                self.first_server_time = moment
+            self.last_server_time = moment
+
+
+def _safe_json(response: httpx.Response) -> Any:
+    try:
+        return response.json()
+    except ValueError:
+        return None

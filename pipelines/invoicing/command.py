@@ -1,0 +1,91 @@
+"""`invoicing-warehouse sync`: sync the API into the DuckDB warehouse, with progress and a summary.
+
+Configuration the dlt way: SOURCES__INVOICING__BASE_URL, SOURCES__INVOICING__CLIENT_ID,
+SOURCES__INVOICING__CLIENT_SECRET, or `[sources.invoicing]` in `.dlt/config.toml` / `.dlt/secrets.toml`.
+Exit code 0 only when every selected resource was synced; 1 for an expected failure (one line on stderr
+naming the endpoint, the status and the API's message), 2 for an unexpected one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+import traceback
+
+DEFAULT_WAREHOUSE = "data/warehouse.duckdb"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The sync subcommand's options."""
+    parser.add_argument("--full-refresh", action="store_true",
+                        help="drop the raw tables and the sync state, then read everything again")
+    parser.add_argument("--reconcile", action="store_true",
+                        help="scan every list in full: load what differs, mark records gone upstream as deleted")
+    parser.add_argument("--warehouse", default=DEFAULT_WAREHOUSE, metavar="PATH",
+                        help=f"DuckDB file of the warehouse (default {DEFAULT_WAREHOUSE})")
+    parser.add_argument("--resources", default=None, metavar="NAMES",
+                        help="comma-separated resources to sync (default: all)")
+    parser.add_argument("--rate-limit", type=float, default=10.0, metavar="PER_S",
+                        help="requests per second allowed by the service (default 10; 0: no pacing)")
+    parser.add_argument("--chunk-pages", type=int, default=None, metavar="N",
+                        help="pages per resource committed in one load (default 200)")
+
+
+class ProgressPrinter:
+    """Prints one line per resource whose figures moved: pages, records, requests/s."""
+
+    def __init__(self, stream=sys.stderr) -> None:
+        self.stream = stream
+        self._last: dict[str, tuple] = {}
+
+    def __call__(self, snapshot: dict[str, dict]) -> None:
+        for name, figures in sorted(snapshot.items()):
+            key = (figures["pages"], figures["records"], figures["requests"], figures["done"])
+            if self._last.get(name) == key:
+                continue
+            self._last[name] = key
+            state = "done" if figures["done"] else "reading"
+            print(f"  {name:<26} {state:<8} pages {figures['pages']:>6}  records {figures['records']:>8}  "
+                  f"requests {figures['requests']:>6}  {figures['requests_per_s']:5.1f} req/s",
+                  file=self.stream, flush=True)
+
+
+def _summary(report, warehouse: str) -> str:
+    lines = [f"sync finished in {report.wall_s:.1f} s into {warehouse} "
+             f"({report.chunks} load(s); extract {report.extract_s:.1f} s, normalize {report.normalize_s:.1f} s, "
+             f"load {report.load_s:.1f} s)",
+             f"requests {report.total_requests} ({report.total_requests / max(report.wall_s, 1e-6):.1f}/s), "
+             f"429s {report.throttled}, retried {report.retried}"]
+    for table, count in sorted(report.rows.items()):
+        lines.append(f"  {table:<28} {count:>8} rows loaded")
+    for table, count in sorted(report.tombstoned.items()):
+        lines.append(f"  {table:<28} {count:>8} marked deleted (gone upstream)")
+    lines += [f"note: {note}" for note in report.notes]
+    return "\n".join(lines)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Runs the sync; returns the exit code."""
+    from pipelines.invoicing.errors import InvoicingApiError
+    from pipelines.invoicing.sync import CHUNK_PAGES, make_pipeline, run_sync
+
+    resources = [r.strip() for r in args.resources.split(",") if r.strip()] if args.resources else None
+    started = time.monotonic()
+    try:
+        pipeline = make_pipeline(args.warehouse)
+        report = run_sync(pipeline, resources=resources, full_refresh=args.full_refresh, reconcile=args.reconcile,
+                          progress=ProgressPrinter(), rate_limit_per_s=args.rate_limit,
+                          chunk_pages=args.chunk_pages or CHUNK_PAGES)
+    except InvoicingApiError as error:
+        print(f"sync failed after {time.monotonic() - started:.1f} s: {error}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("sync interrupted; what was committed stays committed, run it again to resume", file=sys.stderr)
+        return 130
+    except Exception as error:  # not an expected failure: keep the traceback for the report
+        traceback.print_exc()
+        print(f"sync failed unexpectedly: {type(error).__name__}: {error}", file=sys.stderr)
+        return 2
+    print(_summary(report, args.warehouse))
+    return 0

@@ -1,0 +1,159 @@
+"""The reads of one run: every endpoint in parallel under the client's one limiter, handed to dlt in chunks.
+
+`run_sync` creates one Feed per run and starts every read at once, so the network stays busy while dlt
+normalizes and loads a chunk. Used standalone (`pipeline.run(invoicing())`, e.g. by Dagster), the source
+creates its own Feed and each resource starts its read when dlt first asks it for data.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from datetime import datetime
+
+from pipelines.invoicing.client import InvoicingClient
+from pipelines.invoicing.errors import InvoicingApiError
+from pipelines.invoicing.paging import PageSizes
+from pipelines.invoicing.reader import Index, ResourceRead
+from pipelines.invoicing.settings import ENDPOINTS, EVENTS
+from pipelines.invoicing.windows import window_end
+
+EVENT_FETCHERS = 8  # concurrent event requests for one page of supplier documents
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    """What a run reads: windows end at `until`; `run_time` stamps records found gone upstream."""
+
+    until: datetime
+    run_time: datetime
+    from_scratch: bool = False
+    reconcile: bool = False
+
+
+class Feed:
+    """Starts and holds the ResourceReads of a run; shares the client, page sizes and events."""
+
+    def __init__(self, client: InvoicingClient, *, from_scratch: bool = False, reconcile: bool = False,
+                 page_sizes: dict | None = None, indexes: dict[str, Index] | None = None,
+                 with_events: bool = True) -> None:
+        self.client = client
+        self.page_sizes = PageSizes(page_sizes)
+        self.indexes = indexes or {}
+        self.with_events = with_events
+        self._from_scratch = from_scratch
+        self._reconcile = reconcile
+        self.plan: RunPlan | None = None
+        self.preloaded: dict[str, object] = {}
+        self.reads: dict[str, ResourceRead] = {}
+        self.stopping = False
+        self.error: BaseException | None = None
+        self.notes: list[str] = []
+        self.max_pages = math.inf
+        self.deadline = math.inf
+        self._lock = threading.Lock()
+        self._events: dict[str, list] = {}
+        self._events_lock = threading.Lock()
+        self._pool = ThreadPoolExecutor(EVENT_FETCHERS, thread_name_prefix="events")
+        self.started_at = time.monotonic()
+
+    def prepare(self) -> RunPlan:
+        """Reads GET /me first: it proves the credentials and scope, and its `Date` freezes the windows."""
+        with self._lock:
+            if self.plan is None:
+                user = self.client.get(ENDPOINTS["user"].path, tag="user")
+                server_time = self.client.last_server_time
+                if server_time is None:
+                    raise InvoicingApiError("malformed", "GET /me", 200, detail="no Date header: server time unknown")
+                self.preloaded["user"] = user
+                self.plan = RunPlan(window_end(server_time), server_time, self._from_scratch, self._reconcile)
+            return self.plan
+
+    def read(self, name: str, state: dict) -> ResourceRead:
+        """The read of `name`, started on first use with the resource's committed dlt state."""
+        self.prepare()
+        with self._lock:
+            if name not in self.reads:
+                read = ResourceRead(self, ENDPOINTS[name], state or {}, self.indexes.get(name))
+                self.reads[name] = read
+                read.start()
+            return self.reads[name]
+
+    def begin_chunk(self, max_pages: float, seconds: float) -> None:
+        """Each resource hands dlt at most `max_pages` pages, and stops taking after `seconds`."""
+        self.max_pages = max_pages
+        self.deadline = time.monotonic() + seconds
+
+    def take(self, name: str) -> Iterator[list[dict]]:
+        """Rows of `name` for the current chunk."""
+        read = self.reads[name]
+        return read.take(self.max_pages, self.deadline)
+
+    @property
+    def finished(self) -> bool:
+        """Every started read was consumed to its end (or the run is failing)."""
+        return self.error is not None or all(r.completed for r in self.reads.values())
+
+    def fail(self, error: BaseException) -> None:
+        """Stops every read; the run raises `error` after committing what was consumed."""
+        with self._lock:
+            if self.error is None:
+                self.error = error
+        self.stopping = True
+
+    def note(self, text: str) -> None:
+        with self._lock:
+            self.notes.append(text)
+
+    def fetch_events(self, document_ids: list[str]) -> None:
+        """Fetches the status history of changed supplier documents, before their page is handed over."""
+        if not self.with_events or not document_ids:
+            return
+        path = EVENTS.path
+
+        def one(document_id: str) -> tuple[str, list]:
+            events = self.client.get(path.format(id=document_id), tag=EVENTS.name)
+            if not isinstance(events, list):
+                raise InvoicingApiError("malformed", f"GET {path}", 200, detail="'data' is not a list")
+            return document_id, events
+
+        results = list(self._pool.map(one, document_ids))
+        with self._events_lock:
+            self._events.update(results)
+
+    def pop_events(self, document_ids: list[str]) -> list[dict]:
+        """The events fetched for these documents (each handed over once)."""
+        with self._events_lock:
+            return [event for i in document_ids for event in self._events.pop(i, [])]
+
+    def tombstones(self) -> dict[str, list[str]]:
+        """Ids found gone upstream by whole-list scans, per table."""
+        return {name: list(r.tombstones) for name, r in self.reads.items() if r.tombstones and r.completed}
+
+    def progress(self) -> dict[str, dict]:
+        """Per resource: pages, records read, rows handed to dlt, requests, 429s, done."""
+        counts = self.client.stats.snapshot()
+        elapsed = max(time.monotonic() - self.started_at, 1e-6)
+        report = {}
+        for name in [*self.reads, *([EVENTS.name] if EVENTS.name in counts["requests"] else [])]:
+            read = self.reads.get(name)
+            requests = counts["requests"].get(name, 0)
+            report[name] = {
+                "pages": read.pages if read else 0,
+                "records": read.records_read if read else 0,
+                "rows": read.rows if read else 0,
+                "requests": requests,
+                "throttled": counts["throttled"].get(name, 0),
+                "requests_per_s": requests / elapsed,
+                "done": read.completed if read else self.finished,
+            }
+        return report
+
+    def close(self) -> None:
+        """Stops the producer threads (they end after their current request)."""
+        self.stopping = True
+        self._pool.shutdown(wait=False, cancel_futures=True)

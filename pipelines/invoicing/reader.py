@@ -1,0 +1,279 @@
+"""One endpoint's read during a run: producer threads fetch pages, the dlt resource consumes them.
+
+Producers (one thread per slice of the window, or one for a whole-list scan) put pages on a queue in the
+order each slice reads them. The consumer (the dlt resource, in dlt's extract thread) takes pages, keeps
+the slice progress that goes into dlt state with the same load, skips records already loaded, and maps
+records to rows. Progress therefore only ever describes pages whose rows are in the same load package.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+import time
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any
+
+from pipelines.invoicing.dates import parse_timestamp
+from pipelines.invoicing.errors import InvoicingApiError
+from pipelines.invoicing.paging import Page, WindowNotHonoured, keyset_pages, skip_pages
+from pipelines.invoicing.rows import deleted_at_of, normalized, to_row
+from pipelines.invoicing.settings import Endpoint
+from pipelines.invoicing.windows import (MAX_SLICES, MIN_SPLIT_RANGE, SPLIT_PARTS, Slice, overlap_start,
+                                         plan_slices, split_range)
+
+if TYPE_CHECKING:
+    from pipelines.invoicing.feed import Feed
+
+log = logging.getLogger(__name__)
+Index = dict[str, tuple[str | None, str | None]]  # id -> (last_update, _deleted_at) in the warehouse
+
+
+class ResourceRead:
+    """The read of one endpoint in one run."""
+
+    def __init__(self, feed: Feed, endpoint: Endpoint, state: dict, index: Index | None) -> None:
+        self.feed = feed
+        self.endpoint = endpoint
+        self.name = endpoint.name
+        self.queue: queue.Queue = queue.Queue()
+        plan = feed.plan
+        scratch = plan.from_scratch or plan.reconcile
+        self.whole_scan = endpoint.mode == "full" or (endpoint.mode == "window" and plan.reconcile)
+        self.index: Index = index or {}
+        self.prev_overlap: dict[str, str] = {} if scratch else dict(state.get("overlap_seen") or {})
+        self.cursor: str | None = None if plan.from_scratch else state.get("cursor")
+        self.slices: dict[int, Slice] = {}
+        if endpoint.mode == "window":
+            planned = plan_slices(state, plan.until, from_scratch=scratch)
+            self.slices = dict(enumerate(planned))
+        self.overlap_from = normalized(overlap_start(plan.until))
+        # producer side
+        self._lock = threading.Lock()
+        self._active = 0
+        self._next_slice = len(self.slices)
+        self._cancel_slices = False
+        self._fell_back = False
+        self._failed = False
+        self._refused = False
+        self.scanned: set[str] = set()
+        self.tombstones: list[str] = []
+        # consumer side
+        self.new_overlap: dict[str, str] = {}
+        self.yielded: dict[str, str | None] = {}
+        self.completed = False
+        self.pages = self.records_read = self.rows = 0
+
+    # ---- producers -------------------------------------------------------------------------------------
+    def start(self) -> None:
+        """Starts the producer threads."""
+        with self._lock:
+            self._active += 1  # the starter itself: no "done" before every slice is spawned
+        try:
+            if self.endpoint.mode == "single":
+                self._spawn(self._single_task)
+            elif self.endpoint.mode == "full":
+                self._spawn(self._scan_task)
+            else:
+                for slice_id, part in list(self.slices.items()):
+                    self._spawn(self._slice_task, slice_id, part.since, part.until, True)
+        finally:
+            self._task_done()
+
+    def _spawn(self, task: Callable, *args: Any) -> None:
+        with self._lock:
+            self._active += 1
+        thread = threading.Thread(target=self._run, args=(task, *args), name=f"read-{self.name}", daemon=True)
+        thread.start()
+
+    def _run(self, task: Callable, *args: Any) -> None:
+        try:
+            task(*args)
+        except WindowNotHonoured as reason:
+            self._fall_back(reason)
+        except BaseException as error:  # handed to the consumer, which stops the run cleanly
+            self._failed = True
+            self.queue.put(("error", error))
+        finally:
+            self._task_done()
+
+    def _task_done(self) -> None:
+        with self._lock:
+            self._active -= 1
+            last = self._active == 0
+        if last and not self._failed:
+            self._finish()
+
+    def _stopped(self) -> bool:
+        return self.feed.stopping or self._cancel_slices
+
+    def _single_task(self) -> None:
+        data = self.feed.preloaded.get(self.name)
+        if data is None:
+            data = self.feed.client.get(self.endpoint.path, tag=self.name)
+        self._put(None, Page([data], None, True))
+
+    def _scan_task(self) -> None:
+        pages = skip_pages(self.feed.client.get, self.endpoint.path, page_sizes=self.feed.page_sizes,
+                           tag=self.name, cancelled=lambda: self.feed.stopping)
+        try:
+            for page in pages:
+                self._put(None, page)
+        except InvoicingApiError as error:
+            if error.kind != "scope" or self.endpoint.scope == "read":
+                raise
+            # GET /webhooks has the spec's default scope (read and write); the ETL only asks for `read`
+            self._refused = True
+            self.feed.note(f"{self.name}: not read: {self.endpoint.path} needs the '{self.endpoint.scope}' "
+                           f"scope and the sync asks for 'read' only (API says: {error.api_message})")
+
+    def _slice_task(self, slice_id: int, since, until, may_split: bool) -> None:
+        pages = keyset_pages(self.feed.client.get, self.endpoint.path, since, until,
+                             page_sizes=self.feed.page_sizes, tag=self.name, cancelled=self._stopped)
+        for page in pages:
+            split = self._split(slice_id, page, until) if may_split else None
+            self._put(slice_id, page, split)
+            if split:
+                ranges = list(split.items())
+                for child_id, (child_since, child_until) in ranges[1:]:
+                    self._spawn(self._slice_task, child_id, child_since, child_until, False)
+                pages.close()
+                first_since, first_until = ranges[0][1]
+                return self._slice_task(slice_id, first_since, first_until, False)
+            may_split = False
+
+    def _split(self, slice_id: int, page: Page, until) -> dict | None:
+        """After a slice's first page, cut the rest of its range into parallel slices, if it is worth it.
+
+        The number of pages left is estimated from the first page's density of records per second; a
+        slice costs at least one request, so a range is only split when each part gets a few pages.
+        """
+        if page.done or page.position is None or not page.records or until - page.position < MIN_SPLIT_RANGE:
+            return None
+        first = parse_timestamp(page.records[0]["lastUpdate"])
+        density = len(page.records) / ((page.position - first).total_seconds() + 1)
+        pages_left = density * (until - page.position).total_seconds() / max(len(page.records), 1)
+        with self._lock:
+            parts = min(SPLIT_PARTS, MAX_SLICES - self._next_slice + 1, int(pages_left // 3))
+            if parts < 2:
+                return None
+            ranges = split_range(page.position, until, parts)
+            ids = [slice_id] + list(range(self._next_slice, self._next_slice + len(ranges) - 1))
+            self._next_slice += len(ranges) - 1
+        return dict(zip(ids, ranges))
+
+    def _fall_back(self, reason: Exception) -> None:
+        with self._lock:
+            if self._fell_back:
+                return
+            self._fell_back = self._cancel_slices = True
+        log.warning("%s; reading %s in full instead", reason, self.endpoint.path)
+        self.feed.note(f"{self.name}: window not honoured by the server, read in full")
+        self.queue.put(("fallback",))
+        self._spawn(self._scan_task)
+
+    def _put(self, slice_id: int | None, page: Page, split: dict | None = None) -> None:
+        with self._lock:
+            self.scanned.update(r["id"] for r in page.records if isinstance(r, dict) and "id" in r)
+        if self.name == "supplier_documents":
+            self.feed.fetch_events([r["id"] for r in page.records if not self.unchanged(r)])
+        self.queue.put(("page", slice_id, page, split))
+
+    def _finish(self) -> None:
+        """After a whole-list scan: ids the warehouse holds but the scan did not see are checked one by one."""
+        try:
+            if (self.whole_scan or self._fell_back) and not self._refused:
+                self._verify_missing()
+        except BaseException as error:
+            self.queue.put(("error", error))
+            return
+        self.queue.put(("done",))
+
+    def _verify_missing(self) -> None:
+        missing = [i for i, (_, deleted) in self.index.items() if deleted is None and i not in self.scanned]
+        for record_id in missing:
+            if self.feed.stopping:
+                return
+            try:
+                record = self.feed.client.get(f"{self.endpoint.path}/{record_id}", tag=self.name)
+            except InvoicingApiError as error:
+                if error.status == 404:
+                    self.tombstones.append(record_id)
+                    continue
+                raise
+            self._put(None, Page([record], None, False))
+
+    # ---- consumer ----------------------------------------------------------------------------------------
+    def unchanged(self, record: dict) -> bool:
+        """True when the warehouse already holds this exact version (skipped, not reloaded)."""
+        last_update = normalized(record.get("lastUpdate"))
+        if self.whole_scan or self._fell_back:
+            return self.index.get(record["id"]) == (last_update, deleted_at_of(record))
+        return last_update is not None and self.prev_overlap.get(record["id"]) == last_update
+
+    def take(self, max_pages: int, deadline: float) -> Iterator[list[dict]]:
+        """Rows of the next pages, until `max_pages`, the deadline, the end of the read, or a failure."""
+        taken = 0
+        while not self.completed and taken < max_pages and not self.feed.stopping:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return
+            try:
+                item = self.queue.get(timeout=min(remaining, 0.25))
+            except queue.Empty:
+                continue
+            if item[0] == "error":
+                self.feed.fail(item[1])
+                return
+            if item[0] == "fallback":
+                self.whole_scan = True
+                continue
+            if item[0] == "done":
+                self._complete()
+                return
+            rows = self._consume(*item[1:])
+            taken += 1
+            if rows:
+                yield rows
+
+    def _consume(self, slice_id: int | None, page: Page, split: dict | None) -> list[dict]:
+        if split:
+            for child_id, (child_since, child_until) in split.items():
+                self.slices[child_id] = Slice(child_since, child_until)
+        if slice_id is not None and slice_id in self.slices:
+            part = self.slices[slice_id]
+            if page.position is not None and (part.since is None or page.position > part.since):
+                part.since = page.position
+            part.done = part.done or page.done
+        rows = []
+        for record in page.records:
+            self.records_read += 1
+            record_id, last_update = record.get("id"), normalized(record.get("lastUpdate"))
+            if self.endpoint.mode == "window" and last_update is not None and last_update >= self.overlap_from:
+                self.new_overlap[record_id] = last_update
+            if self.unchanged(record):
+                continue
+            previous = self.yielded.get(record_id, "")
+            if record_id in self.yielded and (last_update is None or previous is None or previous >= last_update):
+                continue
+            self.yielded[record_id] = last_update
+            rows.append(to_row(self.endpoint, record))
+        self.pages += 1
+        self.rows += len(rows)
+        return rows
+
+    def _complete(self) -> None:
+        self.completed = True
+        if self.endpoint.mode == "window":
+            self.cursor = normalized(self.feed.plan.until)
+            self.slices = {}
+
+    def state(self) -> dict:
+        """What dlt stores for this resource with the rows taken so far."""
+        if self.endpoint.mode != "window":
+            return {}
+        if self.completed:
+            return {"cursor": self.cursor, "window": None, "overlap_seen": self.new_overlap}
+        window = {"until": normalized(self.feed.plan.until), "slices": [s.to_state() for s in self.slices.values()]}
+        return {"cursor": self.cursor, "window": window, "overlap_seen": self.prev_overlap}

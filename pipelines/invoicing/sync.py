@@ -1,0 +1,224 @@
+"""Running the extraction: one Feed per run, loaded by dlt in chunks that each commit data and state.
+
+Order of a run: prove the credentials and freeze the windows (GET /me) before the warehouse is touched;
+finish any load package a killed run left behind; read the committed state; start every read; then
+`pipeline.run` chunk after chunk (each chunk: at most `chunk_pages` pages per resource or `chunk_seconds`
+of extraction) until every read is consumed; finally mark records found gone upstream (`_deleted_at`).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import dlt
+from dlt.pipeline.exceptions import PipelineStepFailed
+
+from pipelines.invoicing import invoicing
+from pipelines.invoicing.client import InvoicingClient
+from pipelines.invoicing.errors import InvoicingApiError
+from pipelines.invoicing.feed import Feed
+from pipelines.invoicing.paging import PageSizes
+from pipelines.invoicing.settings import ENDPOINTS, EVENTS, RESOURCE_NAMES
+from pipelines.invoicing.warehouse import apply_tombstones, load_indexes, remove_replayed_rows
+
+PIPELINE_NAME = "invoicing"
+DATASET_NAME = "invoicing_raw"
+CHUNK_PAGES = 200  # pages per resource per load: 20,000 records at most between two commits
+CHUNK_SECONDS = 60.0
+PROGRESS_EVERY_S = 2.0
+
+
+@dataclass
+class SyncReport:
+    """What a run did: rows loaded per table, traffic per resource, time per dlt step."""
+
+    rows: dict[str, int] = field(default_factory=dict)
+    requests: dict[str, int] = field(default_factory=dict)
+    throttled: int = 0
+    retried: int = 0
+    pages: dict[str, int] = field(default_factory=dict)
+    records_read: dict[str, int] = field(default_factory=dict)
+    tombstoned: dict[str, int] = field(default_factory=dict)
+    chunks: int = 0
+    extract_s: float = 0.0
+    normalize_s: float = 0.0
+    load_s: float = 0.0
+    wall_s: float = 0.0
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def total_requests(self) -> int:
+        return sum(self.requests.values())
+
+
+def make_pipeline(warehouse_path: str | Path) -> dlt.Pipeline:
+    """The `invoicing` pipeline loading dataset `invoicing_raw` of the DuckDB file `warehouse_path`.
+
+    dlt's working directory sits beside the warehouse (`.<name>.dlt/`), so two warehouses never share
+    state, and a resumed run finds the load package a killed run left behind.
+    """
+    path = Path(warehouse_path).resolve()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return dlt.pipeline(
+        pipeline_name=PIPELINE_NAME,
+        destination=dlt.destinations.duckdb(str(path)),
+        dataset_name=DATASET_NAME,
+        pipelines_dir=str(path.parent / f".{path.stem}.dlt"),
+    )
+
+
+def resolve_settings(base_url: str | None, client_id: str | None, client_secret: str | None) -> tuple[str, str, str]:
+    """Explicit values, else dlt's config resolution (`sources.invoicing.*`: env, .dlt/ files)."""
+    values = []
+    for name, given, accessor in (("base_url", base_url, dlt.config), ("client_id", client_id, dlt.config),
+                                  ("client_secret", client_secret, dlt.secrets)):
+        value = given if given is not None else accessor.get(f"sources.invoicing.{name}")
+        if not value:
+            raise InvoicingApiError("configuration", f"sources.invoicing.{name}",
+                                    detail=f"not set (SOURCES__INVOICING__{name.upper()})")
+        values.append(str(value))
+    return values[0], values[1], values[2]
+
+
+def _selection(resources: list[str] | None) -> list[str]:
+    names = list(resources or RESOURCE_NAMES)
+    unknown = sorted(set(names) - set(RESOURCE_NAMES))
+    if unknown:
+        raise InvoicingApiError("configuration", "resources", detail=f"unknown resources {unknown}; "
+                                f"known: {', '.join(RESOURCE_NAMES)}")
+    if EVENTS.name in names and "supplier_documents" not in names:
+        names.append("supplier_documents")  # events are read with the documents, committed with them
+    return names
+
+
+def _finish_pending(pipeline: dlt.Pipeline) -> None:
+    """Loads what a killed run extracted but did not load, so that state and data agree again."""
+    pipeline.sync_destination()
+    if pipeline.has_pending_data:
+        if pipeline.list_extracted_load_packages():
+            pipeline.normalize()
+        pipeline.load()
+        remove_replayed_rows(pipeline)
+
+
+def _committed_state(pipeline: dlt.Pipeline) -> dict:
+    return dict(pipeline.state.get("sources", {}).get("invoicing", {}))
+
+
+def _add_trace(report: SyncReport, pipeline: dlt.Pipeline) -> None:
+    trace = pipeline.last_trace
+    if trace is None:
+        return
+    for step in trace.steps:
+        seconds = (step.finished_at - step.started_at).total_seconds() if step.finished_at else 0.0
+        if step.step in ("extract", "normalize", "load"):
+            setattr(report, f"{step.step}_s", getattr(report, f"{step.step}_s") + seconds)
+    normalize_info = trace.last_normalize_info
+    if normalize_info:
+        for table, count in normalize_info.row_counts.items():
+            if not table.startswith("_dlt"):
+                report.rows[table] = report.rows.get(table, 0) + count
+
+
+def run_sync(
+    pipeline: dlt.Pipeline,
+    *,
+    resources: list[str] | None = None,
+    full_refresh: bool = False,
+    reconcile: bool = False,
+    progress: Callable[[dict[str, dict]], None] | None = None,
+    base_url: str | None = None,
+    client_id: str | None = None,
+    client_secret: str | None = None,
+    rate_limit_per_s: float = 10.0,
+    chunk_pages: int = CHUNK_PAGES,
+    chunk_seconds: float = CHUNK_SECONDS,
+) -> SyncReport:
+    """Syncs the portal into the pipeline's dataset; raises InvoicingApiError on an expected failure.
+
+    Credentials default to dlt's config resolution. `progress` is called about every two seconds with
+    `Feed.progress()` (per resource: pages, records, rows, requests, requests_per_s, done).
+    """
+    started = time.monotonic()
+    names = _selection(resources)
+    base_url, client_id, client_secret = resolve_settings(base_url, client_id, client_secret)
+    client = InvoicingClient(base_url, client_id, client_secret, rate_limit_per_s=rate_limit_per_s)
+    feed = Feed(client, from_scratch=full_refresh, reconcile=reconcile, with_events=EVENTS.name in names)
+    report = SyncReport()
+    ticker_stop = threading.Event()
+    try:
+        feed.prepare()  # credentials, scope and server time, before the warehouse is touched
+        _finish_pending(pipeline)
+        committed = {} if full_refresh else _committed_state(pipeline)
+        feed.page_sizes = PageSizes(committed.get("page_sizes"))
+        feed.indexes = load_indexes(pipeline, names, reconcile=reconcile and not full_refresh)
+        resource_states = committed.get("resources", {})
+        for name in names:
+            if name in ENDPOINTS:
+                feed.read(name, {} if full_refresh else resource_states.get(name, {}))
+        if progress is not None:
+            threading.Thread(target=_tick, args=(feed, progress, ticker_stop), daemon=True).start()
+        first = True
+        while True:
+            feed.begin_chunk(chunk_pages, chunk_seconds)
+            source = invoicing(base_url=base_url, client_id=client_id, client_secret=client_secret,
+                               rate_limit_per_s=rate_limit_per_s, feed=feed).with_resources(*names)
+            try:
+                pipeline.run(source, loader_file_format="parquet", refresh=_refresh_mode(full_refresh and first, resources))
+            except PipelineStepFailed as failure:
+                raise feed.error or _api_error_in(failure) or failure
+            first = False
+            report.chunks += 1
+            _add_trace(report, pipeline)
+            if feed.error is not None:
+                raise feed.error
+            if feed.finished:
+                break
+        tombstones = feed.tombstones()
+        if tombstones:
+            apply_tombstones(pipeline, tombstones, feed.plan.run_time)
+        report.tombstoned = {name: len(ids) for name, ids in tombstones.items()}
+    finally:
+        ticker_stop.set()
+        feed.close()
+        client.close()
+        _fill_traffic(report, feed)
+        report.wall_s = time.monotonic() - started
+        if progress is not None:
+            progress(feed.progress())
+    return report
+
+
+def _refresh_mode(refresh: bool, resources: list[str] | None) -> str | None:
+    """A full refresh drops the tables and state of the whole source, or of the chosen resources only."""
+    if not refresh:
+        return None
+    return "drop_resources" if resources else "drop_sources"
+
+
+def _api_error_in(failure: BaseException) -> InvoicingApiError | None:
+    cause: BaseException | None = failure
+    while cause is not None:
+        if isinstance(cause, InvoicingApiError):
+            return cause
+        cause = cause.__cause__ or cause.__context__
+    return None
+
+
+def _fill_traffic(report: SyncReport, feed: Feed) -> None:
+    counts = feed.client.stats.snapshot()
+    report.requests = counts["requests"]
+    report.throttled = sum(counts["throttled"].values())
+    report.retried = sum(counts["retried"].values())
+    report.pages = {name: read.pages for name, read in feed.reads.items()}
+    report.records_read = {name: read.records_read for name, read in feed.reads.items()}
+    report.notes = list(feed.notes)
+
+
+def _tick(feed: Feed, progress: Callable[[dict[str, dict]], None], stop: threading.Event) -> None:
+    while not stop.wait(PROGRESS_EVERY_S):
+        progress(feed.progress())

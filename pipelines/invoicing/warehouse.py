@@ -1,0 +1,85 @@
+"""What the extraction reads from and writes to the warehouse outside dlt's loads.
+
+Indexes (id -> last_update, _deleted_at) let whole-list scans load only what differs; tombstones set
+`_deleted_at` on rows whose record is gone upstream (a 404 on GET by id), children included. The row is
+kept: deletes are data.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import dlt
+
+from pipelines.invoicing.dates import format_timestamp
+from pipelines.invoicing.reader import Index
+from pipelines.invoicing.settings import ENDPOINTS
+
+# Lists that may fall back to a whole-list scan (their window parameters are not in the spec) or are
+# always read whole: their index is loaded on every run. The others only for a reconcile.
+ALWAYS_INDEXED = ("webhooks", "suppliers", "supplier_documents")
+
+
+def load_indexes(pipeline: dlt.Pipeline, names: list[str], *, reconcile: bool) -> dict[str, Index]:
+    """id -> (last_update, _deleted_at) as canonical text, for the tables a whole-list scan may read."""
+    wanted = [n for n in names if n in ENDPOINTS and ENDPOINTS[n].mode in ("window", "full")
+              and (reconcile or n in ALWAYS_INDEXED)]
+    indexes: dict[str, Index] = {}
+    if not wanted:
+        return indexes
+    try:
+        with pipeline.sql_client() as client:
+            for name in wanted:
+                table = client.make_qualified_table_name(name)
+                try:
+                    rows = client.execute_sql(f"select id, last_update, _deleted_at from {table}")
+                except Exception:  # the table does not exist yet: nothing to compare with
+                    rows = []
+                indexes[name] = {row[0]: (_text(row[1]), _text(row[2])) for row in rows}
+    except Exception:  # no dataset yet
+        return {name: {} for name in wanted}
+    return indexes
+
+
+def _text(moment: datetime | None) -> str | None:
+    return format_timestamp(moment) if moment is not None else None
+
+
+def apply_tombstones(pipeline: dlt.Pipeline, tombstones: dict[str, list[str]], run_time: datetime) -> None:
+    """Sets `_deleted_at` = `run_time` on the rows (and their child rows) of ids gone upstream."""
+    with pipeline.sql_client() as client:
+        for name, ids in tombstones.items():
+            table = client.make_qualified_table_name(name)
+            marks = ", ".join(["?"] * len(ids))
+            for child in ENDPOINTS[name].nested:
+                child_table = client.make_qualified_table_name(f"{name}__{child}")
+                try:
+                    client.execute_sql(
+                        f"update {child_table} set _deleted_at = ? where _deleted_at is null and _dlt_root_id in "
+                        f"(select _dlt_id from {table} where id in ({marks}))", run_time, *ids)
+                except Exception:  # no child table yet (no record ever had a non-empty list)
+                    pass
+            client.execute_sql(
+                f"update {table} set _deleted_at = ? where _deleted_at is null and id in ({marks})", run_time, *ids)
+
+
+def remove_replayed_rows(pipeline: dlt.Pipeline) -> int:
+    """Deletes second copies of rows (same `_dlt_id`) left by a load job replayed after a kill.
+
+    A process killed while dlt was loading leaves a package whose interrupted jobs are loaded again by
+    the next run; observed with SIGKILL: a job whose insert had already committed inserts its rows a
+    second time (same `_dlt_id`, same load id). Identical copies are removed; returns how many.
+    """
+    removed = 0
+    with pipeline.sql_client() as client:
+        for table in pipeline.default_schema.data_table_names():
+            name = client.make_qualified_table_name(table)
+            try:
+                total, distinct = client.execute_sql(f"select count(*), count(distinct _dlt_id) from {name}")[0]
+            except Exception:  # a table of the schema not created yet
+                continue
+            if total != distinct:
+                client.execute_sql(
+                    f"delete from {name} where rowid not in (select min(rowid) from {name} group by _dlt_id)")
+                removed += total - distinct
+    return removed

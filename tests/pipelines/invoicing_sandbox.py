@@ -1,0 +1,20 @@
+"""Helpers for tests that sync a sandbox: let its clock pass the windows' lag, run a sync against it."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from pipelines.invoicing.settings import WINDOW_LAG_S
+from pipelines.invoicing.sync import make_pipeline, run_sync
+
+
+def quiet(sandbox) -> None:
+    """Lets the sandbox clock pass the windows' lag, as if nobody had written for a few seconds."""
+    sandbox.clock.advance(timedelta(seconds=WINDOW_LAG_S + 1))
+
+
+def sync(sandbox, warehouse: str, **options):
+    """`run_sync` into `warehouse` with the sandbox's credentials (no pacing unless asked)."""
+    options.setdefault("rate_limit_per_s", 0)
+    return run_sync(make_pipeline(warehouse), base_url=sandbox.base_url, client_id=sandbox.client_id,
+                    client_secret=sandbox.client_secret, **options)
