@@ -7,6 +7,7 @@ creates its own Feed and each resource starts its read when dlt first asks it fo
 
 from __future__ import annotations
 
+import logging
 import math
 import threading
 import time
@@ -21,6 +22,8 @@ from pipelines.invoicing.paging import PageSizes
 from pipelines.invoicing.reader import Index, ResourceRead
 from pipelines.invoicing.settings import ENDPOINTS, EVENTS
 from pipelines.invoicing.windows import window_end
+
+log = logging.getLogger(__name__)
 
 EVENT_FETCHERS = 8  # concurrent event requests for one page of supplier documents
 
@@ -116,7 +119,17 @@ class Feed:
         path = EVENTS.path
 
         def one(document_id: str) -> tuple[str, list]:
-            events = self.client.get(path.format(id=document_id), tag=EVENTS.name)
+            try:
+                events = self.client.get(path.format(id=document_id), tag=EVENTS.name)
+            except InvoicingApiError as error:
+                if error.status != 404:
+                    raise
+                # Listed a moment ago, gone now: the document itself is loaded from its page, and the
+                # next run (or a reconcile) settles whether it still exists. Failing the run would lose
+                # every other resource's progress for one vanished record.
+                log.warning("GET %s: 404 for a supplier document listed a moment ago; no events read", path)
+                self.note(f"{EVENTS.name}: supplier document {document_id} vanished after being listed (404)")
+                return document_id, []
             if not isinstance(events, list):
                 raise InvoicingApiError("malformed", f"GET {path}", 200, detail="'data' is not a list")
             return document_id, events
