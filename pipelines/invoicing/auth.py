@@ -3,7 +3,8 @@
 The service issues tokens valid `expires_in` seconds (7 days) and reports the expiry on every response in
 `AccessToken-ExpireAt` (server clock). A token is meant to be reused (asking for one per request risks the
 rate limit), so it is kept until `RENEW_MARGIN_S` before the earlier of the two expiries. A 401 (revoked,
-expired early) fetches a new token once and re-sends the request; a second 401 is the caller's error.
+expired early) fetches a new token once and re-sends the request; a second 401 is the caller's error
+(unless another thread replaced the token meanwhile: then the request is re-sent with the newer one).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import httpx
 from pipelines.invoicing.dates import parse_timestamp
 
 RENEW_MARGIN_S = 60.0
+MAX_RESENDS_ON_401 = 3
 
 
 @dataclass(frozen=True)
@@ -69,7 +71,18 @@ class TokenAuth(httpx.Auth):
         token = self._valid_token()
         request.headers["Authorization"] = f"Bearer {token}"
         response = yield request
-        if response.status_code == 401:
+        fetched = False
+        # Threads share the token: a 401 for a token another thread has already replaced is re-sent with
+        # the newer one without counting as this request's fetch. Bounded, so a refusing server ends it.
+        for _ in range(MAX_RESENDS_ON_401):
+            if response.status_code != 401:
+                break
+            with self._lock:
+                replaced = self._token is not None and self._token != token
+            if not replaced:
+                if fetched:
+                    break  # a fresh token was refused too: the caller's error
+                fetched = True
             token = self._valid_token(stale=token)
             request.headers["Authorization"] = f"Bearer {token}"
             response = yield request

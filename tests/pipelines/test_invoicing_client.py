@@ -95,6 +95,27 @@ def test_a_second_401_is_an_error_and_not_a_loop():
     assert "GET /documents" in str(caught.value) and "invalid token" in str(caught.value)
 
 
+def test_a_401_for_a_token_another_thread_replaced_is_resent_with_the_newer_one():
+    # Drives the auth flow by hand: request A was sent with token-1; while it was in flight another
+    # thread got a 401 too and fetched token-2, which has since been revoked as well (a server revoking
+    # tokens every few requests). A must be re-sent with token-2, then fetch token-3 itself, and succeed.
+    from pipelines.invoicing.auth import TokenAuth, TokenGrant
+
+    issued = iter(["token-1", "token-2", "token-3", "token-4"])
+    auth = TokenAuth(lambda: TokenGrant(next(issued), 3600))
+    flow = auth.auth_flow(httpx.Request("GET", "http://127.0.0.1/me"))
+    sent = flow.send(None)
+    assert sent.headers["Authorization"] == "Bearer token-1"
+    auth._valid_token(stale="token-1")  # the other thread's refresh
+    sent = flow.send(httpx.Response(401))
+    assert sent.headers["Authorization"] == "Bearer token-2"  # no fetch of its own for this one
+    sent = flow.send(httpx.Response(401))
+    assert sent.headers["Authorization"] == "Bearer token-3"
+    with pytest.raises(StopIteration):
+        flow.send(httpx.Response(200))
+    assert auth.tokens_fetched == 3  # token-1, the other thread's token-2, A's own token-3
+
+
 def test_bad_credentials_name_the_token_endpoint_and_the_api_text_but_not_the_secret():
     api = FakeApi()
     client = InvoicingClient(BASE_URL, CLIENT_ID, "wrong-secret-xyz", transport=api.transport(), rate_limit_per_s=0)
