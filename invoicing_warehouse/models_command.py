@@ -10,6 +10,7 @@ from pathlib import Path
 
 import duckdb
 
+from invoicing_warehouse.publish import publish_snapshot
 from invoicing_warehouse.sql_runner import (
     MissingRawTableError,
     ModelDefinitionError,
@@ -81,4 +82,5 @@ def run(args: argparse.Namespace) -> int:
     finally:
         conn.close()
     print(f"built {len(built)} models in {time.perf_counter() - started:.2f} s")
+    print(f"readers' snapshot: {publish_snapshot(warehouse)}")
     return 0

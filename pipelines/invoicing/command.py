@@ -12,6 +12,7 @@ import argparse
 import sys
 import time
 import traceback
+from pathlib import Path
 
 DEFAULT_WAREHOUSE = "data/warehouse.duckdb"
 
@@ -35,8 +36,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 class ProgressPrinter:
     """Prints one line per resource whose figures moved: pages, records, requests/s."""
 
-    def __init__(self, stream=sys.stderr) -> None:
-        self.stream = stream
+    def __init__(self, stream=None) -> None:
+        self.stream = stream  # None: sys.stderr as it is when printing (a test may swap it meanwhile)
         self._last: dict[str, tuple] = {}
 
     def __call__(self, snapshot: dict[str, dict]) -> None:
@@ -48,7 +49,7 @@ class ProgressPrinter:
             state = "done" if figures["done"] else "reading"
             print(f"  {name:<26} {state:<8} pages {figures['pages']:>6}  records {figures['records']:>8}  "
                   f"requests {figures['requests']:>6}  {figures['requests_per_s']:5.1f} req/s",
-                  file=self.stream, flush=True)
+                  file=self.stream or sys.stderr, flush=True)
 
 
 def _summary(report, warehouse: str) -> str:
@@ -88,4 +89,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"sync failed unexpectedly: {type(error).__name__}: {error}", file=sys.stderr)
         return 2
     print(_summary(report, args.warehouse))
+    from invoicing_warehouse.publish import publish_snapshot
+
+    print(f"readers' snapshot: {publish_snapshot(Path(args.warehouse))}")
     return 0

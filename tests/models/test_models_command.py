@@ -32,6 +32,12 @@ def test_builds_every_model_and_prints_rows_and_time(warehouse, capsys):
         (date(2026, 1, 31),)
     ]
     conn.close()
+    # readers get the new marts through the published snapshot, opened read-only beside the warehouse
+    snapshot = warehouse.with_name("warehouse.read.duckdb")
+    assert f"readers' snapshot: {snapshot}" in out
+    reader = duckdb.connect(str(snapshot), read_only=True)
+    assert reader.execute("select count(*) from marts.receivables").fetchone() == (6,)
+    reader.close()
 
 
 def test_as_of_a_past_date(warehouse, capsys):
