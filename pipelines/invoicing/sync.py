@@ -23,7 +23,12 @@ from pipelines.invoicing.errors import InvoicingApiError
 from pipelines.invoicing.feed import Feed
 from pipelines.invoicing.paging import PageSizes
 from pipelines.invoicing.settings import ENDPOINTS, EVENTS, RESOURCE_NAMES
-from pipelines.invoicing.warehouse import apply_tombstones, load_indexes, remove_replayed_rows
+from pipelines.invoicing.warehouse import (
+    apply_tombstones,
+    create_empty_tables,
+    load_indexes,
+    remove_replayed_rows,
+)
 
 PIPELINE_NAME = "invoicing"
 DATASET_NAME = "invoicing_raw"
@@ -182,6 +187,7 @@ def run_sync(
         if tombstones:
             apply_tombstones(pipeline, tombstones, feed.plan.run_time)
         report.tombstoned = {name: len(ids) for name, ids in tombstones.items()}
+        create_empty_tables(pipeline, names)
     finally:
         ticker_stop.set()
         feed.close()

@@ -13,7 +13,7 @@ import dlt
 
 from pipelines.invoicing.dates import format_timestamp
 from pipelines.invoicing.reader import Index
-from pipelines.invoicing.settings import ENDPOINTS
+from pipelines.invoicing.settings import ENDPOINTS, EVENTS
 
 # Lists that may fall back to a whole-list scan (their window parameters are not in the spec) or are
 # always read whole: their index is loaded on every run. The others only for a reconcile.
@@ -83,3 +83,48 @@ def remove_replayed_rows(pipeline: dlt.Pipeline) -> int:
                     f"delete from {name} where rowid not in (select min(rowid) from {name} group by _dlt_id)")
                 removed += total - distinct
     return removed
+
+
+# dlt's DuckDB types for the catalogue's column hints (settings.py); dlt's own columns added below.
+_DUCKDB_TYPES = {"text": "varchar", "bool": "boolean", "bigint": "bigint"}
+
+
+def _duckdb_type(hint: dict) -> str:
+    if hint["data_type"] == "decimal":
+        return f"decimal({hint['precision']},{hint['scale']})"
+    if hint["data_type"] == "timestamp":
+        return "timestamp with time zone"
+    return _DUCKDB_TYPES[hint["data_type"]]
+
+
+def create_empty_tables(pipeline: dlt.Pipeline, names: list[str]) -> list[str]:
+    """Creates, empty and fully typed, the tables of `names` (and their child tables) that dlt never made.
+
+    dlt creates a table only when a row reaches it, so a portal without, say, supplier documents would
+    have no `supplier_documents` table and every model reading it would fail. The columns are the ones
+    dlt itself would create; when rows arrive later, dlt finds the table and adds only what is new.
+    Returns the tables created.
+    """
+    wanted: list[tuple[str, dict[str, dict], bool]] = []
+    for name in names:
+        endpoint = ENDPOINTS.get(name) or (EVENTS if name == EVENTS.name else None)
+        if endpoint is None:
+            continue
+        wanted.append((name, endpoint.columns, False))
+        wanted += [(f"{name}__{child}", columns, True) for child, columns in endpoint.nested.items()]
+    created = []
+    with pipeline.sql_client() as client:
+        if not client.has_dataset():
+            client.create_dataset()
+        existing = {row[0] for row in client.execute_sql(
+            "select table_name from information_schema.tables where table_schema = ?", client.dataset_name)}
+        for table, columns, is_child in wanted:
+            if table in existing:
+                continue
+            definitions = [f'"{column}" {_duckdb_type(hint)}' for column, hint in columns.items()]
+            definitions += ['"_dlt_parent_id" varchar not null', '"_dlt_list_idx" bigint not null',
+                            '"_dlt_root_id" varchar not null'] if is_child else ['"_dlt_load_id" varchar not null']
+            definitions.append('"_dlt_id" varchar not null')
+            client.execute_sql(f"create table {client.make_qualified_table_name(table)} ({', '.join(definitions)})")
+            created.append(table)
+    return created

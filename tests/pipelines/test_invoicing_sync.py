@@ -129,3 +129,40 @@ def test_rows_replayed_by_a_load_job_after_a_kill_are_removed(start_sandbox, war
     assert mismatches(warehouse, sandbox.portal)[0] == "documents: duplicate ids"
     assert remove_replayed_rows(make_pipeline(warehouse)) == 14
     assert mismatches(warehouse, sandbox.portal) == []
+
+
+def test_a_portal_without_data_gets_every_table_and_later_data_lands_in_them(warehouse):
+    # A brand-new portal (only its user and portal records): dlt alone would create no table for the
+    # empty resources, and the models reading them would fail. Every table must exist, typed as dlt
+    # types it, the models must build (empty), and records created later must load exactly.
+    from sandbox.config import SandboxConfig
+    from sandbox.mutator import Mutator
+    from sandbox.server import SandboxServer
+
+    from invoicing_warehouse.sql_runner import build_models
+
+    sandbox = SandboxServer(SandboxConfig(rate_limit_per_s=0), generate=False).start()
+    try:
+        quiet(sandbox)
+        sync(sandbox, warehouse)
+        con = duckdb.connect(warehouse)
+        tables = {t for (t,) in con.execute(
+            "select table_name from information_schema.tables where table_schema = 'invoicing_raw'").fetchall()}
+        assert {"customers", "items", "documents", "documents__lines", "documents__messages", "transactions",
+                "transaction_usages", "suppliers", "suppliers__tags", "supplier_documents",
+                "supplier_documents__tags", "supplier_document_events", "webhooks"} <= tables
+        assert con.execute(
+            "select data_type from information_schema.columns where table_schema = 'invoicing_raw' "
+            "and table_name = 'documents' and column_name = 'amount_vat_net'").fetchone() == ("DECIMAL(18,2)",)
+        built = build_models(con)
+        assert built["marts.receivables"] == 0 and built["marts.supplier_payables"] == 0
+        con.close()
+
+        mutator = Mutator(sandbox.portal, 0, seed=5)
+        kinds = {mutator.step() for _ in range(300)}
+        assert len(kinds) > 5  # customers, documents, payments, suppliers... were created
+        quiet(sandbox)
+        sync(sandbox, warehouse)
+        assert mismatches(warehouse, sandbox.portal) == []
+    finally:
+        sandbox.stop()
