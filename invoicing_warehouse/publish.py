@@ -59,14 +59,15 @@ def publish_snapshot(warehouse_path: Path, snapshot_path: Path | None = None) ->
     finally:
         connection.close()
     try:
-        _fsync_file(temporary)
+        _fsync(temporary)
         # A WAL beside the snapshot would be replayed into the new file by the next reader; the
         # snapshot is never written, so any such file is stale.
         stale_wal = snapshot_path.with_name(snapshot_path.name + ".wal")
         if stale_wal.exists():
             stale_wal.unlink()
         os.replace(temporary, snapshot_path)
-        _fsync_directory(snapshot_path.parent)
+        # fsync the directory too: without it a power cut could bring back the old name
+        _fsync(snapshot_path.parent)
     finally:
         if temporary.exists():
             temporary.unlink()
@@ -78,17 +79,9 @@ def connect_reader(snapshot_path: Path) -> duckdb.DuckDBPyConnection:
     return duckdb.connect(str(snapshot_path), read_only=True)
 
 
-def _fsync_file(path: Path) -> None:
+def _fsync(path: Path) -> None:
+    """Flushes a file, or a directory entry (what makes a rename durable), to disk."""
     descriptor = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(descriptor)
-    finally:
-        os.close(descriptor)
-
-
-def _fsync_directory(directory: Path) -> None:
-    # Makes the rename itself durable: without it a power cut could bring back the old name.
-    descriptor = os.open(directory, os.O_RDONLY)
     try:
         os.fsync(descriptor)
     finally:
