@@ -112,7 +112,9 @@ class SandboxServer:
         if self.generate and self.generated is None:
             from sandbox.generator import generate
 
-            self.generated = generate(self.portal, self.config.seed, self.config.scale)
+            # The history ends at the start of the sandbox's day, not at this second, so that one seed
+            # gives the same portal (ids, amounts, overdue list) for a whole day: demos and reports repeat.
+            self.generated = generate(self.portal, self.config.seed, self.config.scale, end=self.clock.today())
         family = socket.AF_INET6 if ":" in self.host else socket.AF_INET
         self._socket = socket.socket(family, socket.SOCK_STREAM)
         self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
