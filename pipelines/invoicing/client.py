@@ -39,8 +39,12 @@ class PacedTransport(httpx.BaseTransport):
         self.limiter = limiter
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
-        self.limiter.acquire()
-        return self.inner.handle_request(request)
+        grant = self.limiter.acquire()
+        response = self.inner.handle_request(request)
+        if response.status_code != 429:  # a 429 pauses the limiter instead (InvoicingClient._send)
+            self.limiter.observe(grant, limit=_int_header(response, "ratelimit-limit"),
+                                 remaining=_int_header(response, "ratelimit-remaining"))
+        return response
 
     def close(self) -> None:
         self.inner.close()
@@ -245,6 +249,13 @@ class InvoicingClient:
             if self.first_server_time is None:
                 self.first_server_time = moment
             self.last_server_time = moment
+
+
+def _int_header(response: httpx.Response, name: str) -> int | None:
+    try:
+        return int(response.headers[name])
+    except (KeyError, ValueError):
+        return None
 
 
 def _safe_json(response: httpx.Response) -> Any:

@@ -26,6 +26,9 @@ from pipelines.invoicing.windows import window_end
 log = logging.getLogger(__name__)
 
 EVENT_FETCHERS = 8  # concurrent event requests for one page of supplier documents
+# Reading threads kept running while there is work to split: each thread has one request in flight at a
+# time, so filling 10 slots a second with 400 ms answers takes about five, plus some ready and waiting.
+MIN_BUSY_READERS = 8
 
 
 @dataclass(frozen=True)
@@ -91,10 +94,15 @@ class Feed:
         self.max_pages = max_pages
         self.deadline = time.monotonic() + seconds
 
-    def take(self, name: str) -> Iterator[list[dict]]:
-        """Rows of `name` for the current chunk."""
+    def take(self, name: str) -> Iterator[list[dict] | None]:
+        """Rows of `name` for the current chunk; None while no page is ready (see ResourceRead.take)."""
         read = self.reads[name]
         return read.take(self.max_pages, self.deadline)
+
+    def wants_reader(self) -> bool:
+        """Whether fewer than MIN_BUSY_READERS producer threads are running (a slice should split)."""
+        running = sum(read.threads for read in list(self.reads.values()))
+        return not self.stopping and running < MIN_BUSY_READERS
 
     @property
     def finished(self) -> bool:

@@ -1,24 +1,134 @@
 """One pacing limiter shared by every request of a run, threads included.
 
-The service allows 10 requests per second and (like the sandbox) counts them in fixed one-second windows
-of its own clock. The limiter never grants more than N = round(rate) requests in any sliding span of
-N / (rate * safety) seconds (1.053 s at the real limit with the default safety 0.95): a fixed one-second
-window then never holds 11 requests even when their arrival at the server is shifted by up to ~50 ms
-(thread scheduling, the server's own event loop), and the pace is 9.5 requests/s. (At 0.96 a benchmark
-on a loaded machine still met one 429 in 5,500 requests.) Consecutive grants are
-also kept `MIN_GAP_SHARE` of an interval apart, so the pace stays smooth; a thread that woke up late does
-not cost the run its slot, because the next grant may come sooner as long as the span rule holds.
+The service allows 10 requests per second. The limiter paces in one of two ways:
+
+1. **Span pacing**, the safe default: never more than N = round(rate) grants in any sliding span of
+   N / (rate * safety) seconds (1.053 s at 10/s with the default safety 0.95), consecutive grants at least
+   `MIN_GAP_SHARE` of an interval apart. Whatever the server's counting, a fixed one-second window then
+   never holds 11 requests even when their arrival is shifted by up to ~50 ms. The pace is 9.5/s.
+
+2. **Window-locked pacing**, exactly the limit: the sandbox (and, as far as its headers show, the service)
+   counts requests in fixed one-second windows: `RateLimit-Remaining` counts down within a window and
+   starts again at limit - 1 with the first request of the next. So each answer tells whether its request
+   was the first of a window or followed the request granted just before it in the same window.
+   `WindowPhase` turns those pairs into the arc of the client's clock (modulo one second) where the
+   server's window boundaries fall. Once the arc is known within `MAX_ARC_S`, the limiter grants on an
+   even grid of N slots per window, with the arc in the middle of the gap between two slots (at 10/s, 30
+   to 50 ms of room on either side). Each window then gets exactly N requests, and a request may arrive
+   that much earlier or later than its neighbours without landing in another window. A thread that wakes
+   late (a busy interpreter) may still use its slot up to a little after the last slot of the same window;
+   later than that it takes a new slot. An answer that contradicts the arc, and any 429, drop the lock:
+   the limiter goes back to span pacing and learns again.
+
+A server that does not count in fixed windows (a sliding log, a token bucket) never yields one consistent
+arc, so the limiter stays on span pacing.
 """
 
 from __future__ import annotations
 
+import logging
+import math
 import threading
 import time
 from collections import deque
 from collections.abc import Callable
+from dataclasses import dataclass
+
+log = logging.getLogger(__name__)
 
 DEFAULT_SAFETY = 0.95
 MIN_GAP_SHARE = 0.75
+WINDOW_S = 1.0  # the service's limit is per second
+MIN_CROSSINGS = 12  # window starts observed before the arc is trusted
+MAX_CROSSINGS = 60  # the arc is learnt from the most recent ones
+MAX_ARC_S = 0.04
+# A thread that wakes later than this after its slot (a busy interpreter) takes another slot: its request
+# could otherwise reach the server in the next window. The rest of the margin is for the way there.
+LATE_SLOT_SHARE = 0.7
+
+
+@dataclass(frozen=True)
+class Grant:
+    """One permission to send: its sequence number (the order of grants) and when it was given."""
+
+    seq: int
+    at: float
+
+
+class WindowPhase:
+    """Where, in the client's clock modulo one window, the server's fixed windows begin.
+
+    Every observed window start is a pair of consecutive grants: the last request of one window (granted
+    at `before`) and the first of the next (granted at `after`). The boundary, as the client's grants see it,
+    lies after the latest `before` and at or before the earliest `after`; where those cross (a request
+    delayed on its way landed in the next window) the overlap is how far arrival times scatter. The arc
+    from one to the other is where a grant must not be. One extreme on each side is left out, so a single
+    request delayed by a busy moment does not keep the limiter from ever locking; the room the grid
+    leaves on both sides of the arc is there for such a request.
+    """
+
+    def __init__(self) -> None:
+        self._crossings: deque[tuple[float, float]] = deque(maxlen=MAX_CROSSINGS)
+
+    def clear(self) -> None:
+        self._crossings.clear()
+
+    def add(self, before: float, after: float) -> None:
+        """Records one window start between two grants (times of the client's clock)."""
+        self._crossings.append((before % WINDOW_S, after % WINDOW_S))
+
+    def arc(self) -> tuple[float, float] | None:
+        """(start, width) in seconds of the phases the boundary can have, once known within MAX_ARC_S."""
+        if len(self._crossings) < MIN_CROSSINGS:
+            return None
+        centre = _circular_mean([b - ((b - a) % WINDOW_S) / 2 for a, b in self._crossings])
+        befores = sorted(_around(a, centre) for a, _ in self._crossings)
+        afters = sorted(_around(b, centre) for _, b in self._crossings)
+        latest_before, earliest_after = befores[-2], afters[1]  # one extreme left out on each side
+        start, end = min(latest_before, earliest_after), max(latest_before, earliest_after)
+        if end - start > MAX_ARC_S:
+            return None
+        return (centre + start) % WINDOW_S, end - start
+
+
+def _around(phase: float, centre: float) -> float:
+    """The phase as an offset from `centre`, in [-half a window, half a window)."""
+    return (phase - centre + WINDOW_S / 2) % WINDOW_S - WINDOW_S / 2
+
+
+def _circular_mean(phases: list[float]) -> float:
+    angle = math.atan2(sum(math.sin(2 * math.pi * p / WINDOW_S) for p in phases),
+                       sum(math.cos(2 * math.pi * p / WINDOW_S) for p in phases))
+    return (angle / (2 * math.pi) * WINDOW_S) % WINDOW_S
+
+
+def _arc_overlaps(arc: tuple[float, float], earlier: float, later: float) -> bool:
+    """Whether the arc (start, width) and the pair's arc (earlier, later] share a phase."""
+    start, width = arc
+    span = (later - earlier) % WINDOW_S
+    offset = (start - earlier) % WINDOW_S  # where the arc starts, seen from `earlier`
+    return offset < span or offset + width > WINDOW_S
+
+
+@dataclass(frozen=True)
+class Grid:
+    """Slots `base + k * step`: `step` = one window / the slots per window."""
+
+    base: float
+    step: float
+    per_window: int
+
+    def slot_at_or_after(self, moment: float) -> float:
+        return self.base + math.ceil((moment - self.base) / self.step - 1e-9) * self.step
+
+    def last_slot_of_window(self, slot: float) -> float:
+        """The last slot of the window `slot` belongs to: a grant up to then still counts in that window."""
+        index = round((slot - self.base) / self.step)
+        return self.base + ((index // self.per_window) * self.per_window + self.per_window - 1) * self.step
+
+    def window_start_at_or_after(self, moment: float) -> float:
+        window = self.step * self.per_window
+        return self.base + math.ceil((moment - self.base) / window - 1e-9) * window
 
 
 class RateLimiter:
@@ -36,32 +146,141 @@ class RateLimiter:
         self.burst = max(1, round(self.rate_per_s)) if self.rate_per_s > 0 else 0
         self.span = self.burst / (self.rate_per_s * safety) if self.rate_per_s > 0 else 0.0
         self.min_gap = MIN_GAP_SHARE / self.rate_per_s if self.rate_per_s > 0 else 0.0
+        self.slots_per_window = math.floor(self.rate_per_s * WINDOW_S + 1e-9) if self.rate_per_s > 0 else 0
         self._clock = clock
         self._sleep = sleep
         self._lock = threading.Lock()
         self._recent: deque[float] = deque(maxlen=self.burst or 1)  # the last `burst` grants
         self._paused_until = 0.0  # set after a 429: nobody sends before this
+        self._seq = 0
+        self._answers: dict[int, tuple[float, int]] = {}  # seq -> (granted at, place in its server window)
+        self._phase = WindowPhase()
+        self._grid: Grid | None = None
+        self._arc = (0.0, 0.0)  # (start, width) of the boundary's phases while locked
+        self._locked_from_seq = 0  # the first grant paced by the grid
+        self._epoch = 0  # bumped whenever the grid changes: reserved slots of an old grid are void
+        self._late_slot_s = 0.0  # how late a thread may still take its slot
+        self._next_slot = 0.0  # the next grid reservation takes a slot at or after this
         self.grants = 0
+        self.locks = 0  # times the limiter locked onto the server's windows
+        self.lost_locks = 0  # times a 429 or a contradicting answer dropped the lock
+        self.late_wakeups = 0  # grid slots given up because their thread woke too late
 
-    def acquire(self) -> None:
-        """Blocks until this thread may send one request."""
+    @property
+    def locked(self) -> bool:
+        """Whether the limiter paces on the server's windows (exactly the limit)."""
+        return self._grid is not None
+
+    def acquire(self) -> Grant:
+        """Blocks until this thread may send one request; pass the Grant to `observe` with the answer."""
         while True:
             with self._lock:
                 now = self._clock()
-                ready_at = self._paused_until
-                if self.rate_per_s > 0 and self._recent:
-                    ready_at = max(ready_at, self._recent[-1] + self.min_gap)
-                if self.rate_per_s > 0 and len(self._recent) == self.burst:
-                    ready_at = max(ready_at, self._recent[0] + self.span)
-                if now >= ready_at:
-                    if self.rate_per_s > 0:
-                        self._recent.append(now)
-                    self.grants += 1
-                    return
-                wait = ready_at - now
-            self._sleep(wait)
+                if self._grid is None:
+                    ready_at = self._span_ready_at()
+                    if now >= ready_at:
+                        return self._grant(now)
+                    wait = ready_at - now
+                else:
+                    grid = self._grid
+                    slot = grid.slot_at_or_after(max(now, self._paused_until, self._next_slot))
+                    self._next_slot = slot + grid.step / 2
+                    epoch = self._epoch
+                    wait = None
+            if wait is not None:
+                self._sleep(wait)
+                continue
+            while (now := self._clock()) < slot:
+                self._sleep(slot - now)
+            with self._lock:
+                if now > grid.last_slot_of_window(slot) + self._late_slot_s:
+                    self.late_wakeups += 1  # its request could reach the next window: take another slot
+                elif epoch == self._epoch and self._paused_until <= slot:
+                    return self._grant(now)
+
+    def _span_ready_at(self) -> float:
+        ready_at = self._paused_until
+        if self.rate_per_s > 0 and self._recent:
+            ready_at = max(ready_at, self._recent[-1] + self.min_gap)
+        if self.rate_per_s > 0 and len(self._recent) == self.burst:
+            ready_at = max(ready_at, self._recent[0] + self.span)
+        return ready_at
+
+    def _grant(self, now: float) -> Grant:
+        if self.rate_per_s > 0:
+            self._recent.append(now)
+        self.grants += 1
+        self._seq += 1
+        return Grant(self._seq, now)
 
     def pause(self, seconds: float) -> None:
-        """Holds every thread back for `seconds` from now (the server said 429)."""
+        """Holds every thread back for `seconds` from now (the server said 429), and drops the lock."""
         with self._lock:
             self._paused_until = max(self._paused_until, self._clock() + max(0.0, seconds))
+            self._unlock("a 429 answer")
+
+    def observe(self, grant: Grant, *, limit: int | None, remaining: int | None) -> None:
+        """Learns from the `RateLimit-Limit`/`RateLimit-Remaining` of the answer to `grant` (not a 429)."""
+        if self.slots_per_window == 0 or limit is None or remaining is None or limit <= 0:
+            return
+        place = limit - remaining  # 1 for the first request of a server window
+        with self._lock:
+            self._answers[grant.seq] = (grant.at, place)
+            for earlier, later in ((grant.seq - 1, grant.seq), (grant.seq, grant.seq + 1)):
+                if earlier in self._answers and later in self._answers:
+                    self._learn(earlier, limit)
+            if len(self._answers) > 1000:
+                oldest_kept = self._seq - 100
+                self._answers = {seq: a for seq, a in self._answers.items() if seq >= oldest_kept}
+
+    def _learn(self, earlier_seq: int, limit: int) -> None:
+        earlier_at, earlier_place = self._answers[earlier_seq]
+        later_at, later_place = self._answers[earlier_seq + 1]
+        if not 0 < later_at - earlier_at < WINDOW_S:
+            return  # a window or more apart: a boundary certainly fell between them, which says nothing
+        if later_place == 1:
+            crossed = True
+        elif later_place == earlier_place + 1:
+            crossed = False
+        else:
+            return  # reordered on the way, or another client shares the address: says nothing
+        if self._grid is not None:
+            if earlier_seq < self._locked_from_seq:
+                return  # granted before the lock, by span pacing: may fall anywhere near the boundary
+            if crossed != _arc_overlaps(self._arc, earlier_at % WINDOW_S, later_at % WINDOW_S):
+                self._unlock("an answer outside the learnt window phase")
+            return
+        if crossed:
+            self._phase.add(earlier_at, later_at)
+            self._try_lock(min(self.slots_per_window, limit))
+
+    def _try_lock(self, per_window: int) -> None:
+        arc = self._phase.arc()
+        step = WINDOW_S / per_window
+        if arc is None or arc[1] > step / 2:
+            return
+        start, width = arc
+        self._arc = arc
+        # The arc sits in the middle of the gap between two slots: as much room for a request that
+        # arrives earlier than its neighbours as for one that arrives later.
+        margin = (step - width) / 2
+        self._late_slot_s = LATE_SLOT_SHARE * margin
+        self._grid = Grid((start + width + margin) % WINDOW_S, step, per_window)
+        self._epoch += 1
+        # Start on a window that no span-paced grant can reach, so that no window gets more than its slots.
+        latest = max(self._recent[-1] if self._recent else 0.0, self._clock())
+        self._next_slot = self._grid.window_start_at_or_after(latest + step)
+        self._locked_from_seq = self._seq + 1
+        self.locks += 1
+        log.info("rate limiter: pacing on the server's windows (boundary within %.0f ms), %d per window",
+                 width * 1000, per_window)
+
+    def _unlock(self, reason: str) -> None:
+        self._phase.clear()
+        self._answers.clear()
+        if self._grid is None:
+            return
+        self._grid = None
+        self._epoch += 1
+        self.lost_locks += 1
+        log.info("rate limiter: back to span pacing after %s", reason)

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 Index = dict[str, tuple[str | None, str | None]]  # id -> (last_update, _deleted_at) in the warehouse
+IDLE_WAIT_S = 0.02  # how long the dlt extract waits on one resource with no page ready
 
 
 class ResourceRead:
@@ -128,11 +129,16 @@ class ResourceRead:
             self.feed.note(f"{self.name}: not read: {self.endpoint.path} needs the '{self.endpoint.scope}' "
                            f"scope and the sync asks for 'read' only (API says: {error.api_message})")
 
-    def _slice_task(self, slice_id: int, since, until, may_split: bool) -> None:
+    @property
+    def threads(self) -> int:
+        """Producer threads of this read still running."""
+        return self._active
+
+    def _slice_task(self, slice_id: int, since, until, first_page: bool) -> None:
         pages = keyset_pages(self.feed.client.get, self.endpoint.path, since, until,
                              page_sizes=self.feed.page_sizes, tag=self.name, cancelled=self._stopped)
         for page in pages:
-            split = self._split(slice_id, page, until) if may_split else None
+            split = self._split(slice_id, page, until, first_page)
             self._put(slice_id, page, split)
             if split:
                 ranges = list(split.items())
@@ -141,21 +147,27 @@ class ResourceRead:
                 pages.close()
                 first_since, first_until = ranges[0][1]
                 return self._slice_task(slice_id, first_since, first_until, False)
-            may_split = False
+            first_page = False
 
-    def _split(self, slice_id: int, page: Page, until) -> dict | None:
-        """After a slice's first page, cut the rest of its range into parallel slices, if it is worth it.
+    def _split(self, slice_id: int, page: Page, until, first_page: bool) -> dict | None:
+        """Cuts the rest of a slice's range into parallel slices, if it is worth it.
 
-        The number of pages left is estimated from the first page's density of records per second; a
-        slice costs at least one request, so a range is only split when each part gets a few pages.
+        After a slice's first page, into up to SPLIT_PARTS; after a later page, in two, when the run has
+        fewer readers than keep the limiter's slots filled (`Feed.wants_reader`: reads that finished early
+        leave the big ones alone near the end of a run). The number of pages left is estimated from the
+        page's density of records per second; a slice costs at least one request (its last, short page),
+        so a range is only split when each part gets a few pages.
         """
         if page.done or page.position is None or not page.records or until - page.position < MIN_SPLIT_RANGE:
+            return None
+        if not first_page and not self.feed.wants_reader():
             return None
         first = parse_timestamp(page.records[0]["lastUpdate"])
         density = len(page.records) / ((page.position - first).total_seconds() + 1)
         pages_left = density * (until - page.position).total_seconds() / max(len(page.records), 1)
+        wanted = (SPLIT_PARTS, 3) if first_page else (2, 3)  # (parts at most, pages per part at least)
         with self._lock:
-            parts = min(SPLIT_PARTS, MAX_SLICES - self._next_slice + 1, int(pages_left // 3))
+            parts = min(wanted[0], MAX_SLICES - self._next_slice + 1, int(pages_left // wanted[1]))
             if parts < 2:
                 return None
             ranges = split_range(page.position, until, parts)
@@ -212,16 +224,21 @@ class ResourceRead:
             return self.index.get(record["id"]) == (last_update, deleted_at_of(record))
         return last_update is not None and self.prev_overlap.get(record["id"]) == last_update
 
-    def take(self, max_pages: int, deadline: float) -> Iterator[list[dict]]:
-        """Rows of the next pages, until `max_pages`, the deadline, the end of the read, or a failure."""
+    def take(self, max_pages: int, deadline: float) -> Iterator[list[dict] | None]:
+        """Rows of the next pages, until `max_pages`, the deadline, the end of the read, or a failure.
+
+        Yields None when no page is waiting: dlt's round robin then moves on to the other resources
+        instead of waiting here while their pages pile up (and would all be loaded after the last request).
+        """
         taken = 0
         while not self.completed and taken < max_pages and not self.feed.stopping:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 return
             try:
-                item = self.queue.get(timeout=min(remaining, 0.25))
+                item = self.queue.get(timeout=min(remaining, IDLE_WAIT_S))
             except queue.Empty:
+                yield None
                 continue
             if item[0] == "error":
                 self.feed.fail(item[1])

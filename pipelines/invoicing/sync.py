@@ -33,8 +33,12 @@ from pipelines.invoicing.warehouse import (
 PIPELINE_NAME = "invoicing"
 DATASET_NAME = "invoicing_raw"
 CHUNK_PAGES = 200  # pages per resource per load: 20,000 records at most between two commits
-CHUNK_SECONDS = 60.0
+CHUNK_SECONDS = 20.0  # the last load, after the last request, holds about this much reading
 PROGRESS_EVERY_S = 2.0
+# dlt's normalizer turns this many rows into one Arrow batch in a single call that holds the GIL: at its
+# default (5,000) the reading threads stall for up to half a second, miss their turn at the rate limiter
+# and may reach the service late enough to fall into the next one-second window.
+NORMALIZE_BUFFER_ROWS = 500
 
 
 @dataclass
@@ -54,6 +58,7 @@ class SyncReport:
     load_s: float = 0.0
     wall_s: float = 0.0
     notes: list[str] = field(default_factory=list)
+    limiter: dict[str, int] = field(default_factory=dict)  # pacing: locks onto the server's windows etc.
 
     @property
     def total_requests(self) -> int:
@@ -98,6 +103,13 @@ def _selection(resources: list[str] | None) -> list[str]:
     if EVENTS.name in names and "supplier_documents" not in names:
         names.append("supplier_documents")  # events are read with the documents, committed with them
     return names
+
+
+def _limit_normalize_buffer() -> None:
+    """Sets `normalize.data_writer.buffer_max_items` to NORMALIZE_BUFFER_ROWS unless configured."""
+    key = "normalize.data_writer.buffer_max_items"
+    if dlt.config.get(key) is None:
+        dlt.config[key] = NORMALIZE_BUFFER_ROWS
 
 
 def _finish_pending(pipeline: dlt.Pipeline) -> None:
@@ -149,6 +161,7 @@ def run_sync(
     `Feed.progress()` (per resource: pages, records, rows, requests, requests_per_s, done).
     """
     started = time.monotonic()
+    _limit_normalize_buffer()
     names = _selection(resources)
     base_url, client_id, client_secret = resolve_settings(base_url, client_id, client_secret)
     client = InvoicingClient(base_url, client_id, client_secret, rate_limit_per_s=rate_limit_per_s)
@@ -223,6 +236,9 @@ def _fill_traffic(report: SyncReport, feed: Feed) -> None:
     report.pages = {name: read.pages for name, read in feed.reads.items()}
     report.records_read = {name: read.records_read for name, read in feed.reads.items()}
     report.notes = list(feed.notes)
+    limiter = feed.client.limiter
+    report.limiter = {"window_locks": limiter.locks, "lost_locks": limiter.lost_locks,
+                      "late_wakeups": limiter.late_wakeups}
 
 
 def _tick(feed: Feed, progress: Callable[[dict[str, dict]], None], stop: threading.Event) -> None:

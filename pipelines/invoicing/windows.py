@@ -22,8 +22,8 @@ from pipelines.invoicing.dates import format_timestamp, parse_timestamp
 from pipelines.invoicing.settings import WINDOW_LAG_S, WINDOW_OVERLAP_S
 
 SPLIT_PARTS = 8
-MAX_SLICES = 16
-MIN_SPLIT_RANGE = timedelta(minutes=1)
+MAX_SLICES = 32
+MIN_SPLIT_RANGE = timedelta(seconds=10)
 
 
 @dataclass

@@ -1,0 +1,186 @@
+"""The limiter against simulated servers: fixed one-second windows (as the sandbox counts), sliding windows.
+
+Each simulated server counts arrivals (grant time + a delay drawn per request) the way a real limiter
+would, independently of the limiter under test, and answers what `RateLimit-Remaining` would say.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections import Counter
+
+import httpx
+from invoicing_fakes import BASE_URL, CLIENT_ID, CLIENT_SECRET, FakeClock
+
+from pipelines.invoicing.client import InvoicingClient
+from pipelines.invoicing.ratelimit import MAX_ARC_S, RateLimiter, WindowPhase
+
+LIMIT = 10
+
+
+class FixedWindowServer:
+    """Counts arrivals in windows [phase + k, phase + k + 1), like the sandbox (phase 0 there)."""
+
+    def __init__(self, phase: float, delay=lambda: 0.001) -> None:
+        self.phase = phase
+        self.delay = delay
+        self.counts: Counter[int] = Counter()
+        self.refused = 0
+
+    def place(self, granted_at: float) -> int:
+        window = math.floor(granted_at + self.delay() - self.phase)
+        self.counts[window] += 1
+        if self.counts[window] > LIMIT:
+            self.refused += 1
+        return self.counts[window]
+
+
+class SlidingWindowServer:
+    """At most LIMIT arrivals in any one-second span (a sliding log)."""
+
+    def __init__(self) -> None:
+        self.arrivals: list[float] = []
+        self.refused = 0
+
+    def place(self, granted_at: float) -> int:
+        arrival = granted_at + 0.001
+        self.arrivals.append(arrival)
+        place = sum(1 for a in self.arrivals[-3 * LIMIT:] if arrival - 1.0 < a <= arrival)
+        self.refused += place > LIMIT
+        return place
+
+
+def drive(limiter: RateLimiter, server, requests: int) -> list[float]:
+    """One request after another through `limiter`, answered by `server`; returns the grant times."""
+    grants = []
+    for _ in range(requests):
+        grant = limiter.acquire()
+        grants.append(grant.at)
+        place = server.place(grant.at)
+        if place > LIMIT:
+            limiter.pause(1.0)
+        else:
+            limiter.observe(grant, limit=LIMIT, remaining=LIMIT - place)
+    return grants
+
+
+def test_locks_onto_fixed_windows_then_fills_each_with_exactly_the_limit():
+    for phase in (0.0, 0.37, 0.999):
+        rng = random.Random(phase)
+        clock = FakeClock()
+        limiter = RateLimiter(10, clock=clock, sleep=clock.sleep)
+        server = FixedWindowServer(phase, delay=lambda: 0.001 + rng.random() * 0.02)
+        grants = drive(limiter, server, 600)
+        assert server.refused == 0
+        assert limiter.locked and limiter.locks == 1 and limiter.lost_locks == 0
+        locked_from = 1000.0 + 20  # learning takes about 12 windows at the safe pace
+        full_windows = [w for w in server.counts if locked_from <= w + phase < grants[-1] - 1]
+        assert full_windows and all(server.counts[w] == LIMIT for w in full_windows)
+        paced = [g for g in grants if g >= locked_from]
+        assert (len(paced) - 1) / (paced[-1] - paced[0]) > 9.95
+
+
+def test_stays_at_the_safe_pace_against_a_server_that_counts_sliding_windows():
+    clock = FakeClock()
+    limiter = RateLimiter(10, clock=clock, sleep=clock.sleep)
+    server = SlidingWindowServer()
+    grants = drive(limiter, server, 300)
+    assert server.refused == 0
+    assert limiter.locks == 0
+    assert 9.3 <= (len(grants) - 1) / (grants[-1] - grants[0]) <= 9.6
+
+
+def test_a_429_drops_the_lock_and_the_limiter_learns_again():
+    clock = FakeClock()
+    limiter = RateLimiter(10, clock=clock, sleep=clock.sleep)
+    server = FixedWindowServer(0.5)
+    drive(limiter, server, 250)
+    assert limiter.locked
+    limiter.pause(1.0)
+    assert not limiter.locked and limiter.lost_locks == 1
+    drive(limiter, server, 250)
+    assert limiter.locked and limiter.locks == 2
+    assert server.refused == 0
+
+
+def test_a_server_whose_windows_move_is_followed_with_at_most_one_refusal():
+    clock = FakeClock()
+    limiter = RateLimiter(10, clock=clock, sleep=clock.sleep)
+    server = FixedWindowServer(0.2)
+    drive(limiter, server, 250)
+    assert limiter.locked
+    server.phase = 0.7  # e.g. the service restarted its limiter
+    drive(limiter, server, 400)
+    assert server.refused <= 1
+    assert limiter.lost_locks >= 1 and limiter.locked
+    last_windows = sorted(server.counts)[-10:-1]
+    assert all(server.counts[w] == LIMIT for w in last_windows)
+
+
+def test_a_thread_that_wakes_too_late_for_its_window_takes_a_later_slot():
+    clock = FakeClock()
+    late_sleeps = iter([0.0] * 200 + [0.35, 0.0, 0.0, 0.6] * 50)
+
+    def sleep(seconds: float) -> None:  # some wake-ups come very late (a busy interpreter)
+        clock.sleep(seconds + next(late_sleeps, 0.0))
+
+    limiter = RateLimiter(10, clock=clock, sleep=sleep)
+    server = FixedWindowServer(0.3)
+    drive(limiter, server, 500)
+    assert server.refused == 0
+    assert max(server.counts.values()) == LIMIT
+    assert limiter.late_wakeups > 0
+
+
+def test_window_phase_is_the_arc_between_the_last_before_and_the_first_after_a_boundary():
+    phase = WindowPhase()
+    # Boundaries at phase 0.000: the last request of a window granted 5-40 ms before it, the first of the
+    # next 3-60 ms after; one request was delayed so much that it crossed though granted 10 ms before.
+    befores = [-0.040, -0.005, -0.020, -0.012, -0.030, -0.008, -0.025, -0.006, -0.015, -0.018, -0.022, -0.035]
+    afters = [0.050, 0.010, 0.003, 0.060, 0.020, -0.010, 0.030, 0.008, 0.045, 0.015, 0.025, 0.040]
+    for index, (before, after) in enumerate(zip(befores, afters)):
+        phase.add(100 + index + before, 100 + index + after)
+    start, width = phase.arc()
+    # one extreme left out on each side: latest before -0.006 (not -0.005), earliest after 0.003 (not -0.010)
+    assert math.isclose(start, 1.0 - 0.006, abs_tol=1e-9)
+    assert math.isclose(width, 0.009, abs_tol=1e-9)
+    assert width <= MAX_ARC_S
+
+
+def test_window_phase_refuses_an_arc_too_wide_to_pace_on():
+    scattered = WindowPhase()  # arrivals scatter over 100 ms: requests granted 50 ms apart land either side
+    for index in range(12):
+        scattered.add(100 + index + 0.005 * index, 100 + index + 0.060 - 0.010 * index)
+    assert scattered.arc() is None
+    unsampled = WindowPhase()  # every boundary fell in a gap of 120 ms between two grants: not known closer
+    for index in range(12):
+        unsampled.add(100 + index - 0.060, 100 + index + 0.060)
+    assert unsampled.arc() is None
+    for _ in range(2):  # two boundaries bracketed closely: known within 15 ms
+        unsampled.add(112.0 - 0.010, 112.0 + 0.005)
+    assert math.isclose(unsampled.arc()[1], 0.015, abs_tol=1e-9)
+
+
+def test_the_client_feeds_every_answer_to_the_limiter_and_locks_without_a_429():
+    clock = FakeClock()
+    server = FixedWindowServer(0.61)
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        place = server.place(clock.t)
+        headers = {"RateLimit-Limit": str(LIMIT), "RateLimit-Remaining": str(max(0, LIMIT - place)),
+                   "RateLimit-TTL": "1"}
+        if place > LIMIT:
+            return httpx.Response(429, json={"error": "too many requests", "code": 429}, headers=headers)
+        if request.url.path.endswith("/oauth2/token"):
+            return httpx.Response(200, json={"access_token": "t", "expires_in": 3600}, headers=headers)
+        return httpx.Response(200, json={"data": {"id": "u1"}}, headers=headers)
+
+    client = InvoicingClient(BASE_URL, CLIENT_ID, CLIENT_SECRET, transport=httpx.MockTransport(handler),
+                             clock=clock, sleep=clock.sleep)
+    with client:
+        for _ in range(300):
+            client.get("/me")
+    assert server.refused == 0
+    assert client.limiter.locked
+    assert client.stats.snapshot()["throttled"] == {}
