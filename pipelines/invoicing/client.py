@@ -156,16 +156,19 @@ class InvoicingClient:
         failures = 0
         throttles = 0
         while True:
-            self.stats.count(self.stats.requests, tag)
             try:
-                response = self._http.request(method, path, auth=auth, **kwargs)
+                response: httpx.Response | None = self._http.request(method, path, auth=auth, **kwargs)
             except httpx.TransportError as error:
+                response, failure = None, error
+            # counted once made, not while waiting for the limiter: the progress shows the real pace
+            self.stats.count(self.stats.requests, tag)
+            if response is None:
                 failures += 1
                 allowed = self.max_retries if self._contacted else min(self.max_retries, RETRIES_BEFORE_FIRST_CONTACT)
                 if failures > allowed:
                     raise InvoicingApiError(
                         "unreachable", f"{endpoint} at {self.base_url}",
-                        detail=f"{type(error).__name__}: {error} (after {failures} attempts)",
+                        detail=f"{type(failure).__name__}: {failure} (after {failures} attempts)",
                     ) from None
                 self.stats.count(self.stats.retried, tag)
                 self._sleep(self._backoff(failures))
