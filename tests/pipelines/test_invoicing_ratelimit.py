@@ -91,12 +91,18 @@ def test_stays_at_the_safe_pace_against_a_server_that_counts_sliding_windows():
     assert 9.3 <= (len(grants) - 1) / (grants[-1] - grants[0]) <= 9.6
 
 
-def test_a_429_drops_the_lock_and_the_limiter_learns_again():
+def locked_limiter(phase: float) -> tuple[RateLimiter, FixedWindowServer]:
+    """A limiter that has paced 250 requests against a fixed-window server, and locked onto its windows."""
     clock = FakeClock()
     limiter = RateLimiter(10, clock=clock, sleep=clock.sleep)
-    server = FixedWindowServer(0.5)
+    server = FixedWindowServer(phase)
     drive(limiter, server, 250)
     assert limiter.locked
+    return limiter, server
+
+
+def test_a_429_drops_the_lock_and_the_limiter_learns_again():
+    limiter, server = locked_limiter(0.5)
     limiter.pause(1.0)
     assert not limiter.locked and limiter.lost_locks == 1
     drive(limiter, server, 250)
@@ -105,11 +111,7 @@ def test_a_429_drops_the_lock_and_the_limiter_learns_again():
 
 
 def test_a_server_whose_windows_move_is_followed_with_at_most_one_refusal():
-    clock = FakeClock()
-    limiter = RateLimiter(10, clock=clock, sleep=clock.sleep)
-    server = FixedWindowServer(0.2)
-    drive(limiter, server, 250)
-    assert limiter.locked
+    limiter, server = locked_limiter(0.2)
     server.phase = 0.7  # e.g. the service restarted its limiter
     drive(limiter, server, 400)
     assert server.refused <= 1
