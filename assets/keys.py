@@ -5,37 +5,17 @@ from __future__ import annotations
 
 from dagster import AssetKey
 
+from pipelines.invoicing.settings import ENDPOINTS, EVENTS, RESOURCE_NAMES
+
 RAW_DATASET = "invoicing_raw"
 
-# The raw tables of docs/resources.md, one per API resource. Child tables (documents__lines, ...)
-# are loaded with their parent and belong to the parent's asset.
-RAW_TABLES: tuple[str, ...] = (
-    "user",
-    "portal",
-    "customers",
-    "items",
-    "documents",
-    "transactions",
-    "transaction_usages",
-    "suppliers",
-    "supplier_documents",
-    "supplier_document_events",
-    "webhooks",
-)
+# One raw table per API resource (docs/resources.md), as the extraction names them. Child tables
+# (documents__lines, ...) are loaded with their parent and belong to the parent's asset.
+RAW_TABLES: tuple[str, ...] = RESOURCE_NAMES
 
 # What each raw table is read from, shown on the asset so the graph starts at the API.
 RAW_TABLE_ENDPOINTS: dict[str, str] = {
-    "user": "GET /me",
-    "portal": "GET /portal",
-    "customers": "GET /customers",
-    "items": "GET /items",
-    "documents": "GET /documents",
-    "transactions": "GET /transactions",
-    "transaction_usages": "GET /transaction-usages",
-    "suppliers": "GET /suppliers",
-    "supplier_documents": "GET /supplier-documents",
-    "supplier_document_events": "GET /supplier-documents/{id}/events",
-    "webhooks": "GET /webhooks",
+    endpoint.name: f"GET {endpoint.path}" for endpoint in (*ENDPOINTS.values(), EVENTS)
 }
 
 

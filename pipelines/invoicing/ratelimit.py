@@ -161,7 +161,6 @@ class RateLimiter:
         self._epoch = 0  # bumped whenever the grid changes: reserved slots of an old grid are void
         self._late_slot_s = 0.0  # how late a thread may still take its slot
         self._next_slot = 0.0  # the next grid reservation takes a slot at or after this
-        self.grants = 0
         self.locks = 0  # times the limiter locked onto the server's windows
         self.lost_locks = 0  # times a 429 or a contradicting answer dropped the lock
         self.late_wakeups = 0  # grid slots given up because their thread woke too late
@@ -209,7 +208,6 @@ class RateLimiter:
     def _grant(self, now: float) -> Grant:
         if self.rate_per_s > 0:
             self._recent.append(now)
-        self.grants += 1
         self._seq += 1
         return Grant(self._seq, now)
 

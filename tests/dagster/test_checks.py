@@ -19,6 +19,8 @@ from dagster import (
     define_asset_job,
 )
 
+from dagster_expectations import SPEC_RAW_TABLES
+
 from assets.checks import (
     build_mart_key_checks,
     documents_customers_exist,
@@ -56,22 +58,7 @@ def _run_checks(
     }
 
 
-# docs/resources.md, "Raw tables".
-RAW_TABLES = [
-    "user",
-    "portal",
-    "customers",
-    "items",
-    "documents",
-    "transactions",
-    "transaction_usages",
-    "suppliers",
-] + [
-    "supplier_documents",
-    "supplier_document_events",
-    "webhooks",
-]
-RAW_KEYS = [AssetKey(["invoicing_raw", table]) for table in RAW_TABLES]
+RAW_KEYS = [AssetKey(["invoicing_raw", table]) for table in SPEC_RAW_TABLES]
 
 
 def test_ids_unique_fails_on_a_duplicate_id_and_only_there(tmp_path):
@@ -87,7 +74,7 @@ def test_ids_unique_fails_on_a_duplicate_id_and_only_there(tmp_path):
     )
     clean = _run_checks(warehouse, raw_ids_unique, RAW_KEYS)
     assert clean[("invoicing_raw/customers", "ids_unique")] is True
-    assert len(clean) == len(RAW_TABLES)  # one check per raw table, absent tables pass
+    assert len(clean) == len(SPEC_RAW_TABLES)  # one check per raw table, absent tables pass
 
     with duckdb.connect(warehouse.path) as connection:
         connection.execute("insert into invoicing_raw.customers values ('c2', 'Bo again')")
