@@ -165,9 +165,9 @@ class ResourceRead:
         first = parse_timestamp(page.records[0]["lastUpdate"])
         density = len(page.records) / ((page.position - first).total_seconds() + 1)
         pages_left = density * (until - page.position).total_seconds() / max(len(page.records), 1)
-        wanted = (SPLIT_PARTS, 3) if first_page else (2, 3)  # (parts at most, pages per part at least)
+        most_parts = SPLIT_PARTS if first_page else 2
         with self._lock:
-            parts = min(wanted[0], MAX_SLICES - self._next_slice + 1, int(pages_left // wanted[1]))
+            parts = min(most_parts, MAX_SLICES - self._next_slice + 1, int(pages_left // 3))  # 3+ pages each
             if parts < 2:
                 return None
             ranges = split_range(page.position, until, parts)
