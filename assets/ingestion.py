@@ -1,19 +1,14 @@
-"""Ingestion: one Dagster asset per raw table, all produced by one dlt-backed multi-asset.
+"""Ingestion: one Dagster asset per raw table, all produced by one multi-asset that runs `run_sync`.
 
-`@dlt_assets` (dagster-dlt) builds the asset specs from the `invoicing` dlt source through a
-translator (keys `invoicing_raw/<table>`, group `invoicing_raw`, kinds dlt + duckdb). The body does
-not call `DagsterDltResource.run`, which performs one `pipeline.run` of the whole source: the sync
-reads frozen windows and commits them in chunks (several `pipeline.run` calls, each with its
-state), so the body calls `run_sync` for exactly the selected endpoints and then reports, per
-selected table, the rows loaded and the table's schema as DuckDB holds it.
+The specs are declared from the extraction's catalogue (one per resource: key `invoicing_raw/<table>`,
+group `invoicing_raw`, kinds dlt + duckdb). The body calls `run_sync` for exactly the selected
+endpoints (frozen windows committed in chunks, each with its dlt state) and then reports, per
+selected table, the rows loaded and the table's schema as DuckDB holds it (warehouse_engine.raw_tables).
 """
 
-import tempfile
 import time
 from collections.abc import Iterator
-from pathlib import Path
 
-import dlt
 from dagster import (
     AssetExecutionContext,
     AssetKey,
@@ -25,16 +20,16 @@ from dagster import (
     TableColumn,
     TableColumnConstraints,
     TableSchema,
+    multi_asset,
 )
-from dagster_dlt import DagsterDltTranslator, dlt_assets
-from dagster_dlt.translator import DltResourceTranslatorData
 from pydantic import Field
 
-from assets.keys import RAW_DATASET, RAW_TABLE_ENDPOINTS, RAW_TABLES, raw_asset_key
+from assets.keys import RAW_TABLE_ENDPOINTS, RAW_TABLES, raw_asset_key
 from assets.resources import InvoicingApiResource, WarehouseResource
-from pipelines.invoicing import invoicing
 from pipelines.invoicing.errors import InvoicingApiError
 from pipelines.invoicing.sync import SyncReport, make_pipeline, run_sync
+from warehouse_engine.names import RAW_DATASET
+from warehouse_engine.raw_tables import child_tables, table_columns, table_row_count
 
 INGESTION_GROUP = RAW_DATASET
 # InvoicingApiError kinds that a retry cannot fix (the others: unreachable, server, rate_limited,
@@ -52,90 +47,29 @@ class SyncConfig(Config):
     full_refresh: bool = Field(default=False, description="re-read every endpoint from the beginning")
 
 
-def raw_table_of_resource(resource) -> str:
-    """The raw table a dlt resource loads into (its table name, else its resource name)."""
-    table_name = resource.table_name
-    return table_name if isinstance(table_name, str) else resource.name
-
-
-class InvoicingDltTranslator(DagsterDltTranslator):
-    """Maps each dlt resource of the `invoicing` source to the asset of its raw table."""
-
-    def get_asset_spec(self, data: DltResourceTranslatorData) -> AssetSpec:
-        """Key `invoicing_raw/<table>`, group `invoicing_raw`, kinds dlt + duckdb, no upstream keys."""
-        table = raw_table_of_resource(data.resource)
-        endpoint = RAW_TABLE_ENDPOINTS.get(table, "the Invoicing API v2")
-        return (
-            super()
-            .get_asset_spec(data)
-            .replace_attributes(
-                key=raw_asset_key(table),
-                group_name=INGESTION_GROUP,
-                deps=[],
-                kinds={"dlt", "duckdb"},
-                description=f"Raw `{RAW_DATASET}.{table}`, synced incrementally from {endpoint}.",
-            )
-            .merge_attributes(
-                metadata={"api_endpoint": endpoint, "dagster/table_name": f"{RAW_DATASET}.{table}"}
-            )
-        )
-
-
-# Only for the asset specs: which resources exist and their names. The run builds its own source
-# and pipeline from the resources' settings inside run_sync, so these placeholders never reach the
-# network, and the spec pipeline's working folder is a temporary one (loading the definitions
-# writes nothing beside the warehouse).
-_SPEC_SOURCE = invoicing(base_url="http://127.0.0.1:9/api/v2", client_id="unset", client_secret="unset")
-_SPEC_PIPELINE = dlt.pipeline(
-    pipeline_name="invoicing_dagster_specs",
-    destination="duckdb",
-    dataset_name=RAW_DATASET,
-    pipelines_dir=str(Path(tempfile.gettempdir()) / "invoicing-warehouse-dlt-specs"),
-)
+def raw_table_spec(table: str) -> AssetSpec:
+    """The asset of one raw table: no upstream asset, loaded by dlt into DuckDB from its endpoint."""
+    endpoint = RAW_TABLE_ENDPOINTS.get(table, "the Invoicing API v2")
+    return AssetSpec(
+        key=raw_asset_key(table),
+        group_name=INGESTION_GROUP,
+        kinds={"dlt", "duckdb"},
+        description=f"Raw `{RAW_DATASET}.{table}`, synced incrementally from {endpoint}.",
+        metadata={"api_endpoint": endpoint, "dagster/table_name": f"{RAW_DATASET}.{table}"},
+    )
 
 
 def table_schema(connection, table: str) -> TableSchema:
     """The columns of `invoicing_raw.<table>` as DuckDB holds them (empty if the table is absent)."""
-    rows = connection.execute(
-        "select column_name, data_type, is_nullable = 'YES' from information_schema.columns "
-        "where table_schema = ? and table_name = ? order by ordinal_position",
-        [RAW_DATASET, table],
-    ).fetchall()
     return TableSchema(
         columns=[
             TableColumn(name=name, type=data_type, constraints=TableColumnConstraints(nullable=nullable))
-            for name, data_type, nullable in rows
+            for name, data_type, nullable in table_columns(connection, table)
         ]
     )
 
 
-def child_tables(connection, table: str) -> list[str]:
-    """The child tables dlt made from `table`'s nested lists (`documents__lines`, ...)."""
-    rows = connection.execute(
-        "select table_name from information_schema.tables where table_schema = ? "
-        "and starts_with(table_name, ?) order by table_name",
-        [RAW_DATASET, f"{table}__"],
-    ).fetchall()
-    return [name for (name,) in rows]
-
-
-def table_row_count(connection, table: str) -> int | None:
-    """Rows now in `invoicing_raw.<table>`, None if the table does not exist yet."""
-    exists = connection.execute(
-        "select count(*) from information_schema.tables where table_schema = ? and table_name = ?",
-        [RAW_DATASET, table],
-    ).fetchone()[0]
-    if not exists:
-        return None
-    return connection.execute(f'select count(*) from {RAW_DATASET}."{table}"').fetchone()[0]
-
-
-@dlt_assets(
-    dlt_source=_SPEC_SOURCE,
-    dlt_pipeline=_SPEC_PIPELINE,
-    name="invoicing_raw",
-    dagster_dlt_translator=InvoicingDltTranslator(),
-)
+@multi_asset(specs=[raw_table_spec(table) for table in RAW_TABLES], name="invoicing_raw", can_subset=True)
 def invoicing_raw_assets(
     context: AssetExecutionContext,
     config: SyncConfig,

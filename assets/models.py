@@ -20,7 +20,8 @@ from dagster import (
 
 from assets.keys import relation_asset_key
 from assets.resources import WarehouseResource
-from invoicing_warehouse.sql_runner import SQL_DIR, SqlModel, build_model, discover_models
+from warehouse_engine.names import RAW_DATASET
+from warehouse_engine.sql_runner import SQL_DIR, SqlModel, build_model, discover_models
 
 
 def model_asset_key(model: SqlModel) -> AssetKey:
@@ -45,7 +46,7 @@ def _upstream_keys(model: SqlModel, model_keys: set[str]) -> list[AssetKey]:
         if key is None:
             continue
         schema = relation.split(".", 1)[0]
-        if schema != "invoicing_raw" and relation not in model_keys:
+        if schema != RAW_DATASET and relation not in model_keys:
             raise ValueError(
                 f"SQL model {model.key} ({model.path}) reads {relation}, which is neither a raw table "
                 "nor another SQL model"

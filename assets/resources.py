@@ -15,7 +15,8 @@ import duckdb
 from dagster import ConfigurableResource, EnvVar
 from pydantic import Field
 
-DEFAULT_WAREHOUSE_PATH = "data/warehouse.duckdb"
+from warehouse_engine.names import DEFAULT_WAREHOUSE_PATH
+
 WAREHOUSE_PATH_ENV = "INVOICING_WAREHOUSE_PATH"
 API_ENV = {
     "base_url": "SOURCES__INVOICING__BASE_URL",

@@ -21,11 +21,11 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))  # tests.support holds the scenarios shared with the test suite
+sys.path.insert(0, str(ROOT))  # harness/ holds the scenarios shared with the test suite
 
-from tests.support.bad_input_cases import BadInputSuite, format_table
-from tests.support.chaos_run import ChaosSettings, format_outcomes, run_chaos_seed
-from tests.support.crash_run import CrashSettings, format_crash_outcomes, run_crash_seed
+from harness.bad_input_cases import BadInputSuite, format_table
+from harness.chaos_run import ChaosSettings, format_outcomes, run_chaos_seed
+from harness.crash_run import CrashSettings, format_crash_outcomes, run_crash_seed
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:

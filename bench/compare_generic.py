@@ -12,7 +12,7 @@ the other, each in a child process of its own (so the client never shares an int
   incremental sync.
 
 Requests and 429s are counted by the server (`sb.stats`). After each sync every raw table is compared by id
-with the sandbox's records (`bench/ground_truth.py`). The limit of each scenario is the minimum number of
+with the sandbox's records (`harness/warehouse_truth.py`, by id). The limit of each scenario is the minimum number of
 requests the data needs divided by the rate limit. Each finished row is appended to a JSON-lines file under
 `bench/out/` at once, so an interrupted long run keeps what it measured.
 """
@@ -39,6 +39,7 @@ if str(ROOT) not in sys.path:  # run as a script from anywhere: the project's pa
     sys.path.insert(0, str(ROOT))
 
 from bench import ground_truth  # noqa: E402
+from harness.warehouse_truth import check_warehouse  # noqa: E402
 from bench.contenders import CONTENDERS, run_contender  # noqa: E402
 
 SCENARIOS = ("full", "incremental", "mutating")
@@ -205,7 +206,7 @@ class Bench:
                 if mutating:
                     sb.stop_mutations()
         after = dict(sb.stats)
-        checks = [] if error else ground_truth.check_warehouse(db_path, self.snapshot(sb))
+        checks = [] if error else check_warehouse(db_path, self.snapshot(sb))
         row = Row(
             scenario=scenario, contender=contender, repeat=repeat, scale=self.args.scale,
             wall_s=result.get("wall_s", 0.0),

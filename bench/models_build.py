@@ -21,11 +21,9 @@ import duckdb
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(REPO / "tests" / "models"))
 
-from model_raw_tables import create_raw_tables
-
-from invoicing_warehouse.sql_runner import build_models
+from harness.model_raw_tables import create_raw_tables  # noqa: E402
+from warehouse_engine.sql_runner import build_models  # noqa: E402
 
 # kind by a per-document roll 0-99: 0-69 invoice, 70-74 free credit note, 75-77 proforma, 78-79 deposit,
 # 80-84 draft, 85-89 superseded (CANCELED) version, 90-99 quotation.

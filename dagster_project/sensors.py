@@ -1,10 +1,10 @@
 """Sensors: publish the readers' snapshot of the warehouse after every successful writing run
-(see invoicing_warehouse/publish.py for why readers never open the warehouse itself)."""
+(see warehouse_engine/publish.py for why readers never open the warehouse itself)."""
 
 from dagster import DagsterRunStatus, RunStatusSensorContext, SkipReason, run_status_sensor
 
 from assets.resources import WarehouseResource
-from invoicing_warehouse.publish import publish_snapshot
+from warehouse_engine.publish import publish_snapshot
 
 
 def build_publish_sensor(writing_jobs: list):

@@ -13,7 +13,7 @@ import sys
 import time
 from pathlib import Path
 
-from assets.resources import DEFAULT_WAREHOUSE_PATH
+from warehouse_engine.names import DEFAULT_WAREHOUSE_PATH
 
 DEFAULT_SCALE = 2000
 DEMO_JOB = "sync_job"
@@ -90,7 +90,7 @@ def run(args: argparse.Namespace) -> int:
 
     from assets.resources import InvoicingApiResource, WarehouseResource
     from dagster_project.definitions import build_definitions
-    from invoicing_warehouse.publish import publish_snapshot
+    from warehouse_engine.publish import publish_snapshot
     from invoicing_warehouse.report import render_report
     from sandbox.config import SandboxConfig
     from sandbox.server import SandboxServer

@@ -10,16 +10,17 @@ from pathlib import Path
 
 import duckdb
 
-from invoicing_warehouse.publish import publish_snapshot
-from invoicing_warehouse.sql_runner import (
+from warehouse_engine.publish import publish_snapshot
+from warehouse_engine.sql_runner import (
     MissingRawTableError,
     ModelDefinitionError,
     SqlModel,
     build_models,
     today_utc,
 )
+from warehouse_engine.names import DEFAULT_WAREHOUSE_PATH
 
-DEFAULT_WAREHOUSE = Path("data/warehouse.duckdb")
+DEFAULT_WAREHOUSE = Path(DEFAULT_WAREHOUSE_PATH)
 
 
 def _as_of_date(text: str) -> date:

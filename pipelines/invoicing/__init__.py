@@ -1,7 +1,8 @@
 """The dlt source `invoicing`: every resource of an Invoicing API v2 portal, merged on `id`.
 
-Settings (dlt conventions): `sources.invoicing.base_url`, `client_id`, `client_secret` (secret), from
-`.dlt/config.toml`, `.dlt/secrets.toml` or SOURCES__INVOICING__BASE_URL / _CLIENT_ID / _CLIENT_SECRET.
+Settings (dlt conventions, resolved in one place: credentials.py): `sources.invoicing.base_url`,
+`client_id`, `client_secret` (secret), from `.dlt/config.toml`, `.dlt/secrets.toml` or
+SOURCES__INVOICING__BASE_URL / _CLIENT_ID / _CLIENT_SECRET.
 `pipelines.invoicing.sync.run_sync` runs it in resumable chunks; `pipeline.run(invoicing())` works too
 (one load for the whole run).
 """
@@ -11,10 +12,10 @@ from __future__ import annotations
 from typing import Any
 
 import dlt
-from dlt.common.typing import TSecretStrValue
 from dlt.extract.resource import DltResource
 
 from pipelines.invoicing.client import InvoicingClient
+from pipelines.invoicing.credentials import resolve_settings
 from pipelines.invoicing.feed import Feed
 from pipelines.invoicing.settings import ENDPOINTS, EVENTS, Endpoint
 
@@ -41,9 +42,10 @@ def _save_state(feed: Feed, name: str, state: dict) -> None:
 
 def _endpoint_resource(feed: Feed, endpoint: Endpoint) -> DltResource:
     def rows():
+        if endpoint.name not in feed.reads:
+            # standalone: nothing started this read; run_sync starts every read before the first load
+            feed.start(dlt.current.source_state(), [endpoint.name])
         state = dlt.current.resource_state()
-        feed.page_sizes.remember(dlt.current.source_state().get("page_sizes"))
-        feed.read(endpoint.name, dict(state))
         for batch in feed.take(endpoint.name):
             _save_state(feed, endpoint.name, state)
             yield batch
@@ -65,20 +67,17 @@ def _events_transformer(feed: Feed, parent: DltResource) -> DltResource:
 
 
 @dlt.source(name="invoicing", section="invoicing", max_table_nesting=2)
-def invoicing(
-    base_url: str = dlt.config.value,
-    client_id: str = dlt.config.value,
-    client_secret: TSecretStrValue = dlt.secrets.value,
-    rate_limit_per_s: float = 10.0,
-    feed: Any = None,
-) -> list[DltResource]:
+def invoicing(rate_limit_per_s: float = 10.0, feed: Any = None) -> list[DltResource]:
     """Every resource of the portal as dlt resources (tables of docs/resources.md, dataset invoicing_raw).
 
-    `feed` is internal: `run_sync` passes the run's Feed so that reads continue across its chunks.
-    Without it, the source reads with its own client when dlt first iterates it.
+    `feed` is internal: `run_sync` passes the run's Feed (reads started, settings resolved) so that reads
+    continue across its chunks. Without it, the source resolves its settings (credentials.py) and reads
+    with its own client when dlt first iterates it.
     """
     if feed is None:
-        feed = Feed(InvoicingClient(base_url, client_id, client_secret, rate_limit_per_s=rate_limit_per_s))
+        settings = resolve_settings()
+        feed = Feed(InvoicingClient(settings.base_url, settings.client_id, settings.client_secret,
+                                    rate_limit_per_s=rate_limit_per_s))
     resources = {name: _endpoint_resource(feed, endpoint) for name, endpoint in ENDPOINTS.items()}
     resources[EVENTS.name] = _events_transformer(feed, resources["supplier_documents"])
     return list(resources.values())

@@ -1,8 +1,8 @@
 """The reads of one run: every endpoint in parallel under the client's one limiter, handed to dlt in chunks.
 
-`run_sync` creates one Feed per run and starts every read at once, so the network stays busy while dlt
-normalizes and loads a chunk. Used standalone (`pipeline.run(invoicing())`, e.g. by Dagster), the source
-creates its own Feed and each resource starts its read when dlt first asks it for data.
+`run_sync` creates one Feed per run and starts every read at once (`Feed.start`), so the network stays
+busy while dlt normalizes and loads a chunk. Used standalone (`pipeline.run(invoicing())`), the source
+creates its own Feed and each resource starts its read through `Feed.start` when dlt first asks it for data.
 """
 
 from __future__ import annotations
@@ -11,14 +11,14 @@ import logging
 import math
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
-from datetime import datetime
+from typing import Any
 
 from pipelines.invoicing.client import InvoicingClient
 from pipelines.invoicing.errors import InvoicingApiError
 from pipelines.invoicing.paging import PageSizes
+from pipelines.invoicing.read_host import RunPlan
 from pipelines.invoicing.reader import Index, ResourceRead
 from pipelines.invoicing.settings import ENDPOINTS, EVENTS
 from pipelines.invoicing.windows import window_end
@@ -31,18 +31,10 @@ EVENT_FETCHERS = 8  # concurrent event requests for one page of supplier documen
 MIN_BUSY_READERS = 8
 
 
-@dataclass(frozen=True)
-class RunPlan:
-    """What a run reads: windows end at `until`; `run_time` stamps records found gone upstream."""
-
-    until: datetime
-    run_time: datetime
-    from_scratch: bool = False
-    reconcile: bool = False
-
-
 class Feed:
-    """Starts and holds the ResourceReads of a run; shares the client, page sizes and events."""
+    """Starts and holds the ResourceReads of a run; shares the client, page sizes and events.
+
+    It is the `ReadHost` (read_host.py) of every read it starts."""
 
     def __init__(self, client: InvoicingClient, *, from_scratch: bool = False, reconcile: bool = False,
                  page_sizes: dict | None = None, indexes: dict[str, Index] | None = None,
@@ -88,6 +80,15 @@ class Feed:
                 self.reads[name] = read
                 read.start()
             return self.reads[name]
+
+    def start(self, committed: Mapping[str, Any], names: Iterable[str]) -> None:
+        """Starts the reads of `names` not started yet from `committed`, the source's dlt state of earlier
+        runs (`{"page_sizes": ..., "resources": {name: state}}`): the one way that state enters a run."""
+        self.page_sizes.remember(committed.get("page_sizes"))
+        states = committed.get("resources", {})
+        for name in names:
+            if name in ENDPOINTS and name not in self.reads:
+                self.read(name, states.get(name, {}))
 
     def begin_chunk(self, max_pages: float, seconds: float) -> None:
         """Each resource hands dlt at most `max_pages` pages, and stops taking after `seconds`."""

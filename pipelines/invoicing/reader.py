@@ -13,18 +13,16 @@ import queue
 import threading
 import time
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pipelines.invoicing.dates import parse_timestamp
 from pipelines.invoicing.errors import InvoicingApiError
 from pipelines.invoicing.paging import Page, WindowNotHonoured, keyset_pages, skip_pages
+from pipelines.invoicing.read_host import ReadHost
 from pipelines.invoicing.rows import deleted_at_of, normalized, to_row
 from pipelines.invoicing.settings import Endpoint
 from pipelines.invoicing.windows import (MAX_SLICES, MIN_SPLIT_RANGE, SPLIT_PARTS, Slice, overlap_start,
                                          plan_slices, split_range)
-
-if TYPE_CHECKING:
-    from pipelines.invoicing.feed import Feed
 
 log = logging.getLogger(__name__)
 Index = dict[str, tuple[str | None, str | None]]  # id -> (last_update, _deleted_at) in the warehouse
@@ -34,7 +32,7 @@ IDLE_WAIT_S = 0.02  # how long the dlt extract waits on one resource with no pag
 class ResourceRead:
     """The read of one endpoint in one run."""
 
-    def __init__(self, feed: Feed, endpoint: Endpoint, state: dict, index: Index | None) -> None:
+    def __init__(self, feed: ReadHost, endpoint: Endpoint, state: dict, index: Index | None) -> None:
         self.feed = feed
         self.endpoint = endpoint
         self.name = endpoint.name

@@ -19,19 +19,20 @@ from dlt.pipeline.exceptions import PipelineStepFailed
 
 from pipelines.invoicing import invoicing
 from pipelines.invoicing.client import InvoicingClient
+from pipelines.invoicing.credentials import resolve_settings
 from pipelines.invoicing.errors import InvoicingApiError
 from pipelines.invoicing.feed import Feed
-from pipelines.invoicing.paging import PageSizes
-from pipelines.invoicing.settings import ENDPOINTS, EVENTS, RESOURCE_NAMES
+from pipelines.invoicing.settings import EVENTS, RESOURCE_NAMES
 from pipelines.invoicing.warehouse import (
     apply_tombstones,
     create_empty_tables,
     load_indexes,
     remove_replayed_rows,
 )
+from warehouse_engine.names import RAW_DATASET
 
 PIPELINE_NAME = "invoicing"
-DATASET_NAME = "invoicing_raw"
+DATASET_NAME = RAW_DATASET
 CHUNK_PAGES = 200  # pages per resource per load: 20,000 records at most between two commits
 CHUNK_SECONDS = 20.0  # the last load, after the last request, holds about this much reading
 PROGRESS_EVERY_S = 2.0
@@ -79,19 +80,6 @@ def make_pipeline(warehouse_path: str | Path) -> dlt.Pipeline:
         dataset_name=DATASET_NAME,
         pipelines_dir=str(path.parent / f".{path.stem}.dlt"),
     )
-
-
-def resolve_settings(base_url: str | None, client_id: str | None, client_secret: str | None) -> tuple[str, str, str]:
-    """Explicit values, else dlt's config resolution (`sources.invoicing.*`: env, .dlt/ files)."""
-    values = []
-    for name, given, accessor in (("base_url", base_url, dlt.config), ("client_id", client_id, dlt.config),
-                                  ("client_secret", client_secret, dlt.secrets)):
-        value = given if given is not None else accessor.get(f"sources.invoicing.{name}")
-        if not value:
-            raise InvoicingApiError("configuration", f"sources.invoicing.{name}",
-                                    detail=f"not set (SOURCES__INVOICING__{name.upper()})")
-        values.append(str(value))
-    return values[0], values[1], values[2]
 
 
 def _selection(resources: list[str] | None) -> list[str]:
@@ -157,34 +145,30 @@ def run_sync(
 ) -> SyncReport:
     """Syncs the portal into the pipeline's dataset; raises InvoicingApiError on an expected failure.
 
-    Credentials default to dlt's config resolution. `progress` is called about every two seconds with
+    Credentials default to dlt's config resolution (credentials.py). `progress` is called about every two seconds with
     `Feed.progress()` (per resource: pages, records, rows, requests, requests_per_s, done).
     """
     started = time.monotonic()
     _limit_normalize_buffer()
     names = _selection(resources)
-    base_url, client_id, client_secret = resolve_settings(base_url, client_id, client_secret)
-    client = InvoicingClient(base_url, client_id, client_secret, rate_limit_per_s=rate_limit_per_s)
+    settings = resolve_settings(base_url, client_id, client_secret)
+    client = InvoicingClient(settings.base_url, settings.client_id, settings.client_secret,
+                             rate_limit_per_s=rate_limit_per_s)
     feed = Feed(client, from_scratch=full_refresh, reconcile=reconcile, with_events=EVENTS.name in names)
     report = SyncReport()
     ticker_stop = threading.Event()
     try:
         feed.prepare()  # credentials, scope and server time, before the warehouse is touched
         _finish_pending(pipeline)
-        committed = {} if full_refresh else _committed_state(pipeline)
-        feed.page_sizes = PageSizes(committed.get("page_sizes"))
         feed.indexes = load_indexes(pipeline, names, reconcile=reconcile and not full_refresh)
-        resource_states = committed.get("resources", {})
-        for name in names:
-            if name in ENDPOINTS:
-                feed.read(name, {} if full_refresh else resource_states.get(name, {}))
+        # every read starts now, from the committed state, so the network stays busy while dlt loads
+        feed.start({} if full_refresh else _committed_state(pipeline), names)
         if progress is not None:
             threading.Thread(target=_tick, args=(feed, progress, ticker_stop), daemon=True).start()
         first = True
         while True:
             feed.begin_chunk(chunk_pages, chunk_seconds)
-            source = invoicing(base_url=base_url, client_id=client_id, client_secret=client_secret,
-                               rate_limit_per_s=rate_limit_per_s, feed=feed).with_resources(*names)
+            source = invoicing(feed=feed).with_resources(*names)
             try:
                 pipeline.run(source, loader_file_format="parquet", refresh=_refresh_mode(full_refresh and first, resources))
             except PipelineStepFailed as failure:

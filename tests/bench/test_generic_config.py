@@ -11,7 +11,9 @@ import pytest
 
 from bench import ground_truth
 from bench.compare_generic import change_records
-from bench.ground_truth import compare_records, minimum_requests
+from bench.ground_truth import minimum_requests
+from harness import warehouse_truth
+from harness.warehouse_truth import compare_records
 from bench.generic_rest_api import make_generic_pipeline, run_generic
 
 
@@ -57,10 +59,10 @@ def test_counter_reads_a_duckdb_table_with_and_without_deleted_column(tmp_path):
         {"id": "y", "lastUpdate": "2024-05-01T10:00:01Z"},
         {"id": "z", "lastUpdate": "2024-05-01T10:00:02Z"},
     ]
-    check = ground_truth.check_table(db_path, "items", truth)
+    check = warehouse_truth.check_table(db_path, "items", truth)
     # y's newest row is current, so y is duplicated but not stale; z is missing
     assert (check.missing, check.duplicated, check.stale, check.unexpected) == (1, 1, 0, 0)
-    absent = ground_truth.check_table(db_path, "customers", truth)
+    absent = warehouse_truth.check_table(db_path, "customers", truth)
     assert (absent.rows, absent.missing) == (0, 3)
 
 
@@ -97,10 +99,10 @@ def test_generic_rest_api_config_loads_a_tiny_sandbox_exactly(tiny_sandbox, tmp_
     sb = tiny_sandbox
     db_path = tmp_path / "generic.duckdb"
 
-    def sync_and_check() -> dict[str, ground_truth.TableCheck]:
+    def sync_and_check() -> dict[str, warehouse_truth.TableCheck]:
         pipeline = make_generic_pipeline(db_path, tmp_path / "dlt")
         run_generic(pipeline, sb.base_url, sb.client_id, sb.client_secret)
-        checks = ground_truth.check_warehouse(db_path, ground_truth.snapshot_all(sb))
+        checks = warehouse_truth.check_warehouse(db_path, ground_truth.snapshot_all(sb))
         return {check.table: check for check in checks}
 
     checks = sync_and_check()

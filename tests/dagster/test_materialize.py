@@ -30,7 +30,7 @@ from dagster_expectations import SPEC_RAW_TABLES, sql_model_paths
 from assets.api_checks import total_open_matches_api_due_amount
 from assets.resources import InvoicingApiResource, WarehouseResource
 from dagster_project.definitions import build_definitions
-from invoicing_warehouse.publish import default_snapshot_path
+from warehouse_engine.publish import default_snapshot_path
 from sandbox.config import SandboxConfig
 from sandbox.server import SandboxServer
 

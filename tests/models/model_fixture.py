@@ -29,7 +29,7 @@ from datetime import date
 
 import duckdb
 from model_fixture_suppliers import supplier_document_events, supplier_documents, suppliers
-from model_raw_tables import create_raw_tables, insert
+from harness.model_raw_tables import create_raw_tables, insert
 
 D = date(2026, 1, 31)
 P = date(2026, 1, 10)
@@ -299,7 +299,7 @@ def build_warehouse(as_of: date, time_zone: str = "America/New_York") -> duckdb.
 
     The session time zone is not UTC on purpose: midnight-UTC dates must not slide to the day before.
     """
-    from invoicing_warehouse.sql_runner import build_models
+    from warehouse_engine.sql_runner import build_models
 
     conn = duckdb.connect()
     conn.execute(f"set TimeZone = '{time_zone}'")

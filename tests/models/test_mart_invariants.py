@@ -13,7 +13,7 @@ import duckdb
 import pytest
 from model_fixture import build_warehouse, fetch
 
-from invoicing_warehouse.sql_runner import build_models
+from warehouse_engine.sql_runner import build_models
 
 MART_KEYS = {
     "receivables": "invoice_id",

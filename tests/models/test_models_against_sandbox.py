@@ -15,12 +15,12 @@ import duckdb
 import httpx
 import pytest
 
-from invoicing_warehouse.sql_runner import build_models
+from warehouse_engine.sql_runner import build_models
 from pipelines.invoicing.sync import make_pipeline, run_sync
 from sandbox.clock import Clock
 from sandbox.config import SandboxConfig
 from sandbox.server import SandboxServer
-from tests.support.marts_truth import compare_marts
+from harness.marts_truth import compare_marts
 
 SCALE = 100
 START = datetime(2026, 3, 16, 9, 30, tzinfo=UTC)

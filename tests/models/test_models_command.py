@@ -7,7 +7,7 @@ import pytest
 from model_fixture import load_fixture
 
 from invoicing_warehouse.cli import main
-from invoicing_warehouse.sql_runner import today_utc
+from warehouse_engine.sql_runner import today_utc
 
 
 @pytest.fixture()

@@ -19,9 +19,9 @@ from decimal import Decimal
 import duckdb
 import pytest
 from model_fixture import D, P, build_warehouse, load_fixture
-from model_raw_tables import insert
+from harness.model_raw_tables import insert
 
-from invoicing_warehouse.sql_runner import build_models
+from warehouse_engine.sql_runner import build_models
 
 # Expected rows stay one tuple per row, so each can be read beside its arithmetic.
 # fmt: off

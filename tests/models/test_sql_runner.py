@@ -6,7 +6,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from invoicing_warehouse.sql_runner import (
+from warehouse_engine.sql_runner import (
     SQL_DIR,
     MissingRawTableError,
     ModelDefinitionError,

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from invoicing_sandbox import quiet, sync
-from warehouse_truth import mismatches, table_fingerprint
+from harness.warehouse_truth import mismatches, table_fingerprint
 
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import duckdb
 from invoicing_sandbox import quiet, sync
-from warehouse_truth import mismatches
+from harness.warehouse_truth import mismatches
 
 from pipelines.invoicing.sync import make_pipeline
 
@@ -139,7 +139,7 @@ def test_a_portal_without_data_gets_every_table_and_later_data_lands_in_them(war
     from sandbox.mutator import Mutator
     from sandbox.server import SandboxServer
 
-    from invoicing_warehouse.sql_runner import build_models
+    from warehouse_engine.sql_runner import build_models
 
     sandbox = SandboxServer(SandboxConfig(rate_limit_per_s=0), generate=False).start()
     try:

@@ -1,6 +1,6 @@
 """Fixtures of the reliability suite: isolated dlt data dirs and sandboxes stopped at teardown.
 
-The suite's scenarios live in `tests/support/` (shared with `bench/chaos.py`, the long form), so
+The suite's scenarios live in `harness/` (shared with `bench/chaos.py`, the long form), so
 the project root must be importable as in `python -m pytest` from the root; this also makes a
 plain `pytest` call from elsewhere work.
 """

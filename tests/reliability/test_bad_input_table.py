@@ -11,7 +11,7 @@ import pytest
 
 from sandbox.config import SandboxConfig
 from sandbox.server import SandboxServer
-from tests.support.bad_input_cases import CASE_TITLES, BadInputSuite, format_table
+from harness.bad_input_cases import CASE_TITLES, BadInputSuite, format_table
 
 SECRET = "S3CRET-badinput-5e1c"
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support.chaos_run import ChaosSettings, format_outcomes, run_chaos_seed
+from harness.chaos_run import ChaosSettings, format_outcomes, run_chaos_seed
 
 SHORT_SEEDS = (101, 202)
 SOAK_SEEDS = tuple(range(1, 51))

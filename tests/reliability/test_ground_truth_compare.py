@@ -1,5 +1,5 @@
 """The field-by-field comparison the reliability suite relies on (helper B's
-tests/pipelines/warehouse_truth.py behind tests/support/ground_truth.py) must catch every kind of
+harness/warehouse_truth.py) must catch every kind of
 wrong warehouse, or a chaos run reporting "0 mismatches" proves nothing.
 
 Fixture: the sandbox's own records loaded into DuckDB by a plain dlt pipeline (merge on id, dlt's
@@ -20,8 +20,7 @@ import pytest
 
 from sandbox.config import SandboxConfig
 from sandbox.server import SandboxServer
-from tests.pipelines.warehouse_truth import flatten
-from tests.support.ground_truth import RAW_TABLES, compare_raw_tables
+from harness.warehouse_truth import RAW_TABLES, compare_raw_tables, flatten
 
 
 @pytest.fixture(scope="module")

@@ -10,7 +10,7 @@ import random
 
 import pytest
 
-from tests.support.crash_run import CrashSettings, format_crash_outcomes, run_crash_seed
+from harness.crash_run import CrashSettings, format_crash_outcomes, run_crash_seed
 
 
 def _check(outcomes) -> None:

@@ -15,12 +15,12 @@ from pathlib import Path
 
 import duckdb
 
-from invoicing_warehouse.sql_runner import build_models
+from warehouse_engine.sql_runner import build_models
 from pipelines.invoicing.sync import make_pipeline, run_sync
 from sandbox.config import SandboxConfig
 from sandbox.server import SandboxServer
-from tests.support.ground_truth import Comparison, compare_raw_tables
-from tests.support.marts_truth import compare_marts
+from harness.warehouse_truth import Comparison, compare_raw_tables
+from harness.marts_truth import compare_marts
 
 # The frozen window ends "a few seconds" before server time on purpose (records stamped in the
 # current second may still be changing). After the mutations stop, the sandbox clock moves on by

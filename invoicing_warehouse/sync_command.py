@@ -14,7 +14,7 @@ import time
 import traceback
 from pathlib import Path
 
-DEFAULT_WAREHOUSE = "data/warehouse.duckdb"
+from warehouse_engine.names import DEFAULT_WAREHOUSE_PATH
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -23,8 +23,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="drop the raw tables and the sync state, then read everything again")
     parser.add_argument("--reconcile", action="store_true",
                         help="scan every list in full: load what differs, mark records gone upstream as deleted")
-    parser.add_argument("--warehouse", default=DEFAULT_WAREHOUSE, metavar="PATH",
-                        help=f"DuckDB file of the warehouse (default {DEFAULT_WAREHOUSE})")
+    parser.add_argument("--warehouse", default=DEFAULT_WAREHOUSE_PATH, metavar="PATH",
+                        help=f"DuckDB file of the warehouse (default {DEFAULT_WAREHOUSE_PATH})")
     parser.add_argument("--resources", default=None, metavar="NAMES",
                         help="comma-separated resources to sync (default: all)")
     parser.add_argument("--rate-limit", type=float, default=10.0, metavar="PER_S",
@@ -89,7 +89,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"sync failed unexpectedly: {type(error).__name__}: {error}", file=sys.stderr)
         return 2
     print(_summary(report, args.warehouse))
-    from invoicing_warehouse.publish import publish_snapshot
+    from warehouse_engine.publish import publish_snapshot
 
+    # the extraction only loads; publishing the readers' copy is the shell's step after it
     print(f"readers' snapshot: {publish_snapshot(Path(args.warehouse))}")
     return 0

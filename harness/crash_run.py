@@ -22,8 +22,8 @@ from pathlib import Path
 
 from sandbox.config import SandboxConfig
 from sandbox.server import SandboxServer
-from tests.support.ground_truth import Comparison, compare_raw_tables
-from tests.support.sync_process import Workspace, run_sync_and_kill
+from harness.warehouse_truth import Comparison, compare_raw_tables
+from harness.sync_process import Workspace, run_sync_and_kill
 
 PHASES = ("extract", "normalize", "load")
 

@@ -25,11 +25,11 @@ from pathlib import Path
 
 import duckdb
 
-from tests.support.api_writer import ApiWriter
-from tests.support.ground_truth import compare_raw_tables
-from tests.support.sync_process import SyncResult, Workspace, run_sync_in_process
-from tests.support.tamper_proxy import Exchange, TamperProxy
-from tests.support.warehouse_state import differences, pipeline_dir_fingerprint, warehouse_fingerprint
+from harness.api_writer import ApiWriter
+from harness.warehouse_truth import compare_raw_tables
+from harness.sync_process import SyncResult, Workspace, run_sync_in_process
+from harness.tamper_proxy import Exchange, TamperProxy
+from harness.warehouse_state import differences, pipeline_dir_fingerprint, warehouse_fingerprint
 
 # Moves the sandbox clock past the records a case changed, so that the next frozen window
 # (which ends "a few seconds" before server time) holds them without the test sleeping.

@@ -8,7 +8,7 @@ from decimal import Decimal
 
 import duckdb
 
-from tests.support.ground_truth import Comparison
+from harness.warehouse_truth import Comparison
 
 MAX_PAGES = 10_000
 

@@ -21,8 +21,9 @@ from pathlib import Path
 
 import duckdb
 
+from warehouse_engine.names import RAW_DATASET as RAW_SCHEMA
+
 SQL_DIR: Path = Path(__file__).resolve().parent.parent / "sql"
-RAW_SCHEMA = "invoicing_raw"
 
 # Comments and string literals are removed before looking for references, so a commented-out
 # `from marts.x` or a literal 'staging.y' never becomes a dependency.

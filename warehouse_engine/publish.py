@@ -21,7 +21,7 @@ from pathlib import Path
 
 import duckdb
 
-SNAPSHOT_SUFFIX = ".read.duckdb"
+from warehouse_engine.names import SNAPSHOT_SUFFIX
 
 
 def default_snapshot_path(warehouse_path: Path) -> Path:

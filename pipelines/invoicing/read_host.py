@@ -1,0 +1,46 @@
+"""What one endpoint's read needs from the run that hosts it.
+
+`ResourceRead` (reader.py) depends on this small protocol, not on `Feed` (feed.py), so the run may own
+its reads without the reads importing the run back: the feed implements `ReadHost`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Protocol
+
+from pipelines.invoicing.client import InvoicingClient
+from pipelines.invoicing.paging import PageSizes
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    """What a run reads: windows end at `until`; `run_time` stamps records found gone upstream."""
+
+    until: datetime
+    run_time: datetime
+    from_scratch: bool = False
+    reconcile: bool = False
+
+
+class ReadHost(Protocol):
+    """The run a read belongs to: its client, plan and page sizes, and the few calls a read makes back."""
+
+    client: InvoicingClient
+    page_sizes: PageSizes
+    plan: RunPlan | None
+    preloaded: dict[str, object]  # answers read before the reads start (GET /me proves the credentials)
+    stopping: bool
+
+    def note(self, text: str) -> None:
+        """Records a remark for the run's summary."""
+
+    def fail(self, error: BaseException) -> None:
+        """Stops every read of the run; the run raises `error`."""
+
+    def wants_reader(self) -> bool:
+        """Whether the run has room for one more producer thread (a slice may split)."""
+
+    def fetch_events(self, document_ids: list[str]) -> None:
+        """Fetches the status histories of these supplier documents before their page is handed over."""

@@ -1,0 +1,14 @@
+"""Names shared by every layer: the warehouse's schemas and files. Kept here, the lowest layer that
+needs them, so that the extraction, the models, the assets and the commands cannot disagree."""
+
+from __future__ import annotations
+
+# dlt's dataset of the raw tables (one per API resource), as the SQL models and the asset keys name it.
+RAW_DATASET = "invoicing_raw"
+STAGING_SCHEMA = "staging"
+MARTS_SCHEMA = "marts"
+
+# The warehouse every command and the Dagster resources use unless told otherwise.
+DEFAULT_WAREHOUSE_PATH = "data/warehouse.duckdb"
+# The readers' copy sits beside the warehouse: `data/warehouse.duckdb` -> `data/warehouse.read.duckdb`.
+SNAPSHOT_SUFFIX = ".read.duckdb"
