@@ -3,6 +3,8 @@ so that the next incremental window holds them."""
 
 from __future__ import annotations
 
+from typing import Self
+
 import httpx
 
 
@@ -42,7 +44,7 @@ class ApiWriter:
         """Closes the connection pool."""
         self._client.close()
 
-    def __enter__(self) -> ApiWriter:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc) -> None:

@@ -26,10 +26,10 @@ from pathlib import Path
 import duckdb
 
 from harness.api_writer import ApiWriter
-from harness.warehouse_truth import compare_raw_tables
 from harness.sync_process import SyncResult, Workspace, run_sync_in_process
 from harness.tamper_proxy import Exchange, TamperProxy
 from harness.warehouse_state import differences, pipeline_dir_fingerprint, warehouse_fingerprint
+from harness.warehouse_truth import compare_raw_tables
 
 # Moves the sandbox clock past the records a case changed, so that the next frozen window
 # (which ends "a few seconds" before server time) holds them without the test sleeping.
@@ -174,7 +174,7 @@ class BadInputSuite:
         ):
             try:
                 self.results.append(case())
-            except Exception as error:  # a broken case is a failed row, the others still run
+            except Exception as error:  # a broken case is a failed row, the others still run  # noqa: BLE001
                 title = CASE_TITLES[len(self.results)]
                 self.results.append(
                     CaseResult(title, "?", f"case crashed: {error!r}"[:300], False, [repr(error)])

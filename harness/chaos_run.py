@@ -15,12 +15,12 @@ from pathlib import Path
 
 import duckdb
 
-from warehouse_engine.sql_runner import build_models
+from harness.marts_truth import compare_marts
+from harness.warehouse_truth import Comparison, compare_raw_tables
 from pipelines.invoicing.sync import make_pipeline, run_sync
 from sandbox.config import SandboxConfig
 from sandbox.server import SandboxServer
-from harness.warehouse_truth import Comparison, compare_raw_tables
-from harness.marts_truth import compare_marts
+from warehouse_engine.sql_runner import build_models
 
 # The frozen window ends "a few seconds" before server time on purpose (records stamped in the
 # current second may still be changing). After the mutations stop, the sandbox clock moves on by
@@ -87,13 +87,13 @@ def run_chaos_seed(seed: int, workdir: Path, settings: ChaosSettings | None = No
     started = time.monotonic()
     warehouse = Path(workdir) / f"chaos-{seed}.duckdb"
     with SandboxServer(settings.config(seed)) as sb:
-        credentials = dict(base_url=sb.base_url, client_id=sb.client_id, client_secret=sb.client_secret)
+        credentials = {"base_url": sb.base_url, "client_id": sb.client_id, "client_secret": sb.client_secret}
 
         def sync(label: str, **options) -> None:
             outcome.syncs += 1
             try:
                 run_sync(make_pipeline(warehouse), **credentials, **options)
-            except Exception as error:  # a sync that gives up under faults is a finding, not a crash
+            except Exception as error:  # a sync that gives up under faults is a finding, not a crash  # noqa: BLE001
                 outcome.failed_syncs.append(f"{label}: {type(error).__name__}: {error}"[:500])
 
         sb.start_mutations(settings.mutations_per_s)
@@ -110,7 +110,7 @@ def run_chaos_seed(seed: int, workdir: Path, settings: ChaosSettings | None = No
         with duckdb.connect(str(warehouse)) as connection:
             try:
                 build_models(connection, as_of=sb.clock.today().date())
-            except Exception as error:  # reported with the outcome; the raw comparison still stands
+            except Exception as error:  # reported with the outcome; the raw comparison still stands  # noqa: BLE001
                 outcome.failed_syncs.append(f"models: {type(error).__name__}: {error}"[:500])
             else:
                 outcome.marts = compare_marts(connection, sb)
@@ -127,12 +127,12 @@ def format_outcomes(outcomes: list[ChaosOutcome]) -> str:
     raw_records = sum(o.raw.records_compared for o in outcomes)
     mart_records = sum(o.marts.records_compared for o in outcomes)
     lines = [
-        f"chaos runs: {len(outcomes)} seeds ({', '.join(str(o.seed) for o in outcomes[:10])}"
+        (f"chaos runs: {len(outcomes)} seeds ({', '.join(str(o.seed) for o in outcomes[:10])}"
         f"{', ...' if len(outcomes) > 10 else ''}), {sum(o.syncs for o in outcomes)} syncs, "
         f"{sum(len(o.failed_syncs) for o in outcomes)} failed syncs, "
-        f"{sum(o.seconds for o in outcomes):.0f} s",
-        f"records compared: {raw_records + mart_records} ({raw_records} raw records and child rows, "
-        f"{sum(o.raw.fields_compared for o in outcomes)} fields; {mart_records} mart rows)",
+        f"{sum(o.seconds for o in outcomes):.0f} s"),
+        (f"records compared: {raw_records + mart_records} ({raw_records} raw records and child rows, "
+        f"{sum(o.raw.fields_compared for o in outcomes)} fields; {mart_records} mart rows)"),
         f"mismatches: {sum(o.mismatches for o in outcomes)}",
         "faults injected: "
         + ", ".join(f"{kind} {faults[kind]}" for kind in FAULT_KINDS if kind != "rate_limited"),

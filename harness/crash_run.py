@@ -20,10 +20,10 @@ import random
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from harness.sync_process import Workspace, run_sync_and_kill
+from harness.warehouse_truth import Comparison, compare_raw_tables
 from sandbox.config import SandboxConfig
 from sandbox.server import SandboxServer
-from harness.warehouse_truth import Comparison, compare_raw_tables
-from harness.sync_process import Workspace, run_sync_and_kill
 
 PHASES = ("extract", "normalize", "load")
 
@@ -173,8 +173,8 @@ def format_crash_outcomes(outcomes: list[CrashOutcome]) -> str:
     kills = [kill for outcome in outcomes for kill in outcome.kills]
     landed = [kill for kill in kills if kill.killed]
     lines = [
-        f"crash runs: {len(outcomes)} seeds, {len(kills)} SIGKILLs aimed, {len(landed)} landed "
-        f"(the others found the run already finished)",
+        (f"crash runs: {len(outcomes)} seeds, {len(kills)} SIGKILLs aimed, {len(landed)} landed "
+        f"(the others found the run already finished)"),
         "kills by phase at the kill: "
         + ", ".join(
             f"{phase} {sum(k.phase_at_kill == phase for k in landed)}" for phase in ("prepare", *PHASES)

@@ -93,6 +93,7 @@ def run_sync_command(
     started = time.monotonic()
     completed = subprocess.run(
         [*COMMAND, "sync", "--warehouse", str(workspace.warehouse), *args],
+        check=False,
         env=env,
         cwd=workspace.cwd,
         capture_output=True,

@@ -14,6 +14,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Self
 from urllib.parse import parse_qs, urlsplit
 
 import httpx
@@ -68,7 +69,7 @@ class TamperProxy:
         """The proxy's base URL (same path prefix as the sandbox's)."""
         return f"http://127.0.0.1:{self._server.server_address[1]}{self._prefix}"
 
-    def __enter__(self) -> TamperProxy:
+    def __enter__(self) -> Self:
         self._thread.start()
         return self
 

@@ -16,7 +16,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -58,8 +58,8 @@ def same(expected, actual) -> bool:
     if isinstance(expected, (int, float, Decimal)):
         return isinstance(actual, (int, Decimal)) and Decimal(str(expected)) == Decimal(actual)
     if isinstance(actual, datetime):
-        parsed = datetime.fromisoformat(str(expected).replace("Z", "+00:00"))
-        return parsed.astimezone(timezone.utc) == actual.astimezone(timezone.utc)
+        parsed = datetime.fromisoformat(str(expected))
+        return parsed.astimezone(UTC) == actual.astimezone(UTC)
     if isinstance(expected, list):
         return json.loads(actual) == expected
     return expected == actual
@@ -248,9 +248,9 @@ def _instant(value: Any) -> int | None:
     if value is None:
         return None
     if isinstance(value, str):
-        value = datetime.fromisoformat(value.replace("Z", "+00:00"))
+        value = datetime.fromisoformat(value)
     if value.tzinfo is None:
-        value = value.replace(tzinfo=timezone.utc)
+        value = value.replace(tzinfo=UTC)
     return int(value.timestamp())
 
 

@@ -90,10 +90,10 @@ def run(args: argparse.Namespace) -> int:
 
     from assets.resources import InvoicingApiResource, WarehouseResource
     from dagster_project.definitions import build_definitions
-    from warehouse_engine.publish import publish_snapshot
     from invoicing_warehouse.report import render_report
     from sandbox.config import SandboxConfig
     from sandbox.server import SandboxServer
+    from warehouse_engine.publish import publish_snapshot
 
     warehouse = Path(args.warehouse)
     try:

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import duckdb
 
+from warehouse_engine.names import DEFAULT_WAREHOUSE_PATH
 from warehouse_engine.publish import publish_snapshot
 from warehouse_engine.sql_runner import (
     MissingRawTableError,
@@ -18,7 +19,6 @@ from warehouse_engine.sql_runner import (
     build_models,
     today_utc,
 )
-from warehouse_engine.names import DEFAULT_WAREHOUSE_PATH
 
 DEFAULT_WAREHOUSE = Path(DEFAULT_WAREHOUSE_PATH)
 

@@ -53,11 +53,11 @@ class ProgressPrinter:
 
 
 def _summary(report, warehouse: str) -> str:
-    lines = [f"sync finished in {report.wall_s:.1f} s into {warehouse} "
+    lines = [(f"sync finished in {report.wall_s:.1f} s into {warehouse} "
              f"({report.chunks} load(s); extract {report.extract_s:.1f} s, normalize {report.normalize_s:.1f} s, "
-             f"load {report.load_s:.1f} s)",
-             f"requests {report.total_requests} ({report.total_requests / max(report.wall_s, 1e-6):.1f}/s), "
-             f"429s {report.throttled}, retried {report.retried}"]
+             f"load {report.load_s:.1f} s)"),
+             (f"requests {report.total_requests} ({report.total_requests / max(report.wall_s, 1e-6):.1f}/s), "
+             f"429s {report.throttled}, retried {report.retried}")]
     for table, count in sorted(report.rows.items()):
         lines.append(f"  {table:<28} {count:>8} rows loaded")
     for table, count in sorted(report.tombstoned.items()):
@@ -84,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         print("sync interrupted; what was committed stays committed, run it again to resume", file=sys.stderr)
         return 130
-    except Exception as error:  # not an expected failure: keep the traceback for the report
+    except Exception as error:  # not an expected failure: keep the traceback for the report  # noqa: BLE001
         traceback.print_exc()
         print(f"sync failed unexpectedly: {type(error).__name__}: {error}", file=sys.stderr)
         return 2

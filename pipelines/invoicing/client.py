@@ -16,7 +16,7 @@ from collections.abc import Callable
 from datetime import datetime
 from decimal import Decimal
 from email.utils import parsedate_to_datetime
-from typing import Any
+from typing import Any, Self
 
 import httpx
 
@@ -116,7 +116,7 @@ class InvoicingClient:
             timeout=timeout_s,
         )
 
-    def __enter__(self) -> InvoicingClient:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -21,8 +21,15 @@ from pipelines.invoicing.paging import Page, WindowNotHonoured, keyset_pages, sk
 from pipelines.invoicing.read_host import ReadHost
 from pipelines.invoicing.rows import deleted_at_of, normalized, to_row
 from pipelines.invoicing.settings import Endpoint
-from pipelines.invoicing.windows import (MAX_SLICES, MIN_SPLIT_RANGE, SPLIT_PARTS, Slice, overlap_start,
-                                         plan_slices, split_range)
+from pipelines.invoicing.windows import (
+    MAX_SLICES,
+    MIN_SPLIT_RANGE,
+    SPLIT_PARTS,
+    Slice,
+    overlap_start,
+    plan_slices,
+    split_range,
+)
 
 log = logging.getLogger(__name__)
 Index = dict[str, tuple[str | None, str | None]]  # id -> (last_update, _deleted_at) in the warehouse
@@ -91,7 +98,7 @@ class ResourceRead:
             task(*args)
         except WindowNotHonoured as reason:
             self._fall_back(reason)
-        except BaseException as error:  # handed to the consumer, which stops the run cleanly
+        except BaseException as error:  # handed to the consumer, which stops the run cleanly  # noqa: BLE001
             self._failed = True
             self.queue.put(("error", error))
         finally:
@@ -195,7 +202,7 @@ class ResourceRead:
         try:
             if (self.whole_scan or self._fell_back) and not self._refused:
                 self._verify_missing()
-        except BaseException as error:
+        except BaseException as error:  # noqa: BLE001
             self.queue.put(("error", error))
             return
         self.queue.put(("done",))

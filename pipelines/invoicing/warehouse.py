@@ -33,10 +33,10 @@ def load_indexes(pipeline: dlt.Pipeline, names: list[str], *, reconcile: bool) -
                 table = client.make_qualified_table_name(name)
                 try:
                     rows = client.execute_sql(f"select id, last_update, _deleted_at from {table}")
-                except Exception:  # the table does not exist yet: nothing to compare with
+                except Exception:  # the table does not exist yet: nothing to compare with  # noqa: BLE001
                     rows = []
                 indexes[name] = {row[0]: (_text(row[1]), _text(row[2])) for row in rows}
-    except Exception:  # no dataset yet
+    except Exception:  # no dataset yet  # noqa: BLE001
         return {name: {} for name in wanted}
     return indexes
 
@@ -57,7 +57,7 @@ def apply_tombstones(pipeline: dlt.Pipeline, tombstones: dict[str, list[str]], r
                     client.execute_sql(
                         f"update {child_table} set _deleted_at = ? where _deleted_at is null and _dlt_root_id in "
                         f"(select _dlt_id from {table} where id in ({marks}))", run_time, *ids)
-                except Exception:  # no child table yet (no record ever had a non-empty list)
+                except Exception:  # no child table yet (no record ever had a non-empty list)  # noqa: BLE001, S110
                     pass
             client.execute_sql(
                 f"update {table} set _deleted_at = ? where _deleted_at is null and id in ({marks})", run_time, *ids)
@@ -76,7 +76,7 @@ def remove_replayed_rows(pipeline: dlt.Pipeline) -> int:
             name = client.make_qualified_table_name(table)
             try:
                 total, distinct = client.execute_sql(f"select count(*), count(distinct _dlt_id) from {name}")[0]
-            except Exception:  # a table of the schema not created yet
+            except Exception:  # a table of the schema not created yet  # noqa: BLE001, S112
                 continue
             if total != distinct:
                 client.execute_sql(
