@@ -1,11 +1,8 @@
 -- one row per customer who owes money or holds unapplied money on the report date.
 -- total_open equals the api's customer `dueAmount` (sum of `remaining` of open invoices) as of today.
 -- unapplied payments and credit notes are shown beside it, not subtracted from it.
-with as_of as (
-    select coalesce(
-        cast(getvariable('as_of_date') as date),
-        cast(now() at time zone 'UTC' as date)
-    ) as as_of_date
+with report_date as (
+    select * from intermediate.int_report_date
 ),
 
 receivables as (
@@ -17,7 +14,7 @@ customers as (
 ),
 
 documents as (
-    select * from staging.stg_invoicing__documents
+    select * from intermediate.int_documents_emitted_as_of
 ),
 
 transactions as (
@@ -25,7 +22,7 @@ transactions as (
 ),
 
 usages as (
-    select * from staging.stg_invoicing__transaction_usages
+    select * from intermediate.int_usages_as_of
 ),
 
 open_per_customer as (
@@ -37,8 +34,8 @@ open_per_customer as (
         sum(open_amount) filter (where aging_bucket = '61-90') as open_61_90,
         sum(open_amount) filter (where aging_bucket = '90+') as open_90_plus,
         sum(open_amount) as total_open,
-        sum(open_amount) filter (where is_late) as overdue_amount,
-        count(*) filter (where is_late) as overdue_invoice_count,
+        sum(open_amount) filter (where is_overdue) as overdue_amount,
+        count(*) filter (where is_overdue) as overdue_invoice_count,
         count(*) as open_invoice_count,
         min(due_date) as oldest_due_date
     from receivables
@@ -47,21 +44,16 @@ open_per_customer as (
 
 -- credit note remainder: amount incl. tax - what was applied to invoices on or before the report date
 credit_notes as (
-    select documents.document_id, documents.customer_id, documents.amount_vat_net
+    select document_id, customer_id, amount_vat_net
     from documents
-    cross join as_of
-    where documents.document_type = 'INVOICE'
-        and documents.document_subtype = 'CREDIT_NOTE'
-        and not documents.is_draft
-        and coalesce(documents.emit_date, as_of.as_of_date) <= as_of.as_of_date
+    where document_type = 'INVOICE' and document_subtype = 'CREDIT_NOTE' and not is_draft
 ),
 
 applied_per_credit_note as (
-    select usages.credit_note_id, sum(usages.amount) as applied
+    select credit_note_id, sum(amount) as applied
     from usages
-    cross join as_of
-    where usages.usage_type = 'CREDIT_NOTE' and usages.usage_date <= as_of.as_of_date
-    group by usages.credit_note_id
+    where usage_type = 'CREDIT_NOTE'
+    group by credit_note_id
 ),
 
 unapplied_credit_per_customer as (
@@ -77,16 +69,15 @@ unapplied_credit_per_customer as (
 payments as (
     select transactions.*
     from transactions
-    cross join as_of
-    where transactions.amount > 0 and transactions.payment_date <= as_of.as_of_date
+    cross join report_date
+    where transactions.amount > 0 and transactions.payment_date <= report_date.as_of_date
 ),
 
 used_per_payment as (
-    select usages.transaction_id, sum(usages.amount) as used
+    select transaction_id, sum(amount) as used
     from usages
-    cross join as_of
-    where usages.usage_type = 'TRANSACTION' and usages.usage_date <= as_of.as_of_date
-    group by usages.transaction_id
+    where usage_type = 'TRANSACTION'
+    group by transaction_id
 ),
 
 payments_per_customer as (
@@ -109,7 +100,7 @@ customer_ids as (
 
 final as (
     select
-        as_of.as_of_date,
+        report_date.as_of_date,
         customer_ids.customer_id,
         customers.customer_name,
         customers.customer_reference,
@@ -128,7 +119,7 @@ final as (
         coalesce(payments_per_customer.unapplied_payments, 0) as unapplied_payments,
         coalesce(unapplied_credit_per_customer.unapplied_credit_notes, 0) as unapplied_credit_notes
     from customer_ids
-    cross join as_of
+    cross join report_date
     left join open_per_customer as open on open.customer_id = customer_ids.customer_id
     left join customers on customers.customer_id = customer_ids.customer_id
     left join payments_per_customer on payments_per_customer.customer_id = customer_ids.customer_id
