@@ -42,6 +42,16 @@ open_per_customer as (
     group by customer_id
 ),
 
+-- what each payment (TRANSACTION) or credit note (CREDIT_NOTE) paid on invoices up to the report date
+used_per_source as (
+    select
+        usage_type,
+        case usage_type when 'TRANSACTION' then transaction_id else credit_note_id end as source_id,
+        sum(amount) as used
+    from usages
+    group by all
+),
+
 -- credit note remainder: amount incl. tax - what was applied to invoices on or before the report date
 credit_notes as (
     select document_id, customer_id, amount_vat_net
@@ -49,19 +59,13 @@ credit_notes as (
     where document_type = 'INVOICE' and document_subtype = 'CREDIT_NOTE' and not is_draft
 ),
 
-applied_per_credit_note as (
-    select credit_note_id, sum(amount) as applied
-    from usages
-    where usage_type = 'CREDIT_NOTE'
-    group by credit_note_id
-),
-
 unapplied_credit_per_customer as (
     select
         credit_notes.customer_id,
-        sum(credit_notes.amount_vat_net - coalesce(applied.applied, 0)) as unapplied_credit_notes
+        sum(credit_notes.amount_vat_net - coalesce(applied.used, 0)) as unapplied_credit_notes
     from credit_notes
-    left join applied_per_credit_note as applied on applied.credit_note_id = credit_notes.document_id
+    left join used_per_source as applied
+        on applied.usage_type = 'CREDIT_NOTE' and applied.source_id = credit_notes.document_id
     group by credit_notes.customer_id
 ),
 
@@ -73,20 +77,14 @@ payments as (
     where transactions.amount > 0 and transactions.payment_date <= report_date.as_of_date
 ),
 
-used_per_payment as (
-    select transaction_id, sum(amount) as used
-    from usages
-    where usage_type = 'TRANSACTION'
-    group by transaction_id
-),
-
 payments_per_customer as (
     select
         payments.customer_id,
         sum(payments.amount - coalesce(used.used, 0) - payments.refunded_amount) as unapplied_payments,
         max(payments.payment_date) as last_payment_date
     from payments
-    left join used_per_payment as used on used.transaction_id = payments.transaction_id
+    left join used_per_source as used
+        on used.usage_type = 'TRANSACTION' and used.source_id = payments.transaction_id
     group by payments.customer_id
 ),
 
