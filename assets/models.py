@@ -1,4 +1,4 @@
-"""One Dagster asset per SQL model file: staging and marts.
+"""One Dagster asset per SQL model file: staging, intermediate and marts (group = folder).
 
 Dependencies come from the SQL itself (`SqlModel.depends_on`, parsed from the relations a model
 reads), so a new file under sql/ becomes an asset wired into the graph with no Python to write.

@@ -14,7 +14,7 @@ import sys
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "sandbox": ("sandbox.command", "serve a local emulator of the Invoicing API v2 on 127.0.0.1"),
     "sync": ("invoicing_warehouse.sync_command", "sync the API into the DuckDB warehouse"),
-    "models": ("invoicing_warehouse.models_command", "build the SQL models (staging and marts)"),
+    "models": ("invoicing_warehouse.models_command", "build the SQL models (staging, intermediate and marts)"),
     "demo": ("invoicing_warehouse.demo", "seeded sandbox -> Dagster asset graph -> warehouse -> report"),
 }
 

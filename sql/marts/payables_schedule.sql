@@ -1,11 +1,8 @@
 -- what falls due each week (weeks start on monday), from the week of the report date onwards.
 -- documents already past due on the report date, and those without a due date, are counted in the week
 -- of the report date, in overdue_amount and undated_amount; the rest in the week of their due date.
-with as_of as (
-    select coalesce(
-        cast(getvariable('as_of_date') as date),
-        cast(now() at time zone 'UTC' as date)
-    ) as as_of_date
+with report_date as (
+    select * from intermediate.int_report_date
 ),
 
 supplier_payables as (
@@ -15,10 +12,11 @@ supplier_payables as (
 placed as (
     select
         supplier_payables.*,
-        cast(date_trunc('week', greatest(coalesce(supplier_payables.due_date, as_of.as_of_date), as_of.as_of_date))
-            as date) as week_start
+        cast(date_trunc(
+            'week', greatest(coalesce(supplier_payables.due_date, report_date.as_of_date), report_date.as_of_date)
+        ) as date) as week_start
     from supplier_payables
-    cross join as_of
+    cross join report_date
 ),
 
 per_week as (
@@ -35,7 +33,7 @@ per_week as (
 
 final as (
     select
-        as_of.as_of_date,
+        report_date.as_of_date,
         per_week.week_start,
         cast(per_week.week_start + interval 6 day as date) as week_end,
         per_week.overdue_amount,
@@ -45,7 +43,7 @@ final as (
         per_week.document_count,
         sum(per_week.total_amount) over (order by per_week.week_start) as cumulative_amount
     from per_week
-    cross join as_of
+    cross join report_date
 )
 
 select * from final

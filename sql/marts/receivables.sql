@@ -3,19 +3,20 @@
 -- live version (not CANCELED), not a draft, emitted on or before the report date.
 -- open amount = total incl. tax after global discount - payments and credit notes dated on or before the
 -- report date. as of today this is the api's `remaining`.
-with as_of as (
-    select coalesce(
-        cast(getvariable('as_of_date') as date),
-        cast(now() at time zone 'UTC' as date)
-    ) as as_of_date
+with report_date as (
+    select * from intermediate.int_report_date
 ),
 
 documents as (
-    select * from staging.stg_invoicing__documents
+    select * from intermediate.int_documents_emitted_as_of
 ),
 
 usages as (
-    select * from staging.stg_invoicing__transaction_usages
+    select * from intermediate.int_usages_as_of
+),
+
+aging_buckets as (
+    select * from intermediate.int_aging_buckets
 ),
 
 customers as (
@@ -27,38 +28,34 @@ messages as (
 ),
 
 invoices as (
-    select documents.*
+    select *
     from documents
-    cross join as_of
-    where documents.document_type = 'INVOICE'
-        and coalesce(documents.document_subtype, 'INVOICE') in ('INVOICE', 'DEPOSIT')
-        and documents.status in ('VALIDATED', 'PAID')
-        and coalesce(documents.emit_date, as_of.as_of_date) <= as_of.as_of_date
+    where document_type = 'INVOICE'
+        and coalesce(document_subtype, 'INVOICE') in ('INVOICE', 'DEPOSIT')
+        and status in ('VALIDATED', 'PAID')
 ),
 
 settled_per_invoice as (
     select
-        usages.invoice_id,
-        coalesce(sum(usages.amount) filter (where usages.usage_type = 'TRANSACTION'), 0) as paid_by_payments,
-        coalesce(sum(usages.amount) filter (where usages.usage_type = 'CREDIT_NOTE'), 0) as settled_by_credit_notes
+        invoice_id,
+        coalesce(sum(amount) filter (where usage_type = 'TRANSACTION'), 0) as paid_by_payments,
+        coalesce(sum(amount) filter (where usage_type = 'CREDIT_NOTE'), 0) as settled_by_credit_notes
     from usages
-    cross join as_of
-    where usages.usage_date <= as_of.as_of_date
-    group by usages.invoice_id
+    group by invoice_id
 ),
 
 -- reminder rule 4: RELAUNCH2 once a RELAUNCH1 or RELAUNCH2 reminder went out on or before the report date
 reminded_invoices as (
     select distinct messages.document_id
     from messages
-    cross join as_of
+    cross join report_date
     where messages.template in ('RELAUNCH1', 'RELAUNCH2')
-        and messages.sent_date <= as_of.as_of_date
+        and messages.sent_date <= report_date.as_of_date
 ),
 
 open_invoices as (
     select
-        as_of.as_of_date,
+        report_date.as_of_date,
         invoices.document_id as invoice_id,
         invoices.reference,
         coalesce(invoices.document_subtype = 'DEPOSIT', false) as is_deposit,
@@ -72,10 +69,10 @@ open_invoices as (
         invoices.amount_vat_net
             - coalesce(settled.paid_by_payments, 0)
             - coalesce(settled.settled_by_credit_notes, 0) as open_amount,
-        as_of.as_of_date - invoices.due_date as days_past_due,
+        report_date.as_of_date - invoices.due_date as days_past_due,
         reminded_invoices.document_id is not null as has_reminder
     from invoices
-    cross join as_of
+    cross join report_date
     left join settled_per_invoice as settled on settled.invoice_id = invoices.document_id
     left join customers on customers.customer_id = invoices.customer_id
     left join reminded_invoices on reminded_invoices.document_id = invoices.document_id
@@ -83,36 +80,31 @@ open_invoices as (
 
 final as (
     select
-        as_of_date,
-        invoice_id,
-        reference,
-        is_deposit,
-        customer_id,
-        customer_name,
-        emit_date,
-        due_date,
-        total_incl_tax,
-        paid_by_payments,
-        settled_by_credit_notes,
-        open_amount,
-        days_past_due,
-        case
-            when days_past_due is null or days_past_due <= 0 then 'current'
-            when days_past_due <= 30 then '1-30'
-            when days_past_due <= 60 then '31-60'
-            when days_past_due <= 90 then '61-90'
-            else '90+'
-        end as aging_bucket,
-        coalesce(days_past_due > 0, false) as is_late,
+        open_invoices.as_of_date,
+        open_invoices.invoice_id,
+        open_invoices.reference,
+        open_invoices.is_deposit,
+        open_invoices.customer_id,
+        open_invoices.customer_name,
+        open_invoices.emit_date,
+        open_invoices.due_date,
+        open_invoices.total_incl_tax,
+        open_invoices.paid_by_payments,
+        open_invoices.settled_by_credit_notes,
+        open_invoices.open_amount,
+        open_invoices.days_past_due,
+        aging_buckets.aging_bucket,
+        aging_buckets.is_overdue,
         -- the template POST /documents/{id}/messages would pick by default on the report date
         case
-            when days_past_due > 0 and has_reminder then 'RELAUNCH2'
-            when days_past_due > 0 then 'RELAUNCH1'
-            when days_past_due >= -7 then 'PRELAUNCH'
+            when aging_buckets.is_overdue and open_invoices.has_reminder then 'RELAUNCH2'
+            when aging_buckets.is_overdue then 'RELAUNCH1'
+            when open_invoices.days_past_due >= -7 then 'PRELAUNCH'
             else 'STANDARD'
         end as next_reminder_template
     from open_invoices
-    where open_amount > 0
+    asof inner join aging_buckets on coalesce(open_invoices.days_past_due, 0) >= aging_buckets.min_days_past_due
+    where open_invoices.open_amount > 0
 )
 
 select * from final

@@ -1,11 +1,8 @@
 -- one row per customer who owes money or holds unapplied money on the report date.
 -- total_open equals the api's customer `dueAmount` (sum of `remaining` of open invoices) as of today.
 -- unapplied payments and credit notes are shown beside it, not subtracted from it.
-with as_of as (
-    select coalesce(
-        cast(getvariable('as_of_date') as date),
-        cast(now() at time zone 'UTC' as date)
-    ) as as_of_date
+with report_date as (
+    select * from intermediate.int_report_date
 ),
 
 receivables as (
@@ -17,7 +14,7 @@ customers as (
 ),
 
 documents as (
-    select * from staging.stg_invoicing__documents
+    select * from intermediate.int_documents_emitted_as_of
 ),
 
 transactions as (
@@ -25,7 +22,7 @@ transactions as (
 ),
 
 usages as (
-    select * from staging.stg_invoicing__transaction_usages
+    select * from intermediate.int_usages_as_of
 ),
 
 open_per_customer as (
@@ -37,39 +34,38 @@ open_per_customer as (
         sum(open_amount) filter (where aging_bucket = '61-90') as open_61_90,
         sum(open_amount) filter (where aging_bucket = '90+') as open_90_plus,
         sum(open_amount) as total_open,
-        sum(open_amount) filter (where is_late) as overdue_amount,
-        count(*) filter (where is_late) as overdue_invoice_count,
+        sum(open_amount) filter (where is_overdue) as overdue_amount,
+        count(*) filter (where is_overdue) as overdue_invoice_count,
         count(*) as open_invoice_count,
         min(due_date) as oldest_due_date
     from receivables
     group by customer_id
 ),
 
--- credit note remainder: amount incl. tax - what was applied to invoices on or before the report date
-credit_notes as (
-    select documents.document_id, documents.customer_id, documents.amount_vat_net
-    from documents
-    cross join as_of
-    where documents.document_type = 'INVOICE'
-        and documents.document_subtype = 'CREDIT_NOTE'
-        and not documents.is_draft
-        and coalesce(documents.emit_date, as_of.as_of_date) <= as_of.as_of_date
+-- what each payment (TRANSACTION) or credit note (CREDIT_NOTE) paid on invoices up to the report date
+used_per_source as (
+    select
+        usage_type,
+        case usage_type when 'TRANSACTION' then transaction_id else credit_note_id end as source_id,
+        sum(amount) as used
+    from usages
+    group by all
 ),
 
-applied_per_credit_note as (
-    select usages.credit_note_id, sum(usages.amount) as applied
-    from usages
-    cross join as_of
-    where usages.usage_type = 'CREDIT_NOTE' and usages.usage_date <= as_of.as_of_date
-    group by usages.credit_note_id
+-- credit note remainder: amount incl. tax - what was applied to invoices on or before the report date
+credit_notes as (
+    select document_id, customer_id, amount_vat_net
+    from documents
+    where document_type = 'INVOICE' and document_subtype = 'CREDIT_NOTE' and not is_draft
 ),
 
 unapplied_credit_per_customer as (
     select
         credit_notes.customer_id,
-        sum(credit_notes.amount_vat_net - coalesce(applied.applied, 0)) as unapplied_credit_notes
+        sum(credit_notes.amount_vat_net - coalesce(applied.used, 0)) as unapplied_credit_notes
     from credit_notes
-    left join applied_per_credit_note as applied on applied.credit_note_id = credit_notes.document_id
+    left join used_per_source as applied
+        on applied.usage_type = 'CREDIT_NOTE' and applied.source_id = credit_notes.document_id
     group by credit_notes.customer_id
 ),
 
@@ -77,16 +73,8 @@ unapplied_credit_per_customer as (
 payments as (
     select transactions.*
     from transactions
-    cross join as_of
-    where transactions.amount > 0 and transactions.payment_date <= as_of.as_of_date
-),
-
-used_per_payment as (
-    select usages.transaction_id, sum(usages.amount) as used
-    from usages
-    cross join as_of
-    where usages.usage_type = 'TRANSACTION' and usages.usage_date <= as_of.as_of_date
-    group by usages.transaction_id
+    cross join report_date
+    where transactions.amount > 0 and transactions.payment_date <= report_date.as_of_date
 ),
 
 payments_per_customer as (
@@ -95,7 +83,8 @@ payments_per_customer as (
         sum(payments.amount - coalesce(used.used, 0) - payments.refunded_amount) as unapplied_payments,
         max(payments.payment_date) as last_payment_date
     from payments
-    left join used_per_payment as used on used.transaction_id = payments.transaction_id
+    left join used_per_source as used
+        on used.usage_type = 'TRANSACTION' and used.source_id = payments.transaction_id
     group by payments.customer_id
 ),
 
@@ -109,7 +98,7 @@ customer_ids as (
 
 final as (
     select
-        as_of.as_of_date,
+        report_date.as_of_date,
         customer_ids.customer_id,
         customers.customer_name,
         customers.customer_reference,
@@ -128,7 +117,7 @@ final as (
         coalesce(payments_per_customer.unapplied_payments, 0) as unapplied_payments,
         coalesce(unapplied_credit_per_customer.unapplied_credit_notes, 0) as unapplied_credit_notes
     from customer_ids
-    cross join as_of
+    cross join report_date
     left join open_per_customer as open on open.customer_id = customer_ids.customer_id
     left join customers on customers.customer_id = customer_ids.customer_id
     left join payments_per_customer on payments_per_customer.customer_id = customer_ids.customer_id

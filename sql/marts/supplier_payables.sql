@@ -3,11 +3,12 @@
 -- (supplier_document_events): the status before the first change after the report date; without any
 -- history, a document `paid` with a payment date after the report date counts as approved then.
 -- credit notes count negative in amount_due.
-with as_of as (
-    select coalesce(
-        cast(getvariable('as_of_date') as date),
-        cast(now() at time zone 'UTC' as date)
-    ) as as_of_date
+with report_date as (
+    select * from intermediate.int_report_date
+),
+
+aging_buckets as (
+    select * from intermediate.int_aging_buckets
 ),
 
 supplier_documents as (
@@ -32,8 +33,8 @@ first_change_after as (
                 partition by events.supplier_document_id order by events.occurred_at, events.event_id
             ) as change_rank
         from events
-        cross join as_of
-        where events.event_date > as_of.as_of_date
+        cross join report_date
+        where events.event_date > report_date.as_of_date
     )
     where change_rank = 1
 ),
@@ -49,11 +50,11 @@ status_on_date as (
             when first_change_after.supplier_document_id is not null then first_change_after.previous_status
             when documents_with_history.supplier_document_id is null
                 and supplier_documents.status = 'paid'
-                and supplier_documents.payment_date > as_of.as_of_date then 'approved'
+                and supplier_documents.payment_date > report_date.as_of_date then 'approved'
             else supplier_documents.status
         end as status_as_of
     from supplier_documents
-    cross join as_of
+    cross join report_date
     left join first_change_after on first_change_after.supplier_document_id = supplier_documents.supplier_document_id
     left join documents_with_history
         on documents_with_history.supplier_document_id = supplier_documents.supplier_document_id
@@ -61,7 +62,7 @@ status_on_date as (
 
 payables as (
     select
-        as_of.as_of_date,
+        report_date.as_of_date,
         status_on_date.supplier_document_id,
         status_on_date.supplier_id,
         suppliers.supplier_name,
@@ -79,27 +80,22 @@ payables as (
             * coalesce(status_on_date.amount_vat, status_on_date.amount + coalesce(status_on_date.vat_amount, 0)),
             0
         ) as amount_due,
-        status_on_date.due_date - as_of.as_of_date as days_until_due,
-        as_of.as_of_date - status_on_date.due_date as days_past_due
+        status_on_date.due_date - report_date.as_of_date as days_until_due,
+        report_date.as_of_date - status_on_date.due_date as days_past_due
     from status_on_date
-    cross join as_of
+    cross join report_date
     left join suppliers on suppliers.supplier_id = status_on_date.supplier_id
     where status_on_date.status_as_of = 'approved'
-        and coalesce(status_on_date.issue_date, as_of.as_of_date) <= as_of.as_of_date
+        and coalesce(status_on_date.issue_date, report_date.as_of_date) <= report_date.as_of_date
 ),
 
 final as (
     select
-        *,
-        case
-            when days_past_due is null or days_past_due <= 0 then 'current'
-            when days_past_due <= 30 then '1-30'
-            when days_past_due <= 60 then '31-60'
-            when days_past_due <= 90 then '61-90'
-            else '90+'
-        end as aging_bucket,
-        coalesce(days_past_due > 0, false) as is_overdue
+        payables.*,
+        aging_buckets.aging_bucket,
+        aging_buckets.is_overdue
     from payables
+    asof inner join aging_buckets on coalesce(payables.days_past_due, 0) >= aging_buckets.min_days_past_due
 )
 
 select * from final

@@ -35,7 +35,8 @@ def test_asset_keys_are_every_raw_table_and_every_sql_file():
     expected = {AssetKey(["invoicing_raw", table]) for table in SPEC_RAW_TABLES} | {
         AssetKey([schema, name]) for schema, name in sql_model_paths()
     }
-    assert len(sql_model_paths()) >= 17  # 11 staging + 6 marts at the time of writing; more is fine
+    # 11 staging + 4 intermediate + 6 marts at the time of writing; more is fine
+    assert len(sql_model_paths()) >= 21
     assert set(_defs().resolve_all_asset_keys()) == expected
 
 
@@ -43,9 +44,12 @@ def test_groups_and_kinds():
     graph = _asset_graph(_defs())
     for key in graph.get_all_asset_keys():
         node = graph.get(key)
-        expected_group = {"invoicing_raw": "invoicing_raw", "staging": "staging", "marts": "marts"}[
-            key.path[0]
-        ]
+        expected_group = {
+            "invoicing_raw": "invoicing_raw",
+            "staging": "staging",
+            "intermediate": "intermediate",
+            "marts": "marts",
+        }[key.path[0]]
         assert node.group_name == expected_group, key
         expected_kinds = {"dlt", "duckdb"} if key.path[0] == "invoicing_raw" else {"sql", "duckdb"}
         assert set(node.kinds) == expected_kinds, key
@@ -66,6 +70,19 @@ def test_model_dependencies_come_from_the_sql():
         "marts/receivables",
         "marts/receivables_by_customer",
         "staging/stg_invoicing__customers",
+    }
+    # the marts read the shared rules of sql/intermediate/
+    assert parents("marts", "receivables") == {
+        "intermediate/int_report_date",
+        "intermediate/int_documents_emitted_as_of",
+        "intermediate/int_usages_as_of",
+        "intermediate/int_aging_buckets",
+        "staging/stg_invoicing__customers",
+        "staging/stg_invoicing__document_messages",
+    }
+    assert parents("intermediate", "int_usages_as_of") == {
+        "intermediate/int_report_date",
+        "staging/stg_invoicing__transaction_usages",
     }
     # raw tables have no upstream asset
     assert parents("invoicing_raw", "documents") == set()

@@ -45,7 +45,7 @@ def assert_invariants(conn: duckdb.DuckDBPyConnection) -> None:
             conn,
             """select invoice_id from marts.receivables
         where open_amount <= 0 or open_amount <> total_incl_tax - paid_by_payments - settled_by_credit_notes
-           or is_late <> (coalesce(days_past_due, 0) > 0)
+           or is_overdue <> (coalesce(days_past_due, 0) > 0)
            or aging_bucket <> case when coalesce(days_past_due, 0) <= 0 then 'current'
                 when days_past_due <= 30 then '1-30' when days_past_due <= 60 then '31-60'
                 when days_past_due <= 90 then '61-90' else '90+' end""",
@@ -64,7 +64,7 @@ def assert_invariants(conn: duckdb.DuckDBPyConnection) -> None:
     sums = conn.execute("""select
         (select coalesce(sum(open_amount), 0) from marts.receivables),
         (select coalesce(sum(total_open), 0) from marts.receivables_by_customer),
-        (select count(*) filter (where is_late) from marts.receivables),
+        (select count(*) filter (where is_overdue) from marts.receivables),
         (select coalesce(sum(overdue_invoice_count), 0) from marts.receivables_by_customer)""").fetchone()
     assert sums[0] == sums[1] and sums[2] == sums[3]
     # overdue customers: exactly the non-deleted customers with something late, same overdue figures

@@ -29,17 +29,17 @@ START = datetime(2026, 3, 16, 9, 30, tzinfo=UTC)
 def _write_some_activity(sb: SandboxServer, conn: duckdb.DuckDBPyConnection) -> int:
     """Pays one open invoice in full, part-pays another, reminds a late one; returns the writes made."""
     open_invoices = conn.execute(
-        "select invoice_id, open_amount, is_late from marts.receivables order by invoice_id limit 6"
+        "select invoice_id, open_amount, is_overdue from marts.receivables order by invoice_id limit 6"
     ).fetchall()
     headers = {"Authorization": f"Bearer {sb.token('read write')}"}
     writes = 0
     with httpx.Client(base_url=sb.base_url + "/", headers=headers, timeout=10.0, trust_env=False) as api:
-        for n, (invoice_id, open_amount, is_late) in enumerate(open_invoices[:3]):
+        for n, (invoice_id, open_amount, is_overdue) in enumerate(open_invoices[:3]):
             body = {} if n == 0 else {"amount": round(float(open_amount) / 3, 2), "method": "CHECK"}
             api.post(f"documents/{invoice_id}/payment", json=body).raise_for_status()
             writes += 1
-        for invoice_id, _, is_late in open_invoices[3:]:
-            if is_late:
+        for invoice_id, _, is_overdue in open_invoices[3:]:
+            if is_overdue:
                 answer = api.post(f"documents/{invoice_id}/messages", json={})
                 writes += answer.status_code == 200
     return writes

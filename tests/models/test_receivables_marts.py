@@ -14,7 +14,7 @@ from model_fixture import D, P, build_warehouse, fetch
 
 RECEIVABLE_COLUMNS = (
     "invoice_id, reference, is_deposit, customer_id, customer_name, emit_date, due_date, total_incl_tax, "
-    "paid_by_payments, settled_by_credit_notes, open_amount, days_past_due, aging_bucket, is_late, "
+    "paid_by_payments, settled_by_credit_notes, open_amount, days_past_due, aging_bucket, is_overdue, "
     "next_reminder_template"
 )
 
