@@ -54,7 +54,7 @@ async def token(request: Request) -> JSONResponse:
         {
             "access_token": issued.value,
             "token_type": "Bearer",
-            "expires_in": int(request.app.state.config.token_lifetime_s),
+            "expires_in": request.app.state.config.served_token_lifetime_s(),
             "scope": issued.scope_text,
         },
         headers={"cache-control": "no-store"},

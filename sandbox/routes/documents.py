@@ -5,8 +5,9 @@ from __future__ import annotations
 from fastapi import APIRouter, Depends, Request
 
 from sandbox.routes import params
-from sandbox.routes.inputs import READ, WRITE, json_request, optional_body, portal, query
+from sandbox.routes.inputs import READ, WRITE, json_request, optional_body, portal
 from sandbox.routes.responses import data, declared, no_body
+from sandbox.routes.serving import many, one
 
 router = APIRouter(tags=["Documents"])
 ACTION_ERRORS = (400, 401, 403, 404, 429)
@@ -20,7 +21,7 @@ ACTION_ERRORS = (400, 401, 403, 404, 429)
 )
 async def list_documents(request: Request):
     """Quotations and invoices, filtered, sorted and paged."""
-    return data(portal(request).list("documents", query(request)))
+    return many(request, "documents")
 
 
 @router.post(
@@ -32,13 +33,13 @@ async def list_documents(request: Request):
 )
 async def create_document(request: Request, body: dict | None = Depends(optional_body)):
     """Creates a DRAFT or VALIDATED document (201)."""
-    return data(portal(request).create("documents", body or {}), status=201)
+    return one(request, "documents", portal(request).create("documents", body or {}), 201)
 
 
 @router.get("/documents/{id}", dependencies=READ, responses=declared(one="Document"))
 async def get_document(request: Request, id: str):
     """One document."""
-    return data(portal(request).get("documents", id))
+    return one(request, "documents", portal(request).get("documents", id))
 
 
 @router.delete("/documents/{id}", dependencies=WRITE, responses=declared(errors=ACTION_ERRORS))
@@ -72,7 +73,7 @@ async def send_message(request: Request, id: str, body: dict | None = Depends(op
 )
 async def accept_quotation(request: Request, id: str):
     """VALIDATED quotation -> ACCEPTED."""
-    return data(portal(request).accept_quotation(id))
+    return one(request, "documents", portal(request).accept_quotation(id))
 
 
 @router.post(
@@ -82,7 +83,7 @@ async def accept_quotation(request: Request, id: str):
 )
 async def refuse_quotation(request: Request, id: str):
     """VALIDATED quotation -> REFUSED."""
-    return data(portal(request).refuse_quotation(id))
+    return one(request, "documents", portal(request).refuse_quotation(id))
 
 
 @router.post(
@@ -90,7 +91,7 @@ async def refuse_quotation(request: Request, id: str):
 )
 async def validate_document(request: Request, id: str):
     """DRAFT -> VALIDATED with its final reference."""
-    return data(portal(request).validate_document(id))
+    return one(request, "documents", portal(request).validate_document(id))
 
 
 @router.post(
@@ -100,7 +101,7 @@ async def validate_document(request: Request, id: str):
 )
 async def convert_to_invoice(request: Request, id: str):
     """ACCEPTED quotation -> a new DRAFT invoice (returned)."""
-    return data(portal(request).convert_to_invoice(id))
+    return one(request, "documents", portal(request).convert_to_invoice(id))
 
 
 @router.post(
@@ -111,7 +112,7 @@ async def convert_to_invoice(request: Request, id: str):
 )
 async def pay_document(request: Request, id: str, body: dict | None = Depends(optional_body)):
     """Records a payment on the invoice; returns the transaction."""
-    return data(portal(request).pay_document(id, body))
+    return one(request, "transactions", portal(request).pay_document(id, body))
 
 
 @router.get(
@@ -122,4 +123,4 @@ async def pay_document(request: Request, id: str, body: dict | None = Depends(op
 )
 async def document_usages(request: Request, id: str):
     """The payments and credit notes used on this document."""
-    return data(portal(request).list("transaction_usages", query(request), parent=("documents", id)))
+    return many(request, "transaction_usages", parent=("documents", id))
