@@ -42,9 +42,11 @@ class SandboxConfig:
     extra: dict = field(default_factory=dict)
 
     def served_max_page_size(self) -> int:
-        """The largest `limit` served: the contract profile's, else `max_page_size`."""
-        return self.contract.max_page_size or self.max_page_size
+        """The largest `limit` served: `max_page_size`, lowered to the contract profile's when it has one
+        (a test asking a strict sandbox for pages of 37 gets 37)."""
+        return min(self.max_page_size, self.contract.max_page_size or self.max_page_size)
 
     def served_token_lifetime_s(self) -> int:
-        """The lifetime of issued tokens: the contract profile's, else `token_lifetime_s`."""
-        return int(self.contract.token_lifetime_s or self.token_lifetime_s)
+        """The lifetime of issued tokens: `token_lifetime_s`, shortened to the contract profile's when it
+        has one."""
+        return int(min(self.token_lifetime_s, self.contract.token_lifetime_s or self.token_lifetime_s))

@@ -157,6 +157,12 @@ def test_strict_page_size_is_50(make_sandbox, policy, status, size):
     assert len(fifty.json()["data"]) == 50
 
 
+def test_a_smaller_configured_page_size_wins_over_the_profile(make_sandbox):
+    server = make_sandbox(small_config(contract="strict", max_page_size=37))
+    with client_for(server) as client:
+        assert len(created(client.get("/documents", params={"limit": 100}), 200)) == 37
+
+
 def test_strict_token_lives_20_s_and_a_renewal_at_half_life_works(make_sandbox, frozen_clock):
     server = make_sandbox(small_config(contract="strict"), clock=frozen_clock)
 
