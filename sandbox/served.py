@@ -9,8 +9,8 @@ does not give, shift date-only fields and flip credit-note signs. Nothing here w
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
-from typing import Mapping
+from collections.abc import Mapping
+from datetime import UTC, datetime
 from zoneinfo import ZoneInfo
 
 from sandbox.contract import ContractProfile
@@ -68,7 +68,7 @@ def _zone_midnight(value: object, zone: str) -> object:
         return value
     day = datetime.strptime(value[:10], "%Y-%m-%d")
     local = day.replace(tzinfo=ZoneInfo(zone))
-    return local.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return local.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _negated(value: object) -> object:

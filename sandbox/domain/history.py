@@ -6,7 +6,7 @@ history are dropped, which leaves recent documents open, unpaid or awaiting appr
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 DAY = 86400
 METHODS = ("TRANSFER",) * 9 + ("CHECK",) * 4 + ("CREDIT_CARD",) * 5 + ("CASH", "OTHER")
@@ -176,7 +176,7 @@ def _quotation_life(run, story: _Story, t_valid: int) -> None:
 
 
 def _month_starts(low: int, high: int) -> list[int]:
-    first = datetime.fromtimestamp(low, timezone.utc).replace(day=1, hour=6, minute=0, second=0)
+    first = datetime.fromtimestamp(low, UTC).replace(day=1, hour=6, minute=0, second=0)
     starts = []
     while True:
         first = (first.replace(day=28) + timedelta(days=4)).replace(day=1)
@@ -288,4 +288,4 @@ def _supplier_moves(rng, approved: bool) -> list[str]:
 
 
 def _day(ts: int) -> str:
-    return datetime.fromtimestamp(ts, timezone.utc).strftime("%Y-%m-%dT00:00:00Z")
+    return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%dT00:00:00Z")

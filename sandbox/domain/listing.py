@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import itertools
 import random
-from typing import Mapping
+from collections.abc import Mapping
 
 from sandbox.contract import ContractProfile
 from sandbox.errors import bad_request, not_found

@@ -5,8 +5,8 @@ from __future__ import annotations
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 
 CENT = Decimal("0.01")
-ZERO = Decimal("0")
-HUNDRED = Decimal("100")
+ZERO = Decimal(0)
+HUNDRED = Decimal(100)
 
 # Rates and quantities repeat endlessly (20, 5.5, 1, 2...): sharing one Decimal object per value keeps
 # 100,000 documents' lines small in memory.

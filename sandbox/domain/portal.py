@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import functools
-from typing import Mapping
+from collections.abc import Mapping
 
 from sandbox.clock import Clock
 from sandbox.config import SandboxConfig

@@ -6,8 +6,8 @@ import itertools
 import logging
 import threading
 from collections import OrderedDict, defaultdict
+from collections.abc import Callable
 from datetime import datetime
-from typing import Callable
 
 from sandbox.clock import Clock, iso
 from sandbox.config import SandboxConfig
