@@ -61,7 +61,7 @@ def iso(moment: datetime | None) -> str | None:
 
 def parse_iso(text: str) -> datetime:
     """Parses an ISO 8601 date or date-time (a missing zone means UTC); raises ValueError."""
-    value = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    value = datetime.fromisoformat(text)  # Python 3.11 reads a trailing Z
     if value.tzinfo is None:
         value = value.replace(tzinfo=UTC)
     return value.astimezone(UTC)

@@ -38,7 +38,7 @@ def _body(run, customer: dict, doc_type: str, **extra) -> dict:
             ("Prestation du mois", "Commande", "Projet", "Intervention", "Fournitures")
         )
     if rng.random() < 0.2:
-        body["referenceInternal"] = "BC-%05d" % rng.randint(1, 99999)
+        body["referenceInternal"] = f"BC-{rng.randint(1, 99999):05d}"
     body.update(extra)
     return body
 
@@ -85,9 +85,14 @@ class _Story:
         """A corrected version: one more unit on the first line, the other lines unchanged."""
         document = self.record()
         lines = [
-            {"itemId": line["itemId"], "name": line["name"], "price": float(line["price"]),
-             "quantity": float(line["quantity"]) + (1 if position == 0 else 0), "vat": float(line["vat"]),
-             "discount": float(line["discount"])}
+            {
+                "itemId": line["itemId"],
+                "name": line["name"],
+                "price": float(line["price"]),
+                "quantity": float(line["quantity"]) + (1 if position == 0 else 0),
+                "vat": float(line["vat"]),
+                "discount": float(line["discount"]),
+            }
             for position, line in enumerate(document["lines"])
         ]
         changes = {"title": "Version corrigée", "lines": lines} if lines else {"title": "Version corrigée"}
@@ -239,7 +244,7 @@ def plan_supplier_documents(run) -> None:
         amount = round(rng.uniform(40, 6000), 2)
         issue_day = received - received % DAY - rng.randint(0, 5) * DAY
         body = {
-            "reference": "FA-%06d" % rng.randint(1, 999999),
+            "reference": f"FA-{rng.randint(1, 999999):06d}",
             "type": "creditNote" if rng.random() < 0.08 else "invoice",
             "issueDate": _day(issue_day),
             "dueDate": _day(issue_day + rng.choice((30, 45, 60)) * DAY),

@@ -31,11 +31,11 @@ def round2(value: Decimal) -> Decimal:
 def to_decimal(value: object) -> Decimal:
     """A JSON number (int or float, never bool) or numeric string as a Decimal; ValueError otherwise."""
     if isinstance(value, bool) or not isinstance(value, (int, float, str, Decimal)):
-        raise ValueError(f"not a number: {value!r}")
+        raise ValueError(f"not a number: {value!r}")  # noqa: TRY004 - callers turn ValueError into a 400
     try:
         result = Decimal(str(value))
-    except InvalidOperation as exc:
-        raise ValueError(f"not a number: {value!r}") from exc
+    except InvalidOperation:
+        raise ValueError(f"not a number: {value!r}")
     if not result.is_finite():
         raise ValueError(f"not a finite number: {value!r}")
     return result

@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Request
 
 from sandbox.routes import params
-from sandbox.routes.inputs import READ, WRITE, json_request, optional_body, portal
+from sandbox.routes.inputs import (
+    OPTIONAL_BODY,
+    READ,
+    WRITE,
+    json_request,
+    portal,
+)
 from sandbox.routes.responses import data, declared, no_body
 from sandbox.routes.serving import many, one
 
@@ -31,7 +37,7 @@ async def list_documents(request: Request):
     openapi_extra=json_request("DocumentInput"),
     responses=declared(201, one="Document"),
 )
-async def create_document(request: Request, body: dict | None = Depends(optional_body)):
+async def create_document(request: Request, body: dict | None = OPTIONAL_BODY):
     """Creates a DRAFT or VALIDATED document (201)."""
     return one(request, "documents", portal(request).create("documents", body or {}), 201)
 
@@ -61,7 +67,7 @@ async def document_pdf(request: Request, id: str):
     openapi_extra=json_request("MessageInput"),
     responses=declared(one="Message", errors=ACTION_ERRORS),
 )
-async def send_message(request: Request, id: str, body: dict | None = Depends(optional_body)):
+async def send_message(request: Request, id: str, body: dict | None = OPTIONAL_BODY):
     """Sends the document by e-mail; returns the message record."""
     return data(portal(request).send_message(id, body))
 
@@ -110,7 +116,7 @@ async def convert_to_invoice(request: Request, id: str):
     openapi_extra=json_request("PaymentInput"),
     responses=declared(one="Transaction", errors=ACTION_ERRORS),
 )
-async def pay_document(request: Request, id: str, body: dict | None = Depends(optional_body)):
+async def pay_document(request: Request, id: str, body: dict | None = OPTIONAL_BODY):
     """Records a payment on the invoice; returns the transaction."""
     return one(request, "transactions", portal(request).pay_document(id, body))
 

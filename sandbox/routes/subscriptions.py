@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Request
 
 from sandbox.routes import params
-from sandbox.routes.inputs import READ, WRITE, json_request, portal, required_body
+from sandbox.routes.inputs import (
+    READ,
+    REQUIRED_BODY,
+    WRITE,
+    json_request,
+    portal,
+)
 from sandbox.routes.responses import declared, empty_object
 from sandbox.routes.serving import many, one
 from sandbox.webhooks import check_local_url
@@ -32,7 +38,7 @@ async def list_webhooks(request: Request):
     openapi_extra=json_request("WebhookInput", True),
     responses=declared(one="Webhook"),
 )
-async def create_webhook(request: Request, body: dict = Depends(required_body)):
+async def create_webhook(request: Request, body: dict = REQUIRED_BODY):
     """Subscribes a URL on 127.0.0.1 / localhost to events (200, not 201: spec)."""
     if isinstance(body.get("url"), str):
         check_local_url(body["url"])

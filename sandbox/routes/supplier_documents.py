@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Request
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
 
 from sandbox.errors import ApiError
 from sandbox.routes import params
-from sandbox.routes.inputs import READ, WRITE, json_request, optional_body, portal, required_body
+from sandbox.routes.inputs import (
+    OPTIONAL_BODY,
+    READ,
+    REQUIRED_BODY,
+    WRITE,
+    json_request,
+    portal,
+)
 from sandbox.routes.responses import data, declared
 from sandbox.routes.serving import events, many, one
 
@@ -75,7 +82,7 @@ async def upload_asset(request: Request):
     openapi_extra=json_request("SupplierDocumentInput", True),
     responses=declared(one="SupplierDocument"),
 )
-async def create_supplier_document(request: Request, body: dict = Depends(required_body)):
+async def create_supplier_document(request: Request, body: dict = REQUIRED_BODY):
     """Creates an `approved` supplier document from an uploaded asset."""
     return one(request, "supplier_documents", portal(request).create_supplier_document(body))
 
@@ -106,6 +113,6 @@ async def supplier_document_events(request: Request, id: str):
     openapi_extra=json_request("SupplierDocumentStatusInput", True),
     responses=declared(one="SupplierDocument"),
 )
-async def change_status(request: Request, id: str, body: dict | None = Depends(optional_body)):
+async def change_status(request: Request, id: str, body: dict | None = OPTIONAL_BODY):
     """approve, refuse, dispute or declarePayment; 400 when the move is not allowed."""
     return one(request, "supplier_documents", portal(request).change_supplier_document_status(id, body or {}))
