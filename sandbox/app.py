@@ -105,7 +105,9 @@ class Edge:
             if message["type"] == "http.response.start":
                 started = True
                 headers = list(message.get("headers", [])) + edge_headers
-                headers.append((b"date", format_datetime(self.clock.now(), usegmt=True).encode()))
+                # the edge's clock may run apart from the one stamping lastUpdate (contract profile)
+                edge_now = self.clock.now() + timedelta(seconds=self.config.contract.date_header_skew_s)
+                headers.append((b"date", format_datetime(edge_now, usegmt=True).encode()))
                 expire_at = state.get("token_expire_at")
                 if expire_at is None:  # a route that did not authenticate (unknown path, 429, fault)
                     token = self.tokens.peek(_header(scope, b"authorization"))

@@ -1,8 +1,9 @@
 """OAuth 2.0 client credentials: the token store, the token grant, and the per-route scope check.
 
 Tokens are 40 lowercase hex characters (as the real service issues), expire by the sandbox clock after
-`config.token_lifetime_s`, and can be revoked after `config.revoke_token_after_requests` requests (a fault
-the client must survive by fetching a new token once on 401).
+`config.served_token_lifetime_s()` (the contract profile's lifetime, else `token_lifetime_s`), and can be
+revoked after `config.revoke_token_after_requests` requests (a fault the client must survive by fetching a
+new token once on 401).
 """
 
 from __future__ import annotations
@@ -68,7 +69,7 @@ class TokenStore:
         token = AccessToken(
             value=secrets.token_hex(20),
             scopes=scopes,
-            expires_at=self.clock.now() + timedelta(seconds=int(self.config.token_lifetime_s)),
+            expires_at=self.clock.now() + timedelta(seconds=self.config.served_token_lifetime_s()),
             scope_text=" ".join(s for s in KNOWN_SCOPES if s in scopes),
         )
         with self._lock:

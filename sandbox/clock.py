@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import threading
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 
 class Clock:
@@ -20,8 +20,8 @@ class Clock:
     def now(self) -> datetime:
         """The sandbox's current time (UTC, whole seconds)."""
         with self._lock:
-            current = self._fixed if self._fixed is not None else datetime.now(timezone.utc) + self._offset
-        return current.astimezone(timezone.utc).replace(microsecond=0)
+            current = self._fixed if self._fixed is not None else datetime.now(UTC) + self._offset
+        return current.astimezone(UTC).replace(microsecond=0)
 
     def today(self) -> datetime:
         """Midnight UTC of the current sandbox date."""
@@ -56,12 +56,12 @@ def iso(moment: datetime | None) -> str | None:
     """ISO 8601 UTC with second precision and `Z`, as the service writes date-times."""
     if moment is None:
         return None
-    return moment.astimezone(timezone.utc).replace(microsecond=0).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return moment.astimezone(UTC).replace(microsecond=0).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def parse_iso(text: str) -> datetime:
     """Parses an ISO 8601 date or date-time (a missing zone means UTC); raises ValueError."""
-    value = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    value = datetime.fromisoformat(text)  # Python 3.11 reads a trailing Z
     if value.tzinfo is None:
-        value = value.replace(tzinfo=timezone.utc)
-    return value.astimezone(timezone.utc)
+        value = value.replace(tzinfo=UTC)
+    return value.astimezone(UTC)

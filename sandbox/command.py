@@ -6,8 +6,10 @@ import argparse
 import signal
 import sys
 import threading
+from dataclasses import replace
 
 from sandbox.config import SandboxConfig
+from sandbox.contract import DELETED_CUSTOMER_MODES, ContractProfile
 
 DEFAULTS = SandboxConfig()
 DEFAULT_PORT = 8765
@@ -41,7 +43,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=DEFAULTS.page_size_policy,
         help="a limit above the maximum is clamped (default) or refused with 400",
     )
-    parser.add_argument("--max-page-size", type=int, default=DEFAULTS.max_page_size, help="maximum limit")
+    parser.add_argument(
+        "--max-page-size",
+        type=int,
+        default=None,
+        help=f"maximum limit (default {DEFAULTS.max_page_size}, or the contract profile's)",
+    )
     parser.add_argument(
         "--revoke-token-after",
         type=int,
@@ -52,8 +59,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--token-lifetime-s",
         type=int,
-        default=DEFAULTS.token_lifetime_s,
-        help="token lifetime in seconds (default 604799)",
+        default=None,
+        help="token lifetime in seconds (default 604799, or the contract profile's)",
+    )
+    parser.add_argument(
+        "--contract",
+        choices=("default", "strict"),
+        default="default",
+        help="default: the sandbox's conveniences; strict: only what the contract states (sandbox/README.md)",
+    )
+    parser.add_argument(
+        "--deleted-customers",
+        choices=DELETED_CUSTOMER_MODES,
+        default=None,
+        help="soft-deleted customers listed with deletedAt, flagged without it, or hidden from lists "
+        "(default: the contract profile's)",
     )
     parser.add_argument(
         "--mutations-per-s",
@@ -69,9 +89,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def contract_from(args: argparse.Namespace) -> ContractProfile:
+    """The contract profile the options describe: a preset, then the single switches given explicitly
+    (an explicit --max-page-size or --token-lifetime-s wins over the profile's)."""
+    profile = ContractProfile.named(args.contract)
+    switches = {
+        "deleted_customers": args.deleted_customers,
+        "max_page_size": args.max_page_size if profile.max_page_size is not None else None,
+        "token_lifetime_s": args.token_lifetime_s if profile.token_lifetime_s is not None else None,
+    }
+    return replace(profile, **{name: value for name, value in switches.items() if value is not None})
+
+
 def config_from(args: argparse.Namespace) -> SandboxConfig:
     """The `SandboxConfig` the options describe."""
     return SandboxConfig(
+        contract=contract_from(args),
         seed=args.seed,
         scale=args.scale,
         client_id=args.client_id,
@@ -82,10 +115,10 @@ def config_from(args: argparse.Namespace) -> SandboxConfig:
         error_rate=args.error_rate,
         drop_rate=args.drop_rate,
         page_size_policy=args.page_size_policy,
-        max_page_size=args.max_page_size,
+        max_page_size=args.max_page_size or DEFAULTS.max_page_size,
         revoke_token_after_requests=args.revoke_token_after,
         clock_offset_s=args.clock_offset_s,
-        token_lifetime_s=args.token_lifetime_s,
+        token_lifetime_s=args.token_lifetime_s or DEFAULTS.token_lifetime_s,
         mutations_per_s=args.mutations_per_s,
         webhook_time_factor=args.webhook_time_factor,
     )

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from sandbox.contract import ContractProfile
+
 
 @dataclass
 class SandboxConfig:
@@ -35,4 +37,16 @@ class SandboxConfig:
     # webhooks: retry schedule of the real service, multiplied by this factor (1.0 = real time)
     webhook_time_factor: float = 1.0
     fault_seed: int | None = None  # seed of the fault dice (None: from `seed`)
+    # what is served where the contract is silent: ContractProfile.default() (as always) or .strict()
+    contract: ContractProfile = field(default_factory=ContractProfile.default)
     extra: dict = field(default_factory=dict)
+
+    def served_max_page_size(self) -> int:
+        """The largest `limit` served: `max_page_size`, lowered to the contract profile's when it has one
+        (a test asking a strict sandbox for pages of 37 gets 37)."""
+        return min(self.max_page_size, self.contract.max_page_size or self.max_page_size)
+
+    def served_token_lifetime_s(self) -> int:
+        """The lifetime of issued tokens: `token_lifetime_s`, shortened to the contract profile's when it
+        has one."""
+        return int(min(self.token_lifetime_s, self.contract.token_lifetime_s or self.token_lifetime_s))

@@ -7,7 +7,7 @@ every derived field, reference and lastUpdate follows the same rules as live req
 from __future__ import annotations
 
 import random
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from faker import Faker
 
@@ -42,7 +42,7 @@ def generate(portal, seed: int, scale: int, end: datetime | None = None, bulk_sa
     Same seed, scale and end give identical records, ids included. `bulk_same_second=N` adds N draft
     invoices written in one second just before `end` (paging tests over a large group of equal lastUpdate).
     """
-    end = (end or portal.clock.now()).astimezone(timezone.utc).replace(microsecond=0)
+    end = (end or portal.clock.now()).astimezone(UTC).replace(microsecond=0)
     with portal.lock:
         if any(store.records for store in portal.stores.values()):
             raise ValueError("generate() fills an empty portal only")
@@ -71,7 +71,7 @@ class _Run:
         self.fake.seed_instance(seed)
         self.end_ts = int(end.timestamp())
         self.start_ts = self.end_ts - HISTORY_DAYS * DAY
-        self.clock = SimulatedClock(datetime.fromtimestamp(self.start_ts, timezone.utc))
+        self.clock = SimulatedClock(datetime.fromtimestamp(self.start_ts, UTC))
         self.steps: list[tuple[int, int, object]] = []
         self.skipped = 0
         self.items: list[dict] = []
@@ -89,7 +89,7 @@ class _Run:
         """A random working-hours second (Mon-Fri, 8:00-19:00 UTC) near a uniform draw in [low, high]."""
         ts = self.rng.randint(low, max(low, high))
         day = ts - ts % DAY
-        weekday = datetime.fromtimestamp(day, timezone.utc).weekday()
+        weekday = datetime.fromtimestamp(day, UTC).weekday()
         if weekday >= 5:
             day += (7 - weekday) * DAY
         return max(low, day + 8 * 3600 + self.rng.randrange(11 * 3600))
@@ -119,7 +119,7 @@ class _Run:
         plan_supplier_documents(self)
         self.steps.sort(key=lambda step: (step[0], step[1]))
         for ts, _, step in self.steps:
-            self.clock.at = datetime.fromtimestamp(ts, timezone.utc)
+            self.clock.at = datetime.fromtimestamp(ts, UTC)
             try:
                 step()
             except ApiError:  # a planned move the rules refuse (e.g. a discount above the amount): skip it

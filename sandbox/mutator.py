@@ -18,12 +18,29 @@ logger = logging.getLogger(__name__)
 
 # relative frequency of each kind of change (people mostly create, validate, pay and remind)
 WEIGHTS = {
-    "create_customer": 4, "edit_customer": 4, "delete_customer": 1, "create_item": 1, "edit_item": 2,
-    "delete_item": 0.5, "create_invoice": 8, "create_quotation": 4, "delete_draft": 2, "validate": 8,
-    "pay": 10, "credit_note": 1, "new_version": 1.5, "accept_quotation": 2, "refuse_quotation": 1,
-    "convert_quotation": 2, "send_reminder": 3, "receive_supplier_document": 4,
-    "change_supplier_document_status": 5, "tag_supplier_document": 1, "create_supplier": 1.5,
-    "edit_supplier": 1, "delete_supplier": 1,
+    "create_customer": 4,
+    "edit_customer": 4,
+    "delete_customer": 1,
+    "create_item": 1,
+    "edit_item": 2,
+    "delete_item": 0.5,
+    "create_invoice": 8,
+    "create_quotation": 4,
+    "delete_draft": 2,
+    "validate": 8,
+    "pay": 10,
+    "credit_note": 1,
+    "new_version": 1.5,
+    "accept_quotation": 2,
+    "refuse_quotation": 1,
+    "convert_quotation": 2,
+    "send_reminder": 3,
+    "receive_supplier_document": 4,
+    "change_supplier_document_status": 5,
+    "tag_supplier_document": 1,
+    "create_supplier": 1.5,
+    "edit_supplier": 1,
+    "delete_supplier": 1,
 }
 SAMPLE_TRIES = 80
 MIN_ITEMS = 5
@@ -120,7 +137,8 @@ class Mutator:
 
         def deletable(customer: dict) -> bool:  # only drafts (or nothing) on record
             return not customer.get("deleted") and all(
-                documents[d]["status"] == "DRAFT" for d in owned.get(customer["id"], ()))
+                documents[d]["status"] == "DRAFT" for d in owned.get(customer["id"], ())
+            )
 
         customer = self._pick("customers", deletable)
         if customer is None:
@@ -280,7 +298,7 @@ class Mutator:
         self.portal.receive_supplier_document(
             supplier["id"],
             {
-                "reference": "FA-%06d" % self.rng.randint(1, 999999),
+                "reference": f"FA-{self.rng.randint(1, 999999):06d}",
                 "amount": amount,
                 "vat": round(amount * 0.2, 2),
                 "tags": self.rng.sample(("urgent", "à vérifier"), self.rng.randint(0, 1)),

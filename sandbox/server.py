@@ -15,6 +15,7 @@ import socket
 import threading
 import time
 from datetime import timedelta
+from typing import Self
 
 import uvicorn
 
@@ -114,7 +115,9 @@ class SandboxServer:
 
             # The history ends at the start of the sandbox's day, not at this second, so that one seed
             # gives the same portal (ids, amounts, overdue list) for a whole day: demos and reports repeat.
-            self.generated = generate(self.portal, self.config.seed, self.config.scale, end=self.clock.today())
+            self.generated = generate(
+                self.portal, self.config.seed, self.config.scale, end=self.clock.today()
+            )
         family = socket.AF_INET6 if ":" in self.host else socket.AF_INET
         self._socket = socket.socket(family, socket.SOCK_STREAM)
         self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -182,7 +185,7 @@ class SandboxServer:
         self._server = None
         self._socket = None
 
-    def __enter__(self) -> SandboxServer:
+    def __enter__(self) -> Self:
         return self.start()
 
     def __exit__(self, *exc_info) -> None:

@@ -27,6 +27,7 @@ import httpx
 from sandbox.config import SandboxConfig
 from sandbox.errors import ApiError
 from sandbox.faults import SandboxStats
+from sandbox.served import served_payload
 
 RETRY_DELAYS_S = (1, 30, 300, 900, 1800, 3600, 21600, 43200, 86400)
 MAX_FAILURES = 100
@@ -161,6 +162,7 @@ class WebhookDispatcher:
             return
         if self._portal_id is None:
             self._portal_id = self.portal.get_portal()["id"]
+        payload = served_payload(event, payload, self.config.contract)  # the same shapes as the GETs
         for subscription in subscriptions:
             if not self._enabled(subscription):
                 continue

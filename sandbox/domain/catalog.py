@@ -87,7 +87,7 @@ class CatalogMixin:
         self.counters["item"] += 1
         fields.setdefault("reference", None)
         if not fields["reference"]:
-            fields["reference"] = "P-%06d" % self.counters["item"]
+            fields["reference"] = f"P-{self.counters['item']:06d}"
         fields.setdefault("type", "product")
         fields["price"] = fields.get("price") or ZERO
         fields["vat"] = fields.get("vat") if fields.get("vat") is not None else shared(ZERO + 20)
@@ -112,7 +112,7 @@ class CatalogMixin:
         require(fields, "name")
         self.counters["customer"] += 1
         if not fields.get("reference"):
-            fields["reference"] = "C-%06d" % self.counters["customer"]
+            fields["reference"] = f"C-{self.counters['customer']:06d}"
         fields["_inferred"] = fields.get("type") is None
         if fields["_inferred"]:
             fields["type"] = infer_customer_type(fields.get("siret"))

@@ -130,7 +130,7 @@ class DocumentMixin:
     # references -----------------------------------------------------------------------------------
     def _temporary_reference(self) -> str:
         self.counters["draft"] += 1
-        return "RT%06d" % self.counters["draft"]
+        return f"RT{self.counters['draft']:06d}"
 
     def _require_reference_method(self) -> str:
         method = self.portal.get("referenceAssignmentMethod")

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from decimal import Decimal
-from typing import Callable
 
 from sandbox.clock import iso, parse_iso
 from sandbox.errors import bad_request

@@ -59,7 +59,7 @@ SUPPLIER_TAGS = [
 
 def vat_number(siren: str) -> str:
     """The French intra-community VAT number of a SIREN (key = (12 + 3 * (siren mod 97)) mod 97)."""
-    return "FR%02d%s" % ((12 + 3 * (int(siren) % 97)) % 97, siren)
+    return f"FR{(12 + 3 * (int(siren) % 97)) % 97:02d}{siren}"
 
 
 def address(fake: Faker) -> dict:
@@ -79,7 +79,7 @@ def customer_body(fake: Faker, rng: random.Random, business: bool) -> dict:
         name = fake.company()
         body = {
             "name": name,
-            "siret": siren + "%05d" % rng.randint(10, 99999),
+            "siret": siren + f"{rng.randint(10, 99999):05d}",
             "vat": vat_number(siren),
             "email": f"compta@{fake.domain_word()}.fr",
             "phone": fake.phone_number(),

@@ -6,7 +6,7 @@ history are dropped, which leaves recent documents open, unpaid or awaiting appr
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 DAY = 86400
 METHODS = ("TRANSFER",) * 9 + ("CHECK",) * 4 + ("CREDIT_CARD",) * 5 + ("CASH", "OTHER")
@@ -38,7 +38,7 @@ def _body(run, customer: dict, doc_type: str, **extra) -> dict:
             ("Prestation du mois", "Commande", "Projet", "Intervention", "Fournitures")
         )
     if rng.random() < 0.2:
-        body["referenceInternal"] = "BC-%05d" % rng.randint(1, 99999)
+        body["referenceInternal"] = f"BC-{rng.randint(1, 99999):05d}"
     body.update(extra)
     return body
 
@@ -85,9 +85,14 @@ class _Story:
         """A corrected version: one more unit on the first line, the other lines unchanged."""
         document = self.record()
         lines = [
-            {"itemId": line["itemId"], "name": line["name"], "price": float(line["price"]),
-             "quantity": float(line["quantity"]) + (1 if position == 0 else 0), "vat": float(line["vat"]),
-             "discount": float(line["discount"])}
+            {
+                "itemId": line["itemId"],
+                "name": line["name"],
+                "price": float(line["price"]),
+                "quantity": float(line["quantity"]) + (1 if position == 0 else 0),
+                "vat": float(line["vat"]),
+                "discount": float(line["discount"]),
+            }
             for position, line in enumerate(document["lines"])
         ]
         changes = {"title": "Version corrigée", "lines": lines} if lines else {"title": "Version corrigée"}
@@ -176,7 +181,7 @@ def _quotation_life(run, story: _Story, t_valid: int) -> None:
 
 
 def _month_starts(low: int, high: int) -> list[int]:
-    first = datetime.fromtimestamp(low, timezone.utc).replace(day=1, hour=6, minute=0, second=0)
+    first = datetime.fromtimestamp(low, UTC).replace(day=1, hour=6, minute=0, second=0)
     starts = []
     while True:
         first = (first.replace(day=28) + timedelta(days=4)).replace(day=1)
@@ -239,7 +244,7 @@ def plan_supplier_documents(run) -> None:
         amount = round(rng.uniform(40, 6000), 2)
         issue_day = received - received % DAY - rng.randint(0, 5) * DAY
         body = {
-            "reference": "FA-%06d" % rng.randint(1, 999999),
+            "reference": f"FA-{rng.randint(1, 999999):06d}",
             "type": "creditNote" if rng.random() < 0.08 else "invoice",
             "issueDate": _day(issue_day),
             "dueDate": _day(issue_day + rng.choice((30, 45, 60)) * DAY),
@@ -288,4 +293,4 @@ def _supplier_moves(rng, approved: bool) -> list[str]:
 
 
 def _day(ts: int) -> str:
-    return datetime.fromtimestamp(ts, timezone.utc).strftime("%Y-%m-%dT00:00:00Z")
+    return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%dT00:00:00Z")

@@ -19,13 +19,13 @@ class IdFactory:
     def reseed(self, seed: int) -> None:
         """Restarts the sequence for `seed`."""
         rng = random.Random(f"object-ids-{seed}")
-        self._machine = "%010x" % rng.getrandbits(40)
+        self._machine = f"{rng.getrandbits(40):010x}"
         self._counter = rng.getrandbits(24)
 
     def new(self, at: datetime) -> str:
         """A new id created at `at`."""
         self._counter = (self._counter + 1) & 0xFFFFFF
-        return "%08x%s%06x" % (int(at.timestamp()), self._machine, self._counter)
+        return f"{int(at.timestamp()):08x}{self._machine}{self._counter:06x}"
 
 
 def looks_like_id(text: str) -> bool:

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Mapping
+import itertools
+import random
+from collections.abc import Mapping
 
+from sandbox.contract import ContractProfile
 from sandbox.errors import bad_request, not_found
+from sandbox.served import served_params
 
 from .filters import FILTERS, parse_enum, parse_time
 from .orders import CUSTOMER_TRANSACTION_ORDERS, DEFAULT_ORDER, KEY_FUNCTIONS
@@ -27,17 +31,19 @@ def _parse_count(name: str, text: str) -> int:
     return value
 
 
-def page_size(params: Mapping[str, str], config) -> int:
-    """`limit`: default and maximum from the config; above the maximum it is clamped or refused."""
+def page_size(params: Mapping[str, str], config, maximum: int | None = None) -> int:
+    """`limit`: default and maximum (`maximum`, else the config's); above the maximum it is clamped or
+    refused."""
+    maximum = maximum if maximum is not None else config.max_page_size
     if "limit" not in params:
-        return config.default_page_size
+        return min(config.default_page_size, maximum)
     limit = _parse_count("limit", params["limit"])
     if limit == 0:
         raise bad_request("query parameter limit must be at least 1")
-    if limit > config.max_page_size:
+    if limit > maximum:
         if config.page_size_policy == "reject":
-            raise bad_request(f"query parameter limit must be at most {config.max_page_size}, got {limit}")
-        return config.max_page_size
+            raise bad_request(f"query parameter limit must be at most {maximum}, got {limit}")
+        return maximum
     return limit
 
 
@@ -66,9 +72,47 @@ def _parent_scope(state, resource: str, parent: tuple[str, str] | None):
 
 
 def list_ids(
-    state, resource: str, params: Mapping[str, str], parent: tuple[str, str] | None = None
+    state,
+    resource: str,
+    params: Mapping[str, str],
+    parent: tuple[str, str] | None = None,
+    contract: ContractProfile | None = None,
 ) -> list[str]:
-    """Ids of the requested page, in order."""
+    """Ids of the requested page, in order; `contract` (the HTTP layer's) changes what is listed: deleted
+    customers hidden, ties shuffled, its page-size maximum, its refused parameters and spellings."""
+    if contract is None or contract.is_default:
+        return _list_ids(state, resource, params, parent)
+    params = served_params(resource, params, contract)
+    hide_deleted = resource == "customers" and contract.deleted_customers == "hidden"
+    maximum = state.config.served_max_page_size()
+    if contract.tie_order == "id":
+        return _list_ids(state, resource, params, parent, maximum, hide_deleted)
+    # shuffled ties: the whole ordered list, each run of equal sort keys in a new order, then the page
+    limit = page_size(params, state.config, maximum)
+    skip = _parse_count("skip", params["skip"]) if "skip" in params else 0
+    everything = max(1, len(state.stores[resource].records) if resource in state.stores else 1)
+    whole = {name: value for name, value in params.items() if name not in ("limit", "skip")}
+    whole["limit"] = str(everything)
+    ids = _list_ids(state, resource, whole, parent, everything, hide_deleted)
+    order_by = params.get("orderBy") or DEFAULT_ORDER[resource]
+    keys = state.stores[resource].index(order_by).keys
+    draw = random.Random(contract.tie_seed * 1_000_003 + next(state.tie_draws))
+    shuffled: list[str] = []
+    for _, run in itertools.groupby(ids, key=keys.__getitem__):
+        group = list(run)
+        draw.shuffle(group)
+        shuffled.extend(group)
+    return shuffled[skip : skip + limit]
+
+
+def _list_ids(
+    state,
+    resource: str,
+    params: Mapping[str, str],
+    parent: tuple[str, str] | None = None,
+    maximum: int | None = None,
+    hide_deleted: bool = False,
+) -> list[str]:
     if resource not in FILTERS:
         raise not_found("")
     filters = FILTERS[resource]
@@ -78,10 +122,12 @@ def list_ids(
             raise bad_request(f"unknown query parameter {name}")
     order_by = parse_enum("orderBy", params.get("orderBy") or DEFAULT_ORDER[resource], orders)
     descending = parse_enum("order", params.get("order", "1"), ("1", "-1")) == "-1"
-    limit = page_size(params, state.config)
+    limit = page_size(params, state.config, maximum)
     skip = _parse_count("skip", params["skip"]) if "skip" in params else 0
 
     predicates, candidate_sets = [], []
+    if hide_deleted:
+        predicates.append(_not_deleted)
     if parent_predicate is not None:
         predicates.append(parent_predicate)
         candidate_sets.append(parent_candidates)
@@ -128,6 +174,7 @@ def list_ids(
         key = (
             resource,
             parent,
+            hide_deleted,
             order_by,
             descending,
             start,
@@ -143,6 +190,10 @@ def list_ids(
                 cache.popitem(last=False)
         return matches[skip : skip + limit]
     return _walk(entries, start, stop, descending, predicates, store.records, skip, limit)
+
+
+def _not_deleted(record: dict) -> bool:
+    return not record.get("deleted")
 
 
 def _walk(

@@ -5,8 +5,8 @@ from __future__ import annotations
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 
 CENT = Decimal("0.01")
-ZERO = Decimal("0")
-HUNDRED = Decimal("100")
+ZERO = Decimal(0)
+HUNDRED = Decimal(100)
 
 # Rates and quantities repeat endlessly (20, 5.5, 1, 2...): sharing one Decimal object per value keeps
 # 100,000 documents' lines small in memory.
@@ -31,11 +31,11 @@ def round2(value: Decimal) -> Decimal:
 def to_decimal(value: object) -> Decimal:
     """A JSON number (int or float, never bool) or numeric string as a Decimal; ValueError otherwise."""
     if isinstance(value, bool) or not isinstance(value, (int, float, str, Decimal)):
-        raise ValueError(f"not a number: {value!r}")
+        raise ValueError(f"not a number: {value!r}")  # noqa: TRY004 - callers turn ValueError into a 400
     try:
         result = Decimal(str(value))
-    except InvalidOperation as exc:
-        raise ValueError(f"not a number: {value!r}") from exc
+    except InvalidOperation:
+        raise ValueError(f"not a number: {value!r}")
     if not result.is_finite():
         raise ValueError(f"not a finite number: {value!r}")
     return result

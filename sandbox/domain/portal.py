@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import functools
-from typing import Mapping
+from collections.abc import Mapping
 
 from sandbox.clock import Clock
 from sandbox.config import SandboxConfig
+from sandbox.contract import ContractProfile
 from sandbox.errors import not_found
 
 from .catalog import CatalogMixin
@@ -62,12 +63,17 @@ class Portal(CatalogMixin, DocumentMixin, PaymentMixin, MessageMixin, SupplierMi
 
     @locked
     def list(
-        self, resource: str, params: Mapping[str, str], parent: tuple[str, str] | None = None
+        self,
+        resource: str,
+        params: Mapping[str, str],
+        parent: tuple[str, str] | None = None,
+        contract: ContractProfile | None = None,
     ) -> list[dict]:
-        """One page of a list (filters, search, orderBy/order, limit/skip, updatedSince/updatedUntil)."""
+        """One page of a list (filters, search, orderBy/order, limit/skip, updatedSince/updatedUntil);
+        `contract` lists as that profile serves (the routes pass the config's; None: the ground truth)."""
         records = self.stores[resource].records if resource in self.stores else {}
         render = RENDERERS.get(resource)
-        return [render(records[rid]) for rid in list_ids(self, resource, params, parent)]
+        return [render(records[rid]) for rid in list_ids(self, resource, params, parent, contract)]
 
     @locked
     def get(self, resource: str, id: str) -> dict:

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import itertools
 import logging
 import threading
 from collections import OrderedDict, defaultdict
+from collections.abc import Callable
 from datetime import datetime
-from typing import Callable
 
 from sandbox.clock import Clock, iso
 from sandbox.config import SandboxConfig
@@ -55,6 +56,7 @@ class PortalState:
         self._last_now: datetime | None = None
         self._last_iso = ""
         self.list_cache: OrderedDict = OrderedDict()  # deep pages of filtered lists (see listing.py)
+        self.tie_draws = itertools.count()  # one shuffle per list request under a shuffled tie order
         self._reset_account(clock.now())
 
     def _reset_account(self, created: datetime) -> None:

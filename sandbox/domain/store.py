@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from bisect import bisect_left, insort
-from typing import Callable
+from collections.abc import Callable
 
 KeyFunction = Callable[[dict], tuple]
 _MISSING = object()

@@ -19,7 +19,7 @@ class Field:
     nullable: bool = True
     values: tuple = ()
     schema: dict | None = None  # object: its properties
-    item: "Field | None" = None  # list: its elements
+    item: Field | None = None  # list: its elements
     max_length: int = 2000
 
 

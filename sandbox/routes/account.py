@@ -4,11 +4,17 @@ from __future__ import annotations
 
 from urllib.parse import parse_qsl
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Request
 from starlette.responses import JSONResponse
 
 from sandbox.auth import OAuthError
-from sandbox.routes.inputs import READ, WRITE, json_request, optional_body, portal
+from sandbox.routes.inputs import (
+    OPTIONAL_BODY,
+    READ,
+    WRITE,
+    json_request,
+    portal,
+)
 from sandbox.routes.responses import data, declared, json_content
 
 router = APIRouter()
@@ -54,7 +60,7 @@ async def token(request: Request) -> JSONResponse:
         {
             "access_token": issued.value,
             "token_type": "Bearer",
-            "expires_in": int(request.app.state.config.token_lifetime_s),
+            "expires_in": request.app.state.config.served_token_lifetime_s(),
             "scope": issued.scope_text,
         },
         headers={"cache-control": "no-store"},
@@ -80,6 +86,6 @@ async def get_portal(request: Request):
     responses=declared(one="Portal"),
     openapi_extra=json_request("PortalInput"),
 )
-async def update_portal(request: Request, body: dict | None = Depends(optional_body)):
+async def update_portal(request: Request, body: dict | None = OPTIONAL_BODY):
     """Changes only the fields sent."""
     return data(portal(request).update_portal(body or {}))

@@ -4,11 +4,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Request
 
 from sandbox.routes import params
-from sandbox.routes.inputs import READ, WRITE, json_request, optional_body, portal, query
-from sandbox.routes.responses import data, declared, empty_object
+from sandbox.routes.inputs import (
+    OPTIONAL_BODY,
+    READ,
+    WRITE,
+    json_request,
+    portal,
+)
+from sandbox.routes.responses import declared, empty_object
+from sandbox.routes.serving import many, one
 
 
 @dataclass(frozen=True)
@@ -35,16 +42,16 @@ def add_collection(router: APIRouter, c: Collection) -> None:
     name = c.resource
 
     async def list_records(request: Request):
-        return data(portal(request).list(c.resource, query(request)))
+        return many(request, c.resource)
 
-    async def create_record(request: Request, body: dict | None = Depends(optional_body)):
-        return data(portal(request).create(c.resource, body or {}), status=c.create_status)
+    async def create_record(request: Request, body: dict | None = OPTIONAL_BODY):
+        return one(request, c.resource, portal(request).create(c.resource, body or {}), c.create_status)
 
     async def get_record(request: Request, id: str):
-        return data(portal(request).get(c.resource, id))
+        return one(request, c.resource, portal(request).get(c.resource, id))
 
-    async def update_record(request: Request, id: str, body: dict | None = Depends(optional_body)):
-        return data(portal(request).update(c.resource, id, body or {}))
+    async def update_record(request: Request, id: str, body: dict | None = OPTIONAL_BODY):
+        return one(request, c.resource, portal(request).update(c.resource, id, body or {}))
 
     async def delete_record(request: Request, id: str):
         portal(request).delete(c.resource, id)

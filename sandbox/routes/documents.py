@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Request
 
 from sandbox.routes import params
-from sandbox.routes.inputs import READ, WRITE, json_request, optional_body, portal, query
+from sandbox.routes.inputs import (
+    OPTIONAL_BODY,
+    READ,
+    WRITE,
+    json_request,
+    portal,
+)
 from sandbox.routes.responses import data, declared, no_body
+from sandbox.routes.serving import many, one
 
 router = APIRouter(tags=["Documents"])
 ACTION_ERRORS = (400, 401, 403, 404, 429)
@@ -20,7 +27,7 @@ ACTION_ERRORS = (400, 401, 403, 404, 429)
 )
 async def list_documents(request: Request):
     """Quotations and invoices, filtered, sorted and paged."""
-    return data(portal(request).list("documents", query(request)))
+    return many(request, "documents")
 
 
 @router.post(
@@ -30,15 +37,15 @@ async def list_documents(request: Request):
     openapi_extra=json_request("DocumentInput"),
     responses=declared(201, one="Document"),
 )
-async def create_document(request: Request, body: dict | None = Depends(optional_body)):
+async def create_document(request: Request, body: dict | None = OPTIONAL_BODY):
     """Creates a DRAFT or VALIDATED document (201)."""
-    return data(portal(request).create("documents", body or {}), status=201)
+    return one(request, "documents", portal(request).create("documents", body or {}), 201)
 
 
 @router.get("/documents/{id}", dependencies=READ, responses=declared(one="Document"))
 async def get_document(request: Request, id: str):
     """One document."""
-    return data(portal(request).get("documents", id))
+    return one(request, "documents", portal(request).get("documents", id))
 
 
 @router.delete("/documents/{id}", dependencies=WRITE, responses=declared(errors=ACTION_ERRORS))
@@ -60,7 +67,7 @@ async def document_pdf(request: Request, id: str):
     openapi_extra=json_request("MessageInput"),
     responses=declared(one="Message", errors=ACTION_ERRORS),
 )
-async def send_message(request: Request, id: str, body: dict | None = Depends(optional_body)):
+async def send_message(request: Request, id: str, body: dict | None = OPTIONAL_BODY):
     """Sends the document by e-mail; returns the message record."""
     return data(portal(request).send_message(id, body))
 
@@ -72,7 +79,7 @@ async def send_message(request: Request, id: str, body: dict | None = Depends(op
 )
 async def accept_quotation(request: Request, id: str):
     """VALIDATED quotation -> ACCEPTED."""
-    return data(portal(request).accept_quotation(id))
+    return one(request, "documents", portal(request).accept_quotation(id))
 
 
 @router.post(
@@ -82,7 +89,7 @@ async def accept_quotation(request: Request, id: str):
 )
 async def refuse_quotation(request: Request, id: str):
     """VALIDATED quotation -> REFUSED."""
-    return data(portal(request).refuse_quotation(id))
+    return one(request, "documents", portal(request).refuse_quotation(id))
 
 
 @router.post(
@@ -90,7 +97,7 @@ async def refuse_quotation(request: Request, id: str):
 )
 async def validate_document(request: Request, id: str):
     """DRAFT -> VALIDATED with its final reference."""
-    return data(portal(request).validate_document(id))
+    return one(request, "documents", portal(request).validate_document(id))
 
 
 @router.post(
@@ -100,7 +107,7 @@ async def validate_document(request: Request, id: str):
 )
 async def convert_to_invoice(request: Request, id: str):
     """ACCEPTED quotation -> a new DRAFT invoice (returned)."""
-    return data(portal(request).convert_to_invoice(id))
+    return one(request, "documents", portal(request).convert_to_invoice(id))
 
 
 @router.post(
@@ -109,9 +116,9 @@ async def convert_to_invoice(request: Request, id: str):
     openapi_extra=json_request("PaymentInput"),
     responses=declared(one="Transaction", errors=ACTION_ERRORS),
 )
-async def pay_document(request: Request, id: str, body: dict | None = Depends(optional_body)):
+async def pay_document(request: Request, id: str, body: dict | None = OPTIONAL_BODY):
     """Records a payment on the invoice; returns the transaction."""
-    return data(portal(request).pay_document(id, body))
+    return one(request, "transactions", portal(request).pay_document(id, body))
 
 
 @router.get(
@@ -122,4 +129,4 @@ async def pay_document(request: Request, id: str, body: dict | None = Depends(op
 )
 async def document_usages(request: Request, id: str):
     """The payments and credit notes used on this document."""
-    return data(portal(request).list("transaction_usages", query(request), parent=("documents", id)))
+    return many(request, "transaction_usages", parent=("documents", id))

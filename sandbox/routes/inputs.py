@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from fastapi import Request
+from fastapi import Depends, Request
 
 from sandbox.auth import require_scope
 from sandbox.errors import ApiError
@@ -48,6 +48,11 @@ async def required_body(request: Request) -> dict:
     if value is None:
         raise ApiError(400, "a JSON request body is required")
     return value
+
+
+# FastAPI dependencies as module-level defaults (one object each, not a call per signature)
+OPTIONAL_BODY = Depends(optional_body)
+REQUIRED_BODY = Depends(required_body)
 
 
 def json_request(schema: str, required: bool = False) -> dict:

@@ -5,8 +5,9 @@ from __future__ import annotations
 from fastapi import APIRouter, Request
 
 from sandbox.routes import params
-from sandbox.routes.inputs import READ, portal, query
-from sandbox.routes.responses import data, declared
+from sandbox.routes.inputs import READ, portal
+from sandbox.routes.responses import declared
+from sandbox.routes.serving import many, one
 
 router = APIRouter(tags=["Transactions"], dependencies=READ)
 
@@ -16,13 +17,13 @@ router = APIRouter(tags=["Transactions"], dependencies=READ)
 )
 async def list_transactions(request: Request):
     """Payments, filtered, sorted and paged."""
-    return data(portal(request).list("transactions", query(request)))
+    return many(request, "transactions")
 
 
 @router.get("/transactions/{id}", responses=declared(one="Transaction"))
 async def get_transaction(request: Request, id: str):
     """One payment."""
-    return data(portal(request).get("transactions", id))
+    return one(request, "transactions", portal(request).get("transactions", id))
 
 
 @router.get(
@@ -32,7 +33,7 @@ async def get_transaction(request: Request, id: str):
 )
 async def customer_transactions(request: Request, id: str):
     """The payments of one customer."""
-    return data(portal(request).list("transactions", query(request), parent=("customers", id)))
+    return many(request, "transactions", parent=("customers", id))
 
 
 @router.get(
@@ -42,10 +43,10 @@ async def customer_transactions(request: Request, id: str):
 )
 async def list_usages(request: Request):
     """Allocations of payments and credit notes to invoices."""
-    return data(portal(request).list("transaction_usages", query(request)))
+    return many(request, "transaction_usages")
 
 
 @router.get("/transaction-usages/{id}", responses=declared(one="TransactionUsage"))
 async def get_usage(request: Request, id: str):
     """One allocation."""
-    return data(portal(request).get("transaction_usages", id))
+    return one(request, "transaction_usages", portal(request).get("transaction_usages", id))

@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Request
 
 from sandbox.routes import params
-from sandbox.routes.inputs import READ, WRITE, json_request, portal, query, required_body
-from sandbox.routes.responses import data, declared, empty_object
+from sandbox.routes.inputs import (
+    READ,
+    REQUIRED_BODY,
+    WRITE,
+    json_request,
+    portal,
+)
+from sandbox.routes.responses import declared, empty_object
+from sandbox.routes.serving import many, one
 from sandbox.webhooks import check_local_url
 
 router = APIRouter(tags=["Webhooks"])
@@ -22,7 +29,7 @@ router = APIRouter(tags=["Webhooks"])
 )
 async def list_webhooks(request: Request):
     """The portal's webhook subscriptions."""
-    return data(portal(request).list("webhooks", query(request)))
+    return many(request, "webhooks")
 
 
 @router.post(
@@ -31,17 +38,17 @@ async def list_webhooks(request: Request):
     openapi_extra=json_request("WebhookInput", True),
     responses=declared(one="Webhook"),
 )
-async def create_webhook(request: Request, body: dict = Depends(required_body)):
+async def create_webhook(request: Request, body: dict = REQUIRED_BODY):
     """Subscribes a URL on 127.0.0.1 / localhost to events (200, not 201: spec)."""
     if isinstance(body.get("url"), str):
         check_local_url(body["url"])
-    return data(portal(request).create("webhooks", body))
+    return one(request, "webhooks", portal(request).create("webhooks", body))
 
 
 @router.get("/webhooks/{id}", dependencies=READ, responses=declared(one="Webhook"))
 async def get_webhook(request: Request, id: str):
     """One subscription."""
-    return data(portal(request).get("webhooks", id))
+    return one(request, "webhooks", portal(request).get("webhooks", id))
 
 
 @router.delete("/webhooks/{id}", dependencies=WRITE, responses=declared(body="EmptyObject"))

@@ -2,14 +2,22 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Request
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
 
 from sandbox.errors import ApiError
 from sandbox.routes import params
-from sandbox.routes.inputs import READ, WRITE, json_request, optional_body, portal, query, required_body
+from sandbox.routes.inputs import (
+    OPTIONAL_BODY,
+    READ,
+    REQUIRED_BODY,
+    WRITE,
+    json_request,
+    portal,
+)
 from sandbox.routes.responses import data, declared
+from sandbox.routes.serving import events, many, one
 
 router = APIRouter(tags=["Supplier documents"])
 # The spec shows no upload limit; 20 MB is a common ceiling for invoice PDFs.
@@ -38,7 +46,7 @@ UPLOAD_FORM = {
 )
 async def list_supplier_documents(request: Request):
     """Received supplier invoices and credit notes."""
-    return data(portal(request).list("supplier_documents", query(request)))
+    return many(request, "supplier_documents")
 
 
 @router.post(
@@ -74,15 +82,15 @@ async def upload_asset(request: Request):
     openapi_extra=json_request("SupplierDocumentInput", True),
     responses=declared(one="SupplierDocument"),
 )
-async def create_supplier_document(request: Request, body: dict = Depends(required_body)):
+async def create_supplier_document(request: Request, body: dict = REQUIRED_BODY):
     """Creates an `approved` supplier document from an uploaded asset."""
-    return data(portal(request).create_supplier_document(body))
+    return one(request, "supplier_documents", portal(request).create_supplier_document(body))
 
 
 @router.get("/supplier-documents/{id}", dependencies=READ, responses=declared(one="SupplierDocument"))
 async def get_supplier_document(request: Request, id: str):
     """One supplier document."""
-    return data(portal(request).get("supplier_documents", id))
+    return one(request, "supplier_documents", portal(request).get("supplier_documents", id))
 
 
 @router.get("/supplier-documents/{id}/pdf", dependencies=READ, responses=declared(one="Pdf"))
@@ -96,7 +104,7 @@ async def supplier_document_pdf(request: Request, id: str):
 )
 async def supplier_document_events(request: Request, id: str):
     """Status history, most recent first."""
-    return data(portal(request).supplier_document_events(id))
+    return events(request, portal(request).supplier_document_events(id))
 
 
 @router.patch(
@@ -105,6 +113,6 @@ async def supplier_document_events(request: Request, id: str):
     openapi_extra=json_request("SupplierDocumentStatusInput", True),
     responses=declared(one="SupplierDocument"),
 )
-async def change_status(request: Request, id: str, body: dict | None = Depends(optional_body)):
+async def change_status(request: Request, id: str, body: dict | None = OPTIONAL_BODY):
     """approve, refuse, dispute or declarePayment; 400 when the move is not allowed."""
-    return data(portal(request).change_supplier_document_status(id, body or {}))
+    return one(request, "supplier_documents", portal(request).change_supplier_document_status(id, body or {}))

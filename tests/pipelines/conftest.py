@@ -8,8 +8,10 @@ from invoicing_sandbox import quiet
 
 @pytest.fixture
 def start_sandbox():
-    """Starts sandboxes for a test; every one is stopped at teardown."""
+    """Starts sandboxes for a test; every one is stopped at teardown. `start(contract="strict")` (or a
+    `ContractProfile`) serves that contract profile instead of the default one."""
     from sandbox.config import SandboxConfig
+    from sandbox.contract import ContractProfile
     from sandbox.server import SandboxServer
 
     started = []
@@ -17,6 +19,8 @@ def start_sandbox():
     def start(**settings) -> SandboxServer:
         settings.setdefault("rate_limit_per_s", 0)
         settings.setdefault("latency_ms", 0)
+        if "contract" in settings:
+            settings["contract"] = ContractProfile.named(settings["contract"])
         sandbox = SandboxServer(SandboxConfig(**settings)).start()
         started.append(sandbox)
         quiet(sandbox)

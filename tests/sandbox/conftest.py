@@ -15,6 +15,7 @@ import pytest
 
 from sandbox.clock import Clock
 from sandbox.config import SandboxConfig
+from sandbox.contract import ContractProfile
 from sandbox.server import SandboxServer
 
 SMALL_SCALE = 60
@@ -22,9 +23,12 @@ FROZEN_AT = datetime(2026, 3, 16, 9, 30, 0, tzinfo=timezone.utc)
 
 
 def small_config(**settings) -> SandboxConfig:
-    """A 60-document sandbox with the rate limit off (tests that want it turn it on)."""
+    """A 60-document sandbox with the rate limit off (tests that want it turn it on); `contract` may be a
+    `ContractProfile` or a preset's name ("default", "strict")."""
     values = {"seed": 7, "scale": SMALL_SCALE, "rate_limit_per_s": 0}
     values.update(settings)
+    if "contract" in values:
+        values["contract"] = ContractProfile.named(values["contract"])
     return SandboxConfig(**values)
 
 
