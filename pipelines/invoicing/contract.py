@@ -47,16 +47,16 @@ def _r(resource, path, source, used_by, absent, check, marts, behaviour, kind="f
 
 LEDGER: tuple[LedgerRow, ...] = (
     # --- authentication and token -------------------------------------------------------------------
-    _r("auth", "access_token", "contract", "client.py (token request)", "check", "", (),
+    _r("auth", "access_token", "contract", "client.py (token request)", "check", "run stops", (),
        "the run stops with a `malformed` error before the warehouse is touched"),
     _r("auth", "expires_in", "contract", "auth.py (renewal)", "note", "N5", (),
        "renewed at half its life; unknown lifetime: the token is kept until a 401 and note N5 says so"),
-    _r("auth", "scope", "contract", "client.py (scope read)", "check", "", (),
+    _r("auth", "scope", "contract", "client.py (scope read)", "check", "run stops", (),
        "a refused `read` scope stops the run with a `scope` error naming what to ask for"),
     _r("auth", "AccessToken-ExpireAt", "contract", "auth.py (_note_expiry)", "fine", "", (),
        "only brings renewal earlier; a 401 renews anyway", "header"),
     # --- transport, envelope, headers ---------------------------------------------------------------
-    _r("http", "data", "contract", "client.py, paging.py", "check", "", (),
+    _r("http", "data", "contract", "client.py, paging.py", "check", "run stops", (),
        "an answer without `data` stops the run with a `malformed` error"),
     _r("http", "Date", "assumption", "feed.py (windows), client.py", "note", "N7", (),
        "absent: windows end at the local clock minus 60 s and note N7 (degraded) says so", "header"),

@@ -26,7 +26,7 @@ def test_doc_and_ledger_list_the_same_rows():
     assert _doc_rows() == expected
 
 
-def test_every_assumption_has_an_explicit_behaviour_and_numbers_never_say_fine():
+def test_every_row_has_one_explicit_behaviour_and_every_check_a_name():
     keys = [row.key for row in LEDGER]
     assert len(keys) == len(set(keys))
     for row in LEDGER:
