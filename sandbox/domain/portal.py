@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import builtins
 import functools
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from typing import Concatenate, ParamSpec, TypeVar
 
 from sandbox.clock import Clock
 from sandbox.config import SandboxConfig
@@ -28,12 +29,15 @@ from .render import (
 from .state import PortalState
 from .suppliers import SupplierMixin
 
+P = ParamSpec("P")
+R = TypeVar("R")
 
-def locked(method):
-    """Runs the method under the portal's lock."""
+
+def locked(method: Callable[Concatenate[Portal, P], R]) -> Callable[Concatenate[Portal, P], R]:
+    """Runs the method under the portal's lock (typed so that callers see the method's own signature)."""
 
     @functools.wraps(method)
-    def wrapper(self, *args, **kwargs):
+    def wrapper(self: Portal, *args: P.args, **kwargs: P.kwargs) -> R:
         with self.lock:
             return method(self, *args, **kwargs)
 
