@@ -132,6 +132,14 @@ def _progress_logger(context: AssetExecutionContext):
     return log
 
 
+def table_notes(report: SyncReport, table: str) -> list[dict]:
+    """The sync's notes about `table` (their text starts with `<table>: `), each with its `degraded` flag:
+    the `sync_read_exactly` check (assets/sync_checks.py) fails on a degraded one."""
+    prefix = f"{table}: "
+    return [{"text": note, "degraded": note in report.degraded_notes}
+            for note in report.notes if note.startswith(prefix)]
+
+
 def _materialization(connection, table: str, key: AssetKey, report: SyncReport) -> MaterializeResult:
     rows_loaded = report.rows
     metadata: dict[str, object] = {
@@ -140,6 +148,7 @@ def _materialization(connection, table: str, key: AssetKey, report: SyncReport) 
         "requests": MetadataValue.int(int(report.requests.get(table, 0))),
         "pages": MetadataValue.int(int(report.pages.get(table, 0))),
         "sync_wall_seconds": MetadataValue.float(round(report.wall_s, 2)),
+        "sync_notes": MetadataValue.json(table_notes(report, table)),
     }
     row_count = table_row_count(connection, table)
     if row_count is not None:

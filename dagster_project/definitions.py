@@ -19,6 +19,7 @@ from assets.freshness import build_freshness_checks
 from assets.ingestion import invoicing_raw_assets
 from assets.models import build_model_assets
 from assets.resources import default_resources
+from assets.sync_checks import raw_sync_read_exactly
 from dagster_project.jobs import build_jobs
 from dagster_project.schedules import build_schedules, sync_interval
 from dagster_project.sensors import build_publish_sensor
@@ -39,6 +40,7 @@ def build_definitions(resources: dict) -> Definitions:
             documents_customers_exist,
             usages_invoices_exist,
             freshness_checks,
+            raw_sync_read_exactly,
             total_open_matches_api_due_amount,
             *build_mart_key_checks(mart_keys),
         ],

@@ -14,6 +14,7 @@ from typing import Any
 import dlt
 from dlt.extract.resource import DltResource
 
+from pipelines.invoicing.capabilities import STATE_KEY
 from pipelines.invoicing.client import InvoicingClient
 from pipelines.invoicing.credentials import resolve_settings
 from pipelines.invoicing.feed import Feed
@@ -38,6 +39,7 @@ def _save_state(feed: Feed, name: str, state: dict) -> None:
     state.clear()
     state.update(feed.reads[name].state())
     dlt.current.source_state()["page_sizes"] = feed.page_sizes.as_dict()
+    dlt.current.source_state()[STATE_KEY] = feed.capabilities.to_state()
 
 
 def _endpoint_resource(feed: Feed, endpoint: Endpoint) -> DltResource:
@@ -58,12 +60,13 @@ def _endpoint_resource(feed: Feed, endpoint: Endpoint) -> DltResource:
 
 def _events_transformer(feed: Feed, parent: DltResource) -> DltResource:
     def events(documents: list[dict]):
-        rows = [{**event, "_deleted_at": None} for event in feed.pop_events([d["id"] for d in documents])]
+        rows = feed.pop_events([d["id"] for d in documents])  # built by rows.event_rows
         if rows:
             yield rows
 
+    # merged per document too: a reloaded history replaces the old one whole (synthesised ids included)
     return dlt.transformer(events, data_from=parent, name=EVENTS.name, write_disposition=MERGE,
-                           primary_key="id", columns=_column_hints(EVENTS))
+                           primary_key="id", merge_key="supplier_document_id", columns=_column_hints(EVENTS))
 
 
 @dlt.source(name="invoicing", section="invoicing", max_table_nesting=2)

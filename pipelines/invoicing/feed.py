@@ -13,13 +13,16 @@ import threading
 import time
 from collections.abc import Iterable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from typing import Any
 
+from pipelines.invoicing.capabilities import STATE_KEY, DeletedCustomers, ServerCapabilities
 from pipelines.invoicing.client import InvoicingClient
 from pipelines.invoicing.errors import InvoicingApiError
 from pipelines.invoicing.paging import PageSizes
 from pipelines.invoicing.read_host import RunPlan
 from pipelines.invoicing.reader import Index, ResourceRead
+from pipelines.invoicing.rows import event_rows
 from pipelines.invoicing.settings import ENDPOINTS, EVENTS
 from pipelines.invoicing.windows import window_end
 
@@ -51,6 +54,8 @@ class Feed:
         self.stopping = False
         self.error: BaseException | None = None
         self.notes: list[str] = []
+        self.degraded_notes: list[str] = []  # the notes saying something is unknown, not just slower
+        self.capabilities = ServerCapabilities()
         self.max_pages = math.inf
         self.deadline = math.inf
         self._lock = threading.Lock()
@@ -85,6 +90,7 @@ class Feed:
         """Starts the reads of `names` not started yet from `committed`, the source's dlt state of earlier
         runs (`{"page_sizes": ..., "resources": {name: state}}`): the one way that state enters a run."""
         self.page_sizes.remember(committed.get("page_sizes"))
+        self.capabilities = ServerCapabilities.from_state(committed.get(STATE_KEY))
         states = committed.get("resources", {})
         for name in names:
             if name in ENDPOINTS and name not in self.reads:
@@ -117,9 +123,18 @@ class Feed:
                 self.error = error
         self.stopping = True
 
-    def note(self, text: str) -> None:
+    def note(self, text: str, degraded: bool = False) -> None:
+        """Records a remark (`<table>: ...`) for the run's report; `degraded`: something is unknown."""
         with self._lock:
-            self.notes.append(text)
+            if text not in self.notes:
+                self.notes.append(text)
+            if degraded and text not in self.degraded_notes:
+                self.degraded_notes.append(text)
+
+    def learn_deleted_customers(self, mode: DeletedCustomers) -> None:
+        """Records how the server shows deleted customers (kept in the source state with the page sizes)."""
+        with self._lock:
+            self.capabilities = replace(self.capabilities, deleted_customers=mode)
 
     def fetch_events(self, document_ids: list[str]) -> None:
         """Fetches the status history of changed supplier documents, before their page is handed over."""
@@ -127,7 +142,7 @@ class Feed:
             return
         path = EVENTS.path
 
-        def one(document_id: str) -> tuple[str, list]:
+        def one(document_id: str) -> tuple[str, list[dict]]:
             try:
                 events = self.client.get(path.format(id=document_id), tag=EVENTS.name)
             except InvoicingApiError as error:
@@ -141,14 +156,17 @@ class Feed:
                 return document_id, []
             if not isinstance(events, list):
                 raise InvoicingApiError("malformed", f"GET {path}", 200, detail="'data' is not a list")
-            return document_id, events
+            rows, synthesised = event_rows(EVENTS, document_id, events)
+            if synthesised:
+                self.note(f"{EVENTS.name}: ids synthesised (field id not served)")
+            return document_id, rows
 
         results = list(self._pool.map(one, document_ids))
         with self._events_lock:
             self._events.update(results)
 
     def pop_events(self, document_ids: list[str]) -> list[dict]:
-        """The events fetched for these documents (each handed over once)."""
+        """The event rows fetched for these documents (each handed over once; rows.event_rows)."""
         with self._events_lock:
             return [event for i in document_ids for event in self._events.pop(i, [])]
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
 
+from pipelines.invoicing.capabilities import DeletedCustomers, ServerCapabilities
 from pipelines.invoicing.client import InvoicingClient
 from pipelines.invoicing.paging import PageSizes
 
@@ -32,9 +33,13 @@ class ReadHost(Protocol):
     plan: RunPlan | None
     preloaded: dict[str, object]  # answers read before the reads start (GET /me proves the credentials)
     stopping: bool
+    capabilities: ServerCapabilities  # what earlier runs (or the doctor) learnt about the server
 
-    def note(self, text: str) -> None:
-        """Records a remark for the run's summary."""
+    def note(self, text: str, degraded: bool = False) -> None:
+        """Records a remark (`<table>: ...`) for the run's summary; `degraded`: something is unknown."""
+
+    def learn_deleted_customers(self, mode: DeletedCustomers) -> None:
+        """Records how the server shows deleted customers: listed (with or without timestamp) or hidden."""
 
     def fail(self, error: BaseException) -> None:
         """Stops every read of the run; the run raises `error`."""

@@ -19,7 +19,7 @@ from pipelines.invoicing.dates import parse_timestamp
 from pipelines.invoicing.errors import InvoicingApiError
 from pipelines.invoicing.paging import Page, WindowNotHonoured, keyset_pages, skip_pages
 from pipelines.invoicing.read_host import ReadHost
-from pipelines.invoicing.rows import deleted_at_of, normalized, to_row
+from pipelines.invoicing.rows import normalized, to_row
 from pipelines.invoicing.settings import Endpoint
 from pipelines.invoicing.windows import (
     MAX_SLICES,
@@ -32,7 +32,11 @@ from pipelines.invoicing.windows import (
 )
 
 log = logging.getLogger(__name__)
-Index = dict[str, tuple[str | None, str | None]]  # id -> (last_update, _deleted_at) in the warehouse
+# id -> (last_update, _deleted_at) in the warehouse; (None, None) for an id other tables reference but
+# this one never loaded (a customer deleted before it could be listed: warehouse.load_indexes)
+Index = dict[str, tuple[str | None, str | None]]
+# how a server shows deleted customers in its lists, once learnt: the windows then see every deletion
+DELETIONS_LISTED = ("listed", "flagged")
 IDLE_WAIT_S = 0.02  # how long the dlt extract waits on one resource with no page ready
 
 
@@ -63,6 +67,7 @@ class ResourceRead:
         self._fell_back = False
         self._failed = False
         self._refused = False
+        self._deletions_listed = False  # a listed record of this run carried `deleted: true`
         self.scanned: set[str] = set()
         self.tombstones: list[str] = []
         # consumer side
@@ -190,7 +195,9 @@ class ResourceRead:
         self.queue.put(("fallback",))
         self._spawn(self._scan_task)
 
-    def _put(self, slice_id: int | None, page: Page, split: dict | None = None) -> None:
+    def _put(self, slice_id: int | None, page: Page, split: dict | None = None, *, listed: bool = True) -> None:
+        if listed and self.endpoint.id_scan:
+            self._learn_deletions(page.records)
         with self._lock:
             self.scanned.update(r["id"] for r in page.records if isinstance(r, dict) and "id" in r)
         if self.name == "supplier_documents":
@@ -201,17 +208,23 @@ class ResourceRead:
         """After a whole-list scan: ids the warehouse holds but the scan did not see are checked one by one."""
         try:
             if (self.whole_scan or self._fell_back) and not self._refused:
-                self._verify_missing()
+                self._check_unlisted()
+            elif self._wants_id_scan():
+                self._list_ids()
+                self._check_unlisted()
         except BaseException as error:  # noqa: BLE001
             self.queue.put(("error", error))
             return
         self.queue.put(("done",))
 
-    def _verify_missing(self) -> None:
+    def _verify_missing(self) -> tuple[int, int, int]:
+        """GETs every live warehouse id no list page showed: 404 -> tombstone, else the record is loaded.
+        Returns (ids checked, found flagged `deleted`, found gone)."""
         missing = [i for i, (_, deleted) in self.index.items() if deleted is None and i not in self.scanned]
+        flagged = 0
         for record_id in missing:
             if self.feed.stopping:
-                return
+                break
             try:
                 record = self.feed.client.get(f"{self.endpoint.path}/{record_id}", tag=self.name)
             except InvoicingApiError as error:
@@ -219,14 +232,53 @@ class ResourceRead:
                     self.tombstones.append(record_id)
                     continue
                 raise
-            self._put(None, Page([record], None, False))
+            flagged += bool(isinstance(record, dict) and record.get("deleted"))
+            self._put(None, Page([record], None, False), listed=False)
+        return len(missing), flagged, len(self.tombstones)
+
+    def _learn_deletions(self, records: list) -> None:
+        """A listed record flagged `deleted` shows the server lists deletions: the windows see them."""
+        for record in records:
+            if isinstance(record, dict) and record.get("deleted"):
+                self._deletions_listed = True
+                self.feed.learn_deleted_customers("listed" if record.get("deletedAt") else "flagged")
+                return
+
+    def _wants_id_scan(self) -> bool:
+        """A windowed read of a list that may hide deletions (A7b), with live warehouse ids to check."""
+        return (self.endpoint.id_scan and self.endpoint.mode == "window" and not self.feed.stopping
+                and not self._deletions_listed
+                and self.feed.capabilities.deleted_customers not in DELETIONS_LISTED
+                and any(deleted is None for _, deleted in self.index.values()))
+
+    def _list_ids(self) -> None:
+        """The id scan (A7b): every id of the list, so that `_check_unlisted` GETs the warehouse's live ids
+        no longer listed (`deleted: true` or 404). Customers are few: ceil(customers / page) requests."""
+        pages = skip_pages(self.feed.client.get, self.endpoint.path, page_sizes=self.feed.page_sizes,
+                           tag=self.name, cancelled=lambda: self.feed.stopping)
+        for page in pages:
+            with self._lock:
+                self.scanned.update(r["id"] for r in page.records if isinstance(r, dict) and "id" in r)
+            self._learn_deletions(page.records)
+
+    def _check_unlisted(self) -> None:
+        checked, flagged, gone = self._verify_missing()
+        if not self.endpoint.id_scan:
+            return
+        if flagged and not self._deletions_listed:  # deleted, yet absent from the whole list
+            self.feed.learn_deleted_customers("hidden")
+        if checked:
+            self.feed.note(f"{self.name}: {checked} listed-no-more checked by id ({flagged} deleted, {gone} gone)")
 
     # ---- consumer ----------------------------------------------------------------------------------------
     def unchanged(self, record: dict) -> bool:
         """True when the warehouse already holds this exact version (skipped, not reloaded)."""
         last_update = normalized(record.get("lastUpdate"))
         if self.whole_scan or self._fell_back:
-            return self.index.get(record["id"]) == (last_update, deleted_at_of(record))
+            # the deletion flag, not the timestamp: an observation time (rows.deleted_at_of) is no change
+            stored = self.index.get(record["id"])
+            return (stored is not None and stored[0] == last_update
+                    and (stored[1] is not None) == bool(record.get("deleted")))
         return last_update is not None and self.prev_overlap.get(record["id"]) == last_update
 
     def take(self, max_pages: int, deadline: float) -> Iterator[list[dict] | None]:
@@ -280,7 +332,9 @@ class ResourceRead:
             if record_id in self.yielded and (last_update is None or previous is None or previous >= last_update):
                 continue
             self.yielded[record_id] = last_update
-            rows.append(to_row(self.endpoint, record))
+            known_deleted_at = (self.index.get(record_id) or (None, None))[1]
+            rows.append(to_row(self.endpoint, record, observed=self.feed.plan.run_time,
+                               known_deleted_at=known_deleted_at))
         self.pages += 1
         self.rows += len(rows)
         return rows

@@ -1,11 +1,14 @@
-"""Records as rows: canonical date-times, `_deleted_at`, JSON-text fields, no untyped null containers."""
+"""Records as rows: canonical date-times, `_deleted_at`, `_absent_fields`, JSON-text fields, no untyped
+null containers; supplier-document events completed from their request (`event_rows`)."""
 
 from __future__ import annotations
 
 import json
+from datetime import datetime
 from typing import Any
 
 from pipelines.invoicing.dates import format_timestamp, parse_timestamp
+from pipelines.invoicing.errors import InvoicingApiError
 from pipelines.invoicing.settings import Endpoint, snake_case
 
 
@@ -16,13 +19,32 @@ def normalized(moment: Any) -> str | None:
     return format_timestamp(parse_timestamp(moment) if isinstance(moment, str) else moment)
 
 
-def deleted_at_of(record: dict) -> str | None:
-    """`_deleted_at` of a record as read: customers flagged `deleted` carry their `deletedAt`."""
-    return normalized(record.get("deletedAt")) if record.get("deleted") else None
+def deleted_at_of(record: dict, observed: datetime | str | None = None, known: str | None = None) -> str | None:
+    """`_deleted_at` of a record as read; None unless it is flagged `deleted`.
+
+    A flagged record's `deletedAt` when served; else `known`, the value the warehouse already holds, so
+    that an observation time never moves on later runs; else `observed`, the run's server time (the
+    contract promises the flag, not the timestamp).
+    """
+    if not record.get("deleted"):
+        return None
+    return normalized(record.get("deletedAt")) or known or normalized(observed)
 
 
-def to_row(endpoint: Endpoint, record: dict) -> dict:
-    """The row loaded for a record: JSON-text fields serialised, `_deleted_at` set or cleared.
+def absent_fields(endpoint: Endpoint, record: dict) -> str | None:
+    """The endpoint's `assumed` keys the record does not carry, comma-joined (None when all are there).
+
+    A key served with null is present: "served, empty" (an invoice without due date) is data, an
+    absent key is a server that does not serve the field.
+    """
+    absent = [key for key in endpoint.assumed if key not in record]
+    return ",".join(absent) or None
+
+
+def to_row(endpoint: Endpoint, record: dict, *, observed: datetime | str | None = None,
+           known_deleted_at: str | None = None) -> dict:
+    """The row loaded for a record: JSON-text fields serialised, `_deleted_at` set or cleared, and
+    `_absent_fields` on endpoints that declare `assumed` keys.
 
     A null nested object or list (`transaction` of a credit-note usage) is dropped: its flattened columns
     (`transaction__id`, ...) are declared already, and dlt would otherwise add an untyped column.
@@ -31,8 +53,38 @@ def to_row(endpoint: Endpoint, record: dict) -> dict:
     for name in endpoint.json_fields:
         if row.get(name) is not None:
             row[name] = json.dumps(row[name], default=str, ensure_ascii=False)
-    row["_deleted_at"] = deleted_at_of(record)
+    row["_deleted_at"] = deleted_at_of(record, observed, known_deleted_at)
+    if endpoint.assumed:
+        row["_absent_fields"] = absent_fields(endpoint, record)
     return row
+
+
+def event_rows(endpoint: Endpoint, document_id: str, events: list[dict]) -> tuple[list[dict], bool]:
+    """Rows of one supplier document's status history (GET /supplier-documents/{id}/events), and
+    whether an id had to be synthesised.
+
+    The list is most recent first (the contract), so `_position` counts from the oldest (1) and stays
+    stable while the history only grows. `supplierDocumentId` comes from the request path when not
+    served; `id`, when not served, is `"{documentId}:{position}"` (the events are merged per document,
+    so a reloaded history replaces these ids whole). `_absent_fields` is taken before anything is filled.
+    """
+    request = f"GET {endpoint.path.format(id=document_id)}"
+    rows, synthesised = [], False
+    for index, event in enumerate(events):
+        if not isinstance(event, dict):
+            raise InvoicingApiError("malformed", request, 200, detail=f"event {index} is not an object")
+        served_parent = event.get("supplierDocumentId")
+        if served_parent is not None and served_parent != document_id:
+            raise InvoicingApiError("malformed", request, 200, detail=f"an event names document {served_parent}")
+        position = len(events) - index
+        row = to_row(endpoint, event)
+        row["supplierDocumentId"] = document_id
+        row["_position"] = position
+        if event.get("id") is None:
+            row["id"] = f"{document_id}:{position}"
+            synthesised = True
+        rows.append(row)
+    return rows, synthesised
 
 
 def _without_null_containers(value: dict, prefix: str, containers: frozenset[str]) -> dict:

@@ -49,6 +49,16 @@ class Endpoint:
     json_fields: tuple[str, ...] = ()  # list fields stored as JSON text instead of a child table
     sort_column: str | None = "last_update"  # newest wins when one load holds an id twice
     scope: str = "read"  # the scope the spec requires for the list
+    # JSON keys a mart depends on that a server may not serve (docs/contract.md): the ones a record lacks
+    # are recorded in its row's `_absent_fields` (rows.py), so checks tell "not served" from "null"
+    assumed: tuple[str, ...] = ()
+    # a windowed list whose deletions the server may hide: each run also lists every id and checks the
+    # warehouse's ids that are no longer listed one by one (customers are few; reader.py `_id_scan`)
+    id_scan: bool = False
+
+    def __post_init__(self) -> None:
+        if self.assumed:  # declared, so the column exists even before any key is found missing
+            self.columns.setdefault("_absent_fields", TEXT)
 
     @property
     def containers(self) -> frozenset[str]:
@@ -79,7 +89,7 @@ ENDPOINTS: dict[str, Endpoint] = {
             **COMMON, name=TEXT, reference=TEXT, type=TEXT, email=TEXT, phone=TEXT, mobile=TEXT, fax=TEXT,
             siret=TEXT, vat=TEXT, **_address("address"), **_address("delivery"), contacts=TEXT,
             due_amount=AMOUNT, documents_count=BIGINT, deleted=BOOL, deleted_at=TIMESTAMP),
-            json_fields=("contacts",)),
+            json_fields=("contacts",), assumed=("deletedAt",), id_scan=True),
         Endpoint("items", "/items", "window", _columns(
             **COMMON, name=TEXT, description=TEXT, reference=TEXT, type=TEXT, unit=TEXT, price=AMOUNT,
             vat=RATE, buying_price=AMOUNT)),
@@ -97,14 +107,17 @@ ENDPOINTS: dict[str, Endpoint] = {
                           "discount": RATE, "buying_price": AMOUNT, "_deleted_at": TIMESTAMP},
                 "messages": {"date": TIMESTAMP, "model": TEXT, "from": TEXT, "to": TEXT, "subject": TEXT,
                              "_deleted_at": TIMESTAMP},
-            }),
+            },
+            assumed=("dueDate", "emitDate", "amountVatNet", "messages")),
         Endpoint("transactions", "/transactions", "window", _columns(
             **COMMON, customer_id=TEXT, customer_name=TEXT, document_id=TEXT, amount=AMOUNT,
-            used_amount=AMOUNT, refunded_amount=AMOUNT, date=TIMESTAMP, method=TEXT)),
+            used_amount=AMOUNT, refunded_amount=AMOUNT, date=TIMESTAMP, method=TEXT),
+            assumed=("date", "customerId", "refundedAmount")),
         Endpoint("transaction_usages", "/transaction-usages", "window", _columns(
             **COMMON, type=TEXT, customer_id=TEXT, invoice_id=TEXT, transaction_id=TEXT, transaction__id=TEXT,
             transaction__amount=AMOUNT, transaction__date=TIMESTAMP, transaction__method=TEXT,
-            credit_note_id=TEXT, amount=AMOUNT, date=TIMESTAMP)),
+            credit_note_id=TEXT, amount=AMOUNT, date=TIMESTAMP),
+            assumed=("date",)),
         Endpoint("suppliers", "/suppliers", "window", _columns(
             **COMMON, name=TEXT, legal_identifier=TEXT, email=TEXT, phone=TEXT, **_address("address")),
             nested={"tags": VALUE_LIST}),
@@ -112,16 +125,17 @@ ENDPOINTS: dict[str, Endpoint] = {
             **COMMON, supplier_id=TEXT, file_key=TEXT, status=TEXT, reference=TEXT, type=TEXT,
             issue_date=TIMESTAMP, due_date=TIMESTAMP, amount=AMOUNT, vat=AMOUNT, amount_vat=AMOUNT,
             currency=TEXT, origin=TEXT, payment_date=TIMESTAMP),
-            nested={"tags": VALUE_LIST}),
+            nested={"tags": VALUE_LIST}, assumed=("amountVat", "amount", "dueDate", "issueDate", "paymentDate")),
         Endpoint("webhooks", "/webhooks", "full", _columns(
             **COMMON, url=TEXT, enabled=BOOL, failures=BIGINT), nested={"events": VALUE_LIST},
             scope="read write"),
     ]
 }
 
-# Read per changed supplier document, inside the same load as the document (see __init__.py).
+# Read per changed supplier document, inside the same load as the document (see __init__.py); merged per
+# document (`supplier_document_id`): a reloaded history replaces the old one. `_position`: 1 = oldest.
 EVENTS = Endpoint("supplier_document_events", "/supplier-documents/{id}/events", "child", _columns(
     id=TEXT, supplier_document_id=TEXT, date=TIMESTAMP, action=TEXT, previous_status=TEXT, status=TEXT,
-    origin=TEXT), sort_column=None)
+    origin=TEXT, _position=BIGINT), sort_column=None, assumed=("date", "previousStatus", "supplierDocumentId"))
 
 RESOURCE_NAMES: tuple[str, ...] = (*ENDPOINTS, EVENTS.name)

@@ -58,7 +58,8 @@ class SyncReport:
     normalize_s: float = 0.0
     load_s: float = 0.0
     wall_s: float = 0.0
-    notes: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # `<table>: ...` remarks, every kind
+    degraded_notes: list[str] = field(default_factory=list)  # those of `notes` saying something is unknown
     limiter: dict[str, int] = field(default_factory=dict)  # pacing: locks onto the server's windows etc.
 
     @property
@@ -220,6 +221,7 @@ def _fill_traffic(report: SyncReport, feed: Feed) -> None:
     report.pages = {name: read.pages for name, read in feed.reads.items()}
     report.records_read = {name: read.records_read for name, read in feed.reads.items()}
     report.notes = list(feed.notes)
+    report.degraded_notes = list(feed.degraded_notes)
     limiter = feed.client.limiter
     report.limiter = {"window_locks": limiter.locks, "lost_locks": limiter.lost_locks,
                       "late_wakeups": limiter.late_wakeups}

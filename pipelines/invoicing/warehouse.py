@@ -17,7 +17,10 @@ from pipelines.invoicing.settings import ENDPOINTS, EVENTS
 
 # Lists that may fall back to a whole-list scan (their window parameters are not in the spec) or are
 # always read whole: their index is loaded on every run. The others only for a reconcile.
-ALWAYS_INDEXED = ("webhooks", "suppliers", "supplier_documents")
+# Customers too: their id scan (reader.py) checks the warehouse's ids a list no longer shows.
+ALWAYS_INDEXED = ("webhooks", "suppliers", "supplier_documents", "customers")
+# Tables whose rows reference a customer: a referenced id never loaded is checked by id too (A7c).
+CUSTOMER_REFERENCES = ("documents", "transactions")
 
 
 def load_indexes(pipeline: dlt.Pipeline, names: list[str], *, reconcile: bool) -> dict[str, Index]:
@@ -36,9 +39,26 @@ def load_indexes(pipeline: dlt.Pipeline, names: list[str], *, reconcile: bool) -
                 except Exception:  # the table does not exist yet: nothing to compare with  # noqa: BLE001
                     rows = []
                 indexes[name] = {row[0]: (_text(row[1]), _text(row[2])) for row in rows}
+                if ENDPOINTS[name].id_scan:
+                    for referenced in _referenced_customer_ids(client):
+                        indexes[name].setdefault(referenced, (None, None))
     except Exception:  # no dataset yet  # noqa: BLE001
         return {name: {} for name in wanted}
     return indexes
+
+
+def _referenced_customer_ids(client) -> set[str]:
+    """Customer ids the documents and transactions name (a customer deleted before it was ever listed,
+    on a server that hides deleted customers, is known only from them)."""
+    ids: set[str] = set()
+    for table in CUSTOMER_REFERENCES:
+        qualified = client.make_qualified_table_name(table)
+        try:
+            rows = client.execute_sql(f"select distinct customer_id from {qualified} where customer_id is not null")
+        except Exception:  # the table does not exist yet  # noqa: BLE001, S112
+            continue
+        ids.update(row[0] for row in rows)
+    return ids
 
 
 def _text(moment: datetime | None) -> str | None:

@@ -29,6 +29,7 @@ from assets.checks import (
 )
 from assets.freshness import build_freshness_checks
 from assets.resources import WarehouseResource
+from assets.sync_checks import raw_sync_read_exactly
 
 
 def _warehouse(tmp_path, statements: list[str]) -> WarehouseResource:
@@ -175,3 +176,30 @@ def test_freshness_warns_when_the_last_sync_is_older_than_the_limit():
         assert fresh["documents"] == (False, AssetCheckSeverity.WARN)  # never synced
         time.sleep(2.5)
         assert evaluate()["customers"] == (False, AssetCheckSeverity.WARN)
+
+
+def test_sync_read_exactly_warns_for_a_table_whose_last_sync_left_a_degraded_note():
+    job = define_asset_job("sync_read_only", selection=AssetSelection.checks(raw_sync_read_exactly))
+    defs = Definitions(
+        assets=[AssetSpec(key) for key in RAW_KEYS], asset_checks=[raw_sync_read_exactly], jobs=[job]
+    )
+    degraded = "webhooks: paging parameters refused; read as one answer of 3 records (may be incomplete)"
+    with DagsterInstance.ephemeral() as instance:
+        for table, notes in {
+            "webhooks": [{"text": degraded, "degraded": True}],
+            "suppliers": [{"text": "suppliers: window not honoured by the server, read in full",
+                           "degraded": False}],
+            "documents": [],
+        }.items():
+            instance.report_runless_asset_event(
+                AssetMaterialization(AssetKey(["invoicing_raw", table]), metadata={"sync_notes": notes})
+            )
+        result = defs.resolve_job_def("sync_read_only").execute_in_process(instance=instance)
+        assert result.success  # a warning never fails the run
+        evaluations = {e.asset_key.path[-1]: e for e in result.get_asset_check_evaluations()}
+    assert len(evaluations) == len(SPEC_RAW_TABLES)
+    assert (evaluations["webhooks"].passed, evaluations["webhooks"].severity) == (False, AssetCheckSeverity.WARN)
+    assert evaluations["webhooks"].description == degraded  # names what is unknown
+    assert evaluations["suppliers"].passed  # slower, still exact
+    assert evaluations["documents"].passed
+    assert evaluations["customers"].passed  # never synced: nothing degraded (freshness says "never")

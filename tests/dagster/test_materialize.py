@@ -149,6 +149,15 @@ def test_full_graph_materializes_every_asset_and_passes_every_check(harness, fir
     assert metadata["rows_loaded"].value == len(harness.sandbox.portal.snapshot("documents"))
     columns = {column.name for column in metadata["dagster/column_schema"].value.columns}
     assert {"id", "customer_id", "amount_vat_net", "last_update", "_deleted_at"} <= columns
+    assert metadata["sync_notes"].value == []  # read exactly as planned
+    # the sync's note about /webhooks (it needs the write scope) reaches the table's metadata, not degraded
+    webhooks = next(
+        e
+        for e in first_run.get_asset_materialization_events()
+        if e.asset_key == AssetKey(["invoicing_raw", "webhooks"])
+    )
+    (note,) = webhooks.materialization.metadata["sync_notes"].value
+    assert note["text"].startswith("webhooks: not read") and note["degraded"] is False
     assert_marts_match_api(harness)
 
 
