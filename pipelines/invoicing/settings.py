@@ -30,7 +30,8 @@ def _address(prefix: str) -> dict[str, dict]:
 
 
 def _columns(**columns: dict) -> dict[str, dict]:
-    return {"_deleted_at": TIMESTAMP, **columns}
+    # _absent_fields: the comma-joined JSON keys the contract does not promise that a record did not carry
+    return {"_deleted_at": TIMESTAMP, "_absent_fields": TEXT, **columns}
 
 
 COMMON = {"id": TEXT, "portal_id": TEXT, "metadata": TEXT, "last_update": TIMESTAMP}
@@ -122,6 +123,6 @@ ENDPOINTS: dict[str, Endpoint] = {
 # Read per changed supplier document, inside the same load as the document (see __init__.py).
 EVENTS = Endpoint("supplier_document_events", "/supplier-documents/{id}/events", "child", _columns(
     id=TEXT, supplier_document_id=TEXT, date=TIMESTAMP, action=TEXT, previous_status=TEXT, status=TEXT,
-    origin=TEXT), sort_column=None)
+    origin=TEXT, _position=BIGINT), sort_column=None)  # _position: 1 = the oldest event of the document
 
 RESOURCE_NAMES: tuple[str, ...] = (*ENDPOINTS, EVENTS.name)
