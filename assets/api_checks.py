@@ -63,10 +63,13 @@ def total_open_matches_api_due_amount(
                 "from invoicing_raw.customers"
             ).fetchall()
         }
-    compared = skipped = 0
+    compared = skipped = not_served = 0
     mismatches: list[str] = []
     for customer in api_customers(invoicing_api):
         customer_id = customer["id"]
+        if "dueAmount" not in customer:
+            not_served += 1  # nothing to compare with: absent is not 0 (docs/contract.md, A13)
+            continue
         if loaded_at.get(customer_id) != customer.get("lastUpdate"):
             skipped += 1  # created or changed upstream since the sync
             continue
@@ -82,11 +85,12 @@ def total_open_matches_api_due_amount(
             if mismatches
             else None
             if compared
-            else "no customer could be compared (none loaded and unchanged)"
+            else "no customer could be compared (none loaded and unchanged, or dueAmount not served)"
         ),
         metadata={
             "customers_compared": MetadataValue.int(compared),
             "customers_changed_since_sync": MetadataValue.int(skipped),
+            "customers_without_due_amount": MetadataValue.int(not_served),
             "mismatches": MetadataValue.int(len(mismatches)),
             "sample": MetadataValue.json(mismatches[:SAMPLE_SIZE]),
         },

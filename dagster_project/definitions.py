@@ -15,6 +15,7 @@ from assets.checks import (
     raw_ids_unique,
     usages_invoices_exist,
 )
+from assets.contract_checks import build_contract_checks
 from assets.freshness import build_freshness_checks
 from assets.ingestion import invoicing_raw_assets
 from assets.models import build_model_assets
@@ -43,6 +44,7 @@ def build_definitions(resources: dict) -> Definitions:
             raw_sync_read_exactly,
             total_open_matches_api_due_amount,
             *build_mart_key_checks(mart_keys),
+            *build_contract_checks(),
         ],
         jobs=jobs,
         schedules=build_schedules(jobs_by_name, interval),

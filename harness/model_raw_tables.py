@@ -21,6 +21,8 @@ def _address(prefix: str) -> list[tuple[str, str]]:
 
 _COMMON_TAIL = [("metadata", "varchar"), ("last_update", TS)]
 _DLT = [("_deleted_at", TS), ("_dlt_load_id", "varchar"), ("_dlt_id", "varchar")]
+# On parent rows only: the JSON keys the record did not carry (comma-joined camelCase), like the sync writes
+_PARENT_DLT = [("_absent_fields", "varchar"), *_DLT]
 _CHILD = [("_dlt_parent_id", "varchar"), ("_dlt_list_idx", "bigint"), ("_dlt_root_id", "varchar")] + _DLT
 
 RAW_COLUMNS: dict[str, list[tuple[str, str]]] = {
@@ -44,7 +46,7 @@ RAW_COLUMNS: dict[str, list[tuple[str, str]]] = {
         ("deleted", "boolean"),
         ("deleted_at", TS),
         *_COMMON_TAIL,
-        *_DLT,
+        *_PARENT_DLT,
     ],
     "items": [
         ("id", "varchar"),
@@ -58,7 +60,7 @@ RAW_COLUMNS: dict[str, list[tuple[str, str]]] = {
         ("vat", RATE),
         ("buying_price", AMOUNT),
         *_COMMON_TAIL,
-        *_DLT,
+        *_PARENT_DLT,
     ],
     "documents": [
         ("id", "varchar"),
@@ -97,7 +99,7 @@ RAW_COLUMNS: dict[str, list[tuple[str, str]]] = {
         ("prev_doc", "varchar"),
         ("next_doc", "varchar"),
         *_COMMON_TAIL,
-        *_DLT,
+        *_PARENT_DLT,
     ],
     "documents__lines": [
         ("line_type", "varchar"),
@@ -133,7 +135,7 @@ RAW_COLUMNS: dict[str, list[tuple[str, str]]] = {
         ("date", TS),
         ("method", "varchar"),
         *_COMMON_TAIL,
-        *_DLT,
+        *_PARENT_DLT,
     ],
     "transaction_usages": [
         ("id", "varchar"),
@@ -150,7 +152,7 @@ RAW_COLUMNS: dict[str, list[tuple[str, str]]] = {
         ("amount", AMOUNT),
         ("date", TS),
         *_COMMON_TAIL,
-        *_DLT,
+        *_PARENT_DLT,
     ],
     "suppliers": [
         ("id", "varchar"),
@@ -161,7 +163,7 @@ RAW_COLUMNS: dict[str, list[tuple[str, str]]] = {
         ("phone", "varchar"),
         *_address("address"),
         *_COMMON_TAIL,
-        *_DLT,
+        *_PARENT_DLT,
     ],
     "supplier_documents": [
         ("id", "varchar"),
@@ -180,7 +182,7 @@ RAW_COLUMNS: dict[str, list[tuple[str, str]]] = {
         ("origin", "varchar"),
         ("payment_date", TS),
         *_COMMON_TAIL,
-        *_DLT,
+        *_PARENT_DLT,
     ],
     "supplier_document_events": [
         ("id", "varchar"),
@@ -190,7 +192,8 @@ RAW_COLUMNS: dict[str, list[tuple[str, str]]] = {
         ("previous_status", "varchar"),
         ("status", "varchar"),
         ("origin", "varchar"),
-        *_DLT,
+        ("_position", "bigint"),
+        *_PARENT_DLT,
     ],
 }
 

@@ -17,7 +17,7 @@ from warehouse_engine.sql_runner import (
     ModelDefinitionError,
     SqlModel,
     build_models,
-    today_utc,
+    today_in_portal_zone,
 )
 
 DEFAULT_WAREHOUSE = Path(DEFAULT_WAREHOUSE_PATH)
@@ -37,7 +37,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=_as_of_date,
         default=None,
         metavar="DATE",
-        help="report date of the marts, YYYY-MM-DD (default: today, UTC)",
+        help="report date of the marts, YYYY-MM-DD (default: today in the portal's time zone, Europe/Paris)",
     )
     parser.add_argument(
         "--warehouse",
@@ -51,7 +51,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Builds every model; prints one line per model (rows, seconds). Returns the exit code."""
     warehouse: Path = args.warehouse
-    as_of: date = args.as_of or today_utc()
+    as_of: date = args.as_of or today_in_portal_zone()
     if not warehouse.is_file():
         print(
             f"error: warehouse {warehouse} does not exist; run `invoicing-warehouse sync` first",

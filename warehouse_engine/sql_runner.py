@@ -5,7 +5,8 @@ table `marts.receivables`). Dependencies are read from the SQL text itself: ever
 reference to another model's schema or to the raw dataset (`invoicing_raw.documents`) is one, so adding a
 model needs no Python. The Dagster assets and the `invoicing-warehouse models` command share this module.
 
-The report date reaches the SQL through the DuckDB variable `as_of_date` (`getvariable('as_of_date')`).
+The report date reaches the SQL through the DuckDB variable `as_of_date` (`getvariable('as_of_date')`), the
+portal's time zone (the calendar of date-only fields) through `portal_time_zone`.
 `build_models` runs every model inside one transaction: readers on other connections see either the
 previous marts or the new ones, never a half-built set (staging views always read the current raw tables).
 """
@@ -16,14 +17,17 @@ import re
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from datetime import UTC, date, datetime
+from datetime import date, datetime
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 import duckdb
 
 from warehouse_engine.names import RAW_DATASET as RAW_SCHEMA
 
 SQL_DIR: Path = Path(__file__).resolve().parent.parent / "sql"
+# The service's zone: its date-only fields are calendar dates there (sql/README.md, "Dates").
+PORTAL_TIME_ZONE = "Europe/Paris"
 
 # Comments and string literals are removed before looking for references, so a commented-out
 # `from marts.x` or a literal 'staging.y' never becomes a dependency.
@@ -139,9 +143,9 @@ def _topological_order(models: dict[str, SqlModel]) -> list[SqlModel]:
     return [models[key] for key in sorted(models, key=lambda k: (depth[k], k))]
 
 
-def today_utc() -> date:
-    """The default report date: today's date in UTC (the API's dates are midnight UTC)."""
-    return datetime.now(UTC).date()
+def today_in_portal_zone() -> date:
+    """The default report date: today's date in the portal's time zone (PORTAL_TIME_ZONE)."""
+    return datetime.now(ZoneInfo(PORTAL_TIME_ZONE)).date()
 
 
 def missing_raw_tables(conn: duckdb.DuckDBPyConnection, models: Iterable[SqlModel]) -> list[str]:
@@ -159,14 +163,16 @@ def missing_raw_tables(conn: duckdb.DuckDBPyConnection, models: Iterable[SqlMode
 
 
 def build_model(conn: duckdb.DuckDBPyConnection, model: SqlModel, as_of: date | None = None) -> int:
-    """Materialises `model` as table (or view) `<schema>.<name>` for report date `as_of` (default today UTC).
+    """Materialises `model` as table (or view) `<schema>.<name>` for report date `as_of` (default today in the
+    portal's time zone).
 
     Returns the number of rows. Runs in the caller's transaction, if any.
     """
-    as_of = as_of or today_utc()
+    as_of = as_of or today_in_portal_zone()
     relation = f"{model.schema}.{model.name}"
     conn.execute(f"create schema if not exists {model.schema}")
     conn.execute(f"set variable as_of_date = date '{as_of.isoformat()}'")
+    conn.execute(f"set variable portal_time_zone = '{PORTAL_TIME_ZONE}'")
     # `create or replace` cannot turn a table into a view or back: drop the other kind first
     other_kind = "table" if model.materialized == "view" else "view"
     if conn.execute(
@@ -194,7 +200,7 @@ def build_models(
     before building anything when a raw table is absent. `on_built(model, rows, seconds)` is called after
     each model. Returns {model key: row count}.
     """
-    as_of = as_of or today_utc()
+    as_of = as_of or today_in_portal_zone()
     models = discover_models(sql_dir)
     if select is not None:
         wanted = set(select)

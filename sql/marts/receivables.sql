@@ -1,6 +1,10 @@
--- one row per invoice with money still owed on the report date (as_of_date, default today utc).
--- an invoice: type INVOICE, subtype null or DEPOSIT (proformas and credit notes are never receivables),
--- live version (not CANCELED), not a draft, emitted on or before the report date.
+-- one row per invoice with money still owed on the report date (as_of_date, default today in the portal's
+-- time zone). an invoice: type INVOICE, any subtype but the contract's CREDIT_NOTE and PROFORMA (deposit
+-- and progress invoices count whatever their spelling; the check document_subtypes_known names values the
+-- product does not know), live version (not CANCELED), not a draft, emitted on or before the report date.
+-- payments and credit notes settle by their absolute amount, whatever sign the server gives credit notes.
+-- next_reminder_template is null when it cannot be known: the invoice is overdue and the server did not
+-- serve its `messages` history (whether a RELAUNCH went out decides between RELAUNCH1 and RELAUNCH2).
 -- open amount = total incl. tax after global discount - payments and credit notes dated on or before the
 -- report date. as of today this is the api's `remaining`.
 with report_date as (
@@ -31,7 +35,7 @@ invoices as (
     select *
     from documents
     where document_type = 'INVOICE'
-        and coalesce(document_subtype, 'INVOICE') in ('INVOICE', 'DEPOSIT')
+        and coalesce(document_subtype, 'INVOICE') not in ('CREDIT_NOTE', 'PROFORMA')
         and status in ('VALIDATED', 'PAID')
 ),
 
@@ -39,7 +43,7 @@ settled_per_invoice as (
     select
         invoice_id,
         coalesce(sum(amount) filter (where usage_type = 'TRANSACTION'), 0) as paid_by_payments,
-        coalesce(sum(amount) filter (where usage_type = 'CREDIT_NOTE'), 0) as settled_by_credit_notes
+        coalesce(sum(abs(amount)) filter (where usage_type = 'CREDIT_NOTE'), 0) as settled_by_credit_notes
     from usages
     group by invoice_id
 ),
@@ -70,7 +74,11 @@ open_invoices as (
             - coalesce(settled.paid_by_payments, 0)
             - coalesce(settled.settled_by_credit_notes, 0) as open_amount,
         report_date.as_of_date - invoices.due_date as days_past_due,
-        reminded_invoices.document_id is not null as has_reminder
+        -- unknown (null) when the history was not served: no reminder seen is then no evidence of none
+        case
+            when reminded_invoices.document_id is not null then true
+            when invoices.messages_served then false
+        end as has_reminder
     from invoices
     cross join report_date
     left join settled_per_invoice as settled on settled.invoice_id = invoices.document_id
@@ -98,6 +106,7 @@ final as (
         -- the template POST /documents/{id}/messages would pick by default on the report date
         case
             when aging_buckets.is_overdue and open_invoices.has_reminder then 'RELAUNCH2'
+            when aging_buckets.is_overdue and open_invoices.has_reminder is null then null
             when aging_buckets.is_overdue then 'RELAUNCH1'
             when open_invoices.days_past_due >= -7 then 'PRELAUNCH'
             else 'STANDARD'

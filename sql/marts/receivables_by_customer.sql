@@ -47,16 +47,18 @@ used_per_source as (
     select
         usage_type,
         case usage_type when 'TRANSACTION' then transaction_id else credit_note_id end as source_id,
-        sum(amount) as used
+        -- a credit note's usages may be served negative: what it settled is their size
+        sum(case usage_type when 'CREDIT_NOTE' then abs(amount) else amount end) as used
     from usages
     group by all
 ),
 
--- credit note remainder: amount incl. tax - what was applied to invoices on or before the report date
+-- credit note remainder: amount incl. tax - what was applied to invoices on or before the report date.
+-- a credit note is known by its subtype alone (the contract's), and counts by its size whatever its sign.
 credit_notes as (
-    select document_id, customer_id, amount_vat_net
+    select document_id, customer_id, abs(amount_vat_net) as amount_vat_net
     from documents
-    where document_type = 'INVOICE' and document_subtype = 'CREDIT_NOTE' and not is_draft
+    where document_subtype = 'CREDIT_NOTE' and not is_draft
 ),
 
 unapplied_credit_per_customer as (

@@ -1,4 +1,6 @@
--- one row per customer that exists upstream; soft-deleted customers (api `deleted`) stay, flagged is_deleted
+-- one row per customer ever loaded; deleted customers stay, flagged is_deleted: soft-deleted upstream
+-- (api `deleted`) or gone (`_deleted_at`, set by the sync). their invoices are still money owed, and
+-- overdue_customers leaves them out as GET /customers?documentStatus=LATE does.
 
 -- materialized: view
 with source as (
@@ -30,12 +32,11 @@ renamed as (
         -- the api's own figures at sync time, kept for reconciliation; the marts recompute them by date
         cast(due_amount as decimal(18, 2)) as api_due_amount,
         cast(documents_count as bigint) as api_documents_count,
-        coalesce(cast(deleted as boolean), false) as is_deleted,
-        cast(deleted_at as timestamptz) as deleted_at,
+        coalesce(cast(deleted as boolean), false) or _deleted_at is not null as is_deleted,
+        coalesce(cast(deleted_at as timestamptz), _deleted_at) as deleted_at,
         cast(metadata as varchar) as metadata,
         cast(last_update as timestamptz) as last_updated_at
     from source
-    where _deleted_at is null
 )
 
 select * from renamed

@@ -6,6 +6,10 @@ with messages as (
     select * from invoicing_raw.documents__messages
 ),
 
+time_zone as (
+    select * from staging.stg_invoicing__portal_time_zone
+),
+
 documents as (
     select id, _dlt_id from invoicing_raw.documents where _deleted_at is null
 ),
@@ -15,13 +19,14 @@ renamed as (
         cast(documents.id as varchar) as document_id,
         cast(messages._dlt_list_idx as integer) as message_index,
         cast(messages.date as timestamptz) as sent_at,
-        cast(cast(messages.date as timestamptz) at time zone 'UTC' as date) as sent_date,
+        cast(cast(messages.date as timestamptz) at time zone time_zone.time_zone as date) as sent_date,
         cast(messages.model as varchar) as template,
         cast(messages."from" as varchar) as from_address,
         cast(messages."to" as varchar) as to_address,
         cast(messages.subject as varchar) as subject
     from messages
     inner join documents on messages._dlt_parent_id = documents._dlt_id
+    cross join time_zone
 )
 
 select * from renamed

@@ -1,12 +1,18 @@
 -- every version of every document that exists upstream, superseded ones included (is_superseded).
 -- editing a validated document creates a new version and turns the old one CANCELED (docs/resources.md);
 -- finance models read staging.stg_invoicing__documents, which keeps the live versions only.
--- dates without time are midnight utc in the api: *_date columns take the utc date, whatever the
--- session time zone.
+-- date-only fields: *_date columns take the calendar date in the portal's time zone
+-- (stg_invoicing__portal_time_zone), whatever the session time zone.
+-- messages_served: whether the record carried its `messages` history (an assumption of the contract);
+-- false means the reminders sent are unknown, not that there were none.
 
 -- materialized: view
 with source as (
     select * from invoicing_raw.documents
+),
+
+time_zone as (
+    select * from staging.stg_invoicing__portal_time_zone
 ),
 
 renamed as (
@@ -23,9 +29,9 @@ renamed as (
         cast(message_top as varchar) as message_top,
         cast(message_bottom as varchar) as message_bottom,
         cast(emit_date as timestamptz) as emitted_at,
-        cast(cast(emit_date as timestamptz) at time zone 'UTC' as date) as emit_date,
+        cast(cast(emit_date as timestamptz) at time zone time_zone.time_zone as date) as emit_date,
         cast(due_date as timestamptz) as due_at,
-        cast(cast(due_date as timestamptz) at time zone 'UTC' as date) as due_date,
+        cast(cast(due_date as timestamptz) at time zone time_zone.time_zone as date) as due_date,
         cast(to__name as varchar) as to_name,
         cast(to__email as varchar) as to_email,
         cast(to__address__street as varchar) as to_address_street,
@@ -56,9 +62,11 @@ renamed as (
         cast(next_doc as varchar) as next_version_id,
         cast(status as varchar) = 'CANCELED' as is_superseded,
         cast(status as varchar) = 'DRAFT' as is_draft,
+        not coalesce(list_contains(string_split(_absent_fields, ','), 'messages'), false) as messages_served,
         cast(metadata as varchar) as metadata,
         cast(last_update as timestamptz) as last_updated_at
     from source
+    cross join time_zone
     where _deleted_at is null
 )
 

@@ -1,9 +1,16 @@
 -- one row per supplier invoice or credit note that exists upstream.
 -- status: toApprove, approved, refused, disputed, paid; a payable is `approved` (no payment declared).
+-- the contract names the statuses and the credit-note type but not their spelling: status_key and
+-- is_credit_note compare letters only, case-free (`creditNote`, `CREDIT_NOTE`, `credit-note` are one
+-- value); the check supplier_document_values_known names any other value.
 
 -- materialized: view
 with source as (
     select * from invoicing_raw.supplier_documents
+),
+
+time_zone as (
+    select * from staging.stg_invoicing__portal_time_zone
 ),
 
 renamed as (
@@ -13,23 +20,26 @@ renamed as (
         cast(supplier_id as varchar) as supplier_id,
         cast(file_key as varchar) as file_key,
         cast(status as varchar) as status,
+        lower(regexp_replace(cast(status as varchar), '[^A-Za-z]', '', 'g')) as status_key,
         cast(reference as varchar) as reference,
         cast(type as varchar) as document_type,
-        cast(type as varchar) = 'creditNote' as is_credit_note,
+        lower(regexp_replace(cast(type as varchar), '[^A-Za-z]', '', 'g')) as document_type_key,
+        lower(regexp_replace(cast(type as varchar), '[^A-Za-z]', '', 'g')) = 'creditnote' as is_credit_note,
         cast(issue_date as timestamptz) as issued_at,
-        cast(cast(issue_date as timestamptz) at time zone 'UTC' as date) as issue_date,
+        cast(cast(issue_date as timestamptz) at time zone time_zone.time_zone as date) as issue_date,
         cast(due_date as timestamptz) as due_at,
-        cast(cast(due_date as timestamptz) at time zone 'UTC' as date) as due_date,
+        cast(cast(due_date as timestamptz) at time zone time_zone.time_zone as date) as due_date,
         cast(amount as decimal(18, 2)) as amount,
         cast(vat as decimal(18, 2)) as vat_amount,
         cast(amount_vat as decimal(18, 2)) as amount_vat,
         cast(currency as varchar) as currency,
         cast(origin as varchar) as origin,
         cast(payment_date as timestamptz) as paid_at,
-        cast(cast(payment_date as timestamptz) at time zone 'UTC' as date) as payment_date,
+        cast(cast(payment_date as timestamptz) at time zone time_zone.time_zone as date) as payment_date,
         cast(metadata as varchar) as metadata,
         cast(last_update as timestamptz) as last_updated_at
     from source
+    cross join time_zone
     where _deleted_at is null
 )
 

@@ -5,6 +5,10 @@ with source as (
     select * from invoicing_raw.transactions
 ),
 
+time_zone as (
+    select * from staging.stg_invoicing__portal_time_zone
+),
+
 renamed as (
     select
         cast(id as varchar) as transaction_id,
@@ -17,11 +21,12 @@ renamed as (
         cast(used_amount as decimal(18, 2)) as api_used_amount,
         coalesce(cast(refunded_amount as decimal(18, 2)), 0) as refunded_amount,
         cast(date as timestamptz) as paid_at,
-        cast(cast(date as timestamptz) at time zone 'UTC' as date) as payment_date,
+        cast(cast(date as timestamptz) at time zone time_zone.time_zone as date) as payment_date,
         cast(method as varchar) as payment_method,
         cast(metadata as varchar) as metadata,
         cast(last_update as timestamptz) as last_updated_at
     from source
+    cross join time_zone
     where _deleted_at is null
 )
 

@@ -26,3 +26,36 @@ SPEC_RAW_TABLES = [
 def sql_model_paths() -> list[tuple[str, str]]:
     """(schema, name) of every SQL model file under sql/: its folder and its file name."""
     return sorted((p.parent.name, p.stem) for p in (PROJECT_ROOT / "sql").glob("*/*.sql"))
+
+
+# docs/contract.md, "Checks": (asset, check) of every contract check, as the ledger names them.
+CONTRACT_CHECKS = {
+    *(
+        (f"invoicing_raw/{table}", "fields_served")
+        for table in (
+            "customers",
+            "documents",
+            "transactions",
+            "transaction_usages",
+            "supplier_documents",
+            "supplier_document_events",
+        )
+    ),
+    ("staging/stg_invoicing__transaction_usages", "usages_dated"),
+    ("staging/stg_invoicing__transaction_usages", "usages_typed"),
+    ("staging/stg_invoicing__documents", "document_subtypes_known"),
+    ("staging/stg_invoicing__documents", "credit_note_sign_consistent"),
+    ("staging/stg_invoicing__supplier_documents", "supplier_document_values_known"),
+    ("marts/supplier_payables", "payables_have_amount"),
+    ("marts/supplier_payables", "payables_single_currency"),
+    ("marts/supplier_payables", "supplier_status_as_of_known"),
+    *(
+        (f"staging/{model}", "dates_at_midnight")
+        for model in (
+            "stg_invoicing__document_versions",
+            "stg_invoicing__transactions",
+            "stg_invoicing__transaction_usages",
+            "stg_invoicing__supplier_documents",
+        )
+    ),
+}

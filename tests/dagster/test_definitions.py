@@ -8,7 +8,7 @@ from datetime import timedelta
 
 from dagster import AssetKey, DagsterInstance, Definitions
 from dagster._core.instance.ref import InstanceRef
-from dagster_expectations import PROJECT_ROOT, SPEC_RAW_TABLES, sql_model_paths
+from dagster_expectations import CONTRACT_CHECKS, PROJECT_ROOT, SPEC_RAW_TABLES, sql_model_paths
 
 from assets.models import build_model_assets
 
@@ -114,6 +114,9 @@ def test_checks_cover_raw_tables_references_and_marts():
     for schema, name in sql_model_paths():
         if schema == "marts":
             assert (f"marts/{name}", "keys_unique") in check_keys
+    # the contract checks, exactly: every check whose name is one of theirs is one of them
+    contract_names = {name for _, name in CONTRACT_CHECKS}
+    assert {key for key in check_keys if key[1] in contract_names} == CONTRACT_CHECKS
 
 
 def test_writing_jobs_queue_on_the_warehouse_tag_and_retry(tmp_path):

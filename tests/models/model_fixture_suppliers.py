@@ -40,6 +40,8 @@ def _sdoc(
         "currency": "EUR",
         "origin": "manualImport",
         "payment_date": _midnight(payment) if payment else None,
+        # every record carries lastUpdate (facts): its last change is the payment, else the issue
+        "last_update": f"{payment or issue}T10:00:00Z",
     }
     row.update(extra)
     return row
@@ -53,7 +55,8 @@ def supplier_documents() -> list[dict]:
         _sdoc("sd3", "s1", "AV-3", "120.00", "2026-01-10", "2026-01-31", doc_type="creditNote"),
         _sdoc("sd4", "s2", "G-4", "360.00", "2026-01-02", "2026-01-25", status="paid", payment="2026-01-20"),
         _sdoc("sd5", "s2", "G-5", "480.00", "2026-01-25", "2026-02-24", status="toApprove"),
-        _sdoc("sd6", "s2", "G-6", "90.00", "2026-01-03", "2026-01-09", status="disputed"),
+        _sdoc("sd6", "s2", "G-6", "90.00", "2026-01-03", "2026-01-09", status="disputed",
+              last_update="2026-01-15T10:00:00Z"),
         _sdoc("sd7", "s2", "G-7", "240.00", "2026-01-20", None),
         _sdoc("sd8", "s2", "G-8", "150.00", "2025-12-15", "2026-01-14", status="paid", payment="2026-01-15"),
         _sdoc("sd9", "s2", "G-9", "999.00", "2025-12-15", "2026-01-14", _deleted_at="2026-01-29T10:00:00Z"),

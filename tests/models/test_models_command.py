@@ -7,7 +7,7 @@ import pytest
 from model_fixture import load_fixture
 
 from invoicing_warehouse.cli import main
-from warehouse_engine.sql_runner import today_utc
+from warehouse_engine.sql_runner import today_in_portal_zone
 
 
 @pytest.fixture()
@@ -26,7 +26,7 @@ def test_builds_every_model_and_prints_rows_and_time(warehouse, capsys):
     # 6 receivables rows as of D (see test_receivables_marts.py), 2 overdue customers
     assert any(line.split()[:2] == ["marts.receivables", "6"] for line in out.splitlines())
     assert any(line.split()[:2] == ["marts.overdue_customers", "2"] for line in out.splitlines())
-    assert "built 21 models" in out  # 11 staging, 4 intermediate, 6 marts
+    assert "built 23 models" in out  # 12 staging, 5 intermediate, 6 marts
     conn = duckdb.connect(str(warehouse), read_only=True)
     assert conn.execute("select distinct as_of_date from marts.receivables").fetchall() == [
         (date(2026, 1, 31),)
@@ -84,9 +84,9 @@ def test_a_locked_warehouse_is_exit_1(warehouse, capsys):
         holder.close()
 
 
-def test_the_default_report_date_is_today_utc(warehouse, capsys):
+def test_the_default_report_date_is_today_in_portal_zone(warehouse, capsys):
     assert main(["models", "--warehouse", str(warehouse)]) == 0
     conn = duckdb.connect(str(warehouse), read_only=True)
-    assert conn.execute("select distinct as_of_date from marts.receivables").fetchall() == [(today_utc(),)]
+    assert conn.execute("select distinct as_of_date from marts.receivables").fetchall() == [(today_in_portal_zone(),)]
     conn.close()
-    assert f"as of {today_utc().isoformat()}" in capsys.readouterr().out
+    assert f"as of {today_in_portal_zone().isoformat()}" in capsys.readouterr().out

@@ -188,6 +188,7 @@ def test_a_document_without_amount_vat_counts_amount_plus_vat():
                 "due_date": "2026-02-04T00:00:00Z",
                 "amount": "100.00",
                 "vat": "20.00",
+                "last_update": "2026-01-20T10:00:00Z",
             },
             {
                 "id": "sd12",
@@ -197,6 +198,7 @@ def test_a_document_without_amount_vat_counts_amount_plus_vat():
                 "status": "approved",
                 "issue_date": "2026-01-20T00:00:00Z",
                 "due_date": "2026-02-04T00:00:00Z",
+                "last_update": "2026-01-20T10:00:00Z",
             },
         ],
     )

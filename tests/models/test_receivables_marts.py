@@ -125,9 +125,10 @@ def test_receivables_by_customer_as_of_a_past_date(at_p):
     dec = Decimal
     assert _by_customer(at_p) == {
         # current 500.00; 1-30 900.00; 31-60 850.00; total 2250.00; overdue 900.00 + 850.00 = 1750.00;
-        # last payment T1 2025-12-15 (23:30 UTC: still the 15th); CN1 not emitted yet
+        # last payment T1 2025-12-15 23:30 UTC = 2025-12-16 00:30 in Paris, the portal's calendar; CN1 not
+        # emitted yet
         "c1": ("Alpha", False, dec("500.00"), dec("900.00"), dec("850.00"), dec("0.00"), dec("0.00"),
-               dec("2250.00"), dec("1750.00"), 2, 3, date(2025, 11, 30), date(2025, 12, 15), dec("0.00"),
+               dec("2250.00"), dec("1750.00"), 2, 3, date(2025, 11, 30), date(2025, 12, 16), dec("0.00"),
                dec("0.00")),
         # 240.00 + 300.00 = 540.00 current, nothing late; no payment, no credit note yet (CN2 2026-01-12)
         "c2": ("Beta", False, dec("540.00"), dec("0.00"), dec("0.00"), dec("0.00"), dec("0.00"),
@@ -186,9 +187,10 @@ def test_overdue_customers_as_of_a_past_date(at_p):
     dec = Decimal
     rows = at_p.execute(f"select {OVERDUE_COLUMNS} from marts.overdue_customers order by customer_id").fetchall()
     assert rows == [
-        # 900.00 + 850.00; the reminder of 2026-01-20 is after P -> RELAUNCH1; c2 had nothing late on P
+        # 900.00 + 850.00; the reminder of 2026-01-20 is after P -> RELAUNCH1; c2 had nothing late on P;
+        # last payment T1 on 2025-12-16 in Paris (23:30 UTC on the 15th)
         ("c1", "Alpha", "pay@alpha.test", "0611111111", dec("1750.00"), 2, dec("2250.00"), "inv3b", "F-3",
-         date(2025, 11, 30), 41, date(2025, 12, 15), "RELAUNCH1"),
+         date(2025, 11, 30), 41, date(2025, 12, 16), "RELAUNCH1"),
     ]
 
 

@@ -1,4 +1,5 @@
-"""Staging models: renamed and typed columns, upstream deletions dropped, superseded versions kept apart."""
+"""Staging models: renamed and typed columns, upstream deletions dropped (customers: kept, flagged), superseded
+versions kept apart."""
 
 from datetime import UTC, date, datetime
 from decimal import Decimal
@@ -9,20 +10,22 @@ from model_fixture import D, build_warehouse, fetch
 
 @pytest.fixture(scope="module")
 def warehouse():
-    # Paris is ahead of UTC: a payment at 23:30 UTC is the next day there, but its date must stay the UTC one
-    conn = build_warehouse(D, time_zone="Europe/Paris")
+    # a UTC session: a payment at 23:30 UTC is the next day in Paris, the portal's calendar, and its date
+    # must be the Paris one whatever the session's zone
+    conn = build_warehouse(D, time_zone="UTC")
     yield conn
     conn.close()
 
 
-def test_customers_drop_rows_deleted_upstream_and_flag_soft_deleted_ones(warehouse):
+def test_customers_keep_deleted_rows_flagged_soft_deleted_and_gone_alike(warehouse):
     rows = fetch(
         warehouse, "select customer_id, is_deleted, api_due_amount from staging.stg_invoicing__customers"
     )
     assert {r["customer_id"]: (r["is_deleted"], r["api_due_amount"]) for r in rows} == {
         "c1": (False, Decimal("1929.50")),
         "c2": (False, Decimal("1140.00")),
-        "c3": (True, Decimal("60.00")),
+        "c3": (True, Decimal("60.00")),  # soft-deleted upstream (`deleted`)
+        "c4": (True, Decimal("0.00")),  # gone upstream (`_deleted_at`, set by the sync)
         "c5": (False, Decimal("0.00")),
     }
 
@@ -46,7 +49,7 @@ def test_superseded_versions_are_kept_apart_from_live_documents(warehouse):
     assert link == [{"previous_version_id": "inv3", "version": "1.1"}]
 
 
-def test_document_dates_are_utc_dates_whatever_the_session_time_zone(warehouse):
+def test_document_dates_are_paris_calendar_dates_whatever_the_session_time_zone(warehouse):
     row = fetch(
         warehouse,
         """select emit_date, due_date, emitted_at from staging.stg_invoicing__documents
@@ -58,7 +61,7 @@ def test_document_dates_are_utc_dates_whatever_the_session_time_zone(warehouse):
     payment = fetch(
         warehouse, "select payment_date from staging.stg_invoicing__transactions where transaction_id = 't1'"
     )
-    assert payment == [{"payment_date": date(2025, 12, 15)}]
+    assert payment == [{"payment_date": date(2025, 12, 16)}]
 
 
 def test_lines_and_messages_follow_their_parent_and_drop_deleted_ones(warehouse):

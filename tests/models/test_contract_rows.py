@@ -1,0 +1,328 @@
+"""One test per ledger row whose field a contract-only server may not serve (docs/contract.md, §4): on the
+hand-built portal of model_fixture.py, changed the way such a server would serve it, the marts equal the
+hand-computed ones of test_receivables_marts.py / test_payables_marts.py, or a contract check fails naming
+the field and the marts it spoils. Never silently wrong numbers. Checks run through Dagster (in process)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import date
+
+import duckdb
+import pytest
+from dagster import AssetKey, AssetSelection, AssetSpec, Definitions, define_asset_job
+from model_fixture import D, P, load_fixture
+
+from assets.contract_checks import build_contract_checks
+from assets.resources import WarehouseResource
+from warehouse_engine.sql_runner import build_models
+
+MARTS = [
+    "receivables",
+    "receivables_by_customer",
+    "overdue_customers",
+    "supplier_payables",
+    "payables_by_supplier",
+    "payables_schedule",
+]
+RECEIVABLES_MARTS = ("marts.receivables", "marts.receivables_by_customer", "marts.overdue_customers")
+
+
+def build(tmp_path, as_of: date, *statements: str, name: str = "w") -> str:
+    """The fixture portal, changed by `statements` (SQL on the raw tables), built as of `as_of`; its path."""
+    path = str(tmp_path / f"{name}-{as_of.isoformat()}.duckdb")
+    with duckdb.connect(path) as conn:
+        conn.execute("set TimeZone = 'America/New_York'")
+        load_fixture(conn)
+        for statement in statements:
+            conn.execute(statement)
+        build_models(conn, as_of=as_of)
+    return path
+
+
+def marts(path: str, names: list[str] = MARTS) -> dict[str, list[tuple]]:
+    """Every row of each mart, sorted, for a row-for-row comparison."""
+    with duckdb.connect(path, read_only=True) as conn:
+        return {
+            name: sorted(conn.execute(f"select * from marts.{name}").fetchall(), key=repr) for name in names
+        }
+
+
+def checks(path: str, wanted: Callable[[str], bool] = lambda name: True) -> dict[tuple[str, str], tuple]:
+    """Runs the contract checks on `path` through Dagster: {(asset, check): (passed, severity, description)}."""
+    contract = build_contract_checks()
+    targets = {key.asset_key for check in contract for key in check.check_keys}
+    job = define_asset_job("contract_checks", selection=AssetSelection.checks(*contract))
+    defs = Definitions(
+        assets=[AssetSpec(key) for key in targets],
+        asset_checks=contract,
+        jobs=[job],
+        resources={"warehouse": WarehouseResource(path=path)},
+    )
+    result = defs.resolve_job_def("contract_checks").execute_in_process(raise_on_error=False)
+    return {
+        (e.asset_key.to_user_string(), e.check_name): (e.passed, e.severity.value, e.description)
+        for e in result.get_asset_check_evaluations()
+        if wanted(e.check_name)
+    }
+
+
+def failing(results: dict) -> dict:
+    return {key: value for key, value in results.items() if not value[0]}
+
+
+@pytest.fixture(scope="module")
+def truth(tmp_path_factory):
+    """The fixture as served by the default sandbox, whose marts are hand-checked elsewhere."""
+    tmp = tmp_path_factory.mktemp("truth")
+    return {as_of: marts(build(tmp, as_of)) for as_of in (D, P)}
+
+
+# ---------------------------------------------------------------- transaction usages (A12)
+
+NO_USAGE_DATE = [
+    # the embedded transaction carries the date (u1), or only the loaded transaction does (u2, u4, u5);
+    # a credit note's usage takes its emitDate (u3); no usage says its type
+    "update invoicing_raw.transaction_usages set transaction__date = date where id = 'u1'",
+    "update invoicing_raw.transaction_usages set date = null, type = null, _absent_fields = 'date,type'",
+]
+
+
+def test_usages_without_date_or_type_are_dated_and_typed_from_promised_fields(tmp_path, truth):
+    for as_of in (D, P):
+        path = build(tmp_path, as_of, *NO_USAGE_DATE)
+        assert marts(path) == truth[as_of], as_of
+    results = checks(path, lambda name: name in ("usages_dated", "usages_typed"))
+    assert len(results) == 2 and failing(results) == {}
+
+
+def test_an_undatable_usage_fails_usages_dated_naming_the_field_and_the_marts(tmp_path):
+    path = build(
+        tmp_path,
+        D,
+        "insert into invoicing_raw.transaction_usages (id, invoice_id, credit_note_id, amount, _dlt_id) "
+        "values ('u9', 'inv1', 'unknown-credit-note', 10.00, 'dlt-u9')",
+    )
+    passed, severity, description = checks(path)[
+        ("staging/stg_invoicing__transaction_usages", "usages_dated")
+    ]
+    assert not passed and severity == "ERROR"
+    assert "transactionUsage.date" in description and "u9" in description
+    assert all(mart in description for mart in RECEIVABLES_MARTS)
+    (usages_dated,) = [c for c in build_contract_checks() if "usages_dated" in {k.name for k in c.check_keys}]
+    assert all(spec.blocking for spec in usages_dated.check_specs)  # the marts keep their last good state
+
+
+# ---------------------------------------------------------------- Paris-midnight dates (A2)
+
+PARIS_MIDNIGHT = [
+    f"update invoicing_raw.{table} set {column} = "
+    f"timezone('Europe/Paris', cast(timezone('UTC', {column}) as timestamp)) "
+    f"where strftime({column} at time zone 'UTC', '%H:%M:%S') = '00:00:00'"
+    for table, column in [
+        ("documents", "emit_date"),
+        ("documents", "due_date"),
+        ("transactions", "date"),
+        ("transaction_usages", "date"),
+        ("supplier_documents", "issue_date"),
+        ("supplier_documents", "due_date"),
+        ("supplier_documents", "payment_date"),
+    ]
+]
+
+
+def test_dates_at_paris_midnight_give_the_same_marts_as_utc_midnight(tmp_path, truth):
+    for as_of in (D, P):
+        path = build(tmp_path, as_of, *PARIS_MIDNIGHT)
+        with duckdb.connect(path, read_only=True) as conn:  # the change did happen: 23:00 UTC the day before
+            assert (
+                conn.execute("select emit_date from invoicing_raw.documents where id = 'inv1'")
+                .fetchone()[0]
+                .astimezone(__import__("datetime").UTC)
+                .isoformat()
+                == "2025-11-30T23:00:00+00:00"
+            )
+        assert marts(path) == truth[as_of], as_of
+    midnight = checks(path, lambda name: name == "dates_at_midnight")
+    # only the fixture's payments at 09:00 and 23:30 UTC are at neither midnight; documents are clean
+    assert midnight[("staging/stg_invoicing__document_versions", "dates_at_midnight")][0] is True
+    passed, severity, description = midnight[("staging/stg_invoicing__transactions", "dates_at_midnight")]
+    assert not passed and severity == "WARN" and "transaction.date" in description
+
+
+# ---------------------------------------------------------------- documents (A8, A9, A10, A11)
+
+
+def test_a_deposit_under_another_spelling_counts_and_the_warning_names_it(tmp_path, truth):
+    path = build(tmp_path, D, "update invoicing_raw.documents set subtype = 'DOWN_PAYMENT' where id = 'dep1'")
+    with duckdb.connect(path, read_only=True) as conn:
+        open_amounts = dict(conn.execute("select invoice_id, open_amount from marts.receivables").fetchall())
+    assert open_amounts == {row[1]: row[11] for row in truth[D]["receivables"]}  # dep1's 1000.00 included
+    passed, severity, description = checks(path)[
+        ("staging/stg_invoicing__documents", "document_subtypes_known")
+    ]
+    assert (
+        not passed
+        and severity == "WARN"
+        and "DOWN_PAYMENT" in description
+        and "document.subtype" in description
+    )
+
+
+def test_negative_credit_notes_give_the_same_marts_as_positive_ones(tmp_path, truth):
+    negative = [
+        "update invoicing_raw.documents set amount_vat_net = -amount_vat_net where subtype = 'CREDIT_NOTE'",
+        "update invoicing_raw.transaction_usages set amount = -amount where type = 'CREDIT_NOTE'",
+    ]
+    for as_of in (D, P):
+        path = build(tmp_path, as_of, *negative)
+        assert marts(path) == truth[as_of], as_of
+    assert checks(path)[("staging/stg_invoicing__documents", "credit_note_sign_consistent")][0] is True
+    mixed = build(tmp_path, D, negative[0] + " and id = 'cn1'", name="mixed")
+    passed, _, description = checks(mixed)[
+        ("staging/stg_invoicing__documents", "credit_note_sign_consistent")
+    ]
+    assert not passed and "document.amountVatNet" in description
+
+
+def test_messages_not_served_leave_the_template_unknown_and_warn(tmp_path):
+    path = build(
+        tmp_path,
+        D,
+        "update invoicing_raw.documents set _absent_fields = 'messages' where type = 'INVOICE'",
+        "delete from invoicing_raw.documents__messages",
+    )
+    with duckdb.connect(path, read_only=True) as conn:
+        templates = dict(
+            conn.execute("select invoice_id, next_reminder_template from marts.receivables").fetchall()
+        )
+        oldest = dict(
+            conn.execute("select customer_id, next_reminder_template from marts.overdue_customers").fetchall()
+        )
+    # overdue ones (truth: inv1 RELAUNCH1, inv3b RELAUNCH2, inv5 RELAUNCH1, inv7 RELAUNCH1) are unknown, never a
+    # guessed RELAUNCH1; those not overdue do not depend on the history
+    assert templates == {
+        "inv1": None,
+        "inv3b": None,
+        "inv5": None,
+        "inv7": None,
+        "inv2": "PRELAUNCH",
+        "dep1": "PRELAUNCH",
+    }
+    assert oldest == {"c1": None, "c2": None}
+    passed, severity, description = checks(path)[("invoicing_raw/documents", "fields_served")]
+    assert not passed and severity == "WARN"
+    assert (
+        "documents.messages" in description
+        and "marts.overdue_customers.next_reminder_template" in description
+    )
+
+
+def test_a_missing_due_date_fails_fields_served_naming_the_marts(tmp_path):
+    path = build(
+        tmp_path,
+        D,
+        "update invoicing_raw.documents set due_date = null, _absent_fields = 'dueDate' where id = 'inv1'",
+    )
+    passed, severity, description = checks(path)[("invoicing_raw/documents", "fields_served")]
+    assert not passed and severity == "ERROR"
+    assert "documents.dueDate not served on 1 row(s)" in description
+    assert all(mart in description for mart in RECEIVABLES_MARTS)
+
+
+def test_customers_gone_upstream_stay_flagged_and_leave_overdue_customers(tmp_path):
+    # c2 vanishes upstream (the sync sets _deleted_at); its invoices are still owed
+    path = build(
+        tmp_path, D, "update invoicing_raw.customers set _deleted_at = '2026-01-30T10:00:00Z' where id = 'c2'"
+    )
+    with duckdb.connect(path, read_only=True) as conn:
+        flagged = dict(
+            conn.execute("select customer_id, is_deleted from marts.receivables_by_customer").fetchall()
+        )
+        overdue = {r[0] for r in conn.execute("select customer_id from marts.overdue_customers").fetchall()}
+    assert flagged == {"c1": False, "c2": True, "c3": True}
+    assert overdue == {"c1"}  # GET /customers?documentStatus=LATE lists no deleted customer
+
+
+# ---------------------------------------------------------------- supplier documents (A15, A16, A17)
+
+
+def test_supplier_spellings_are_normalised_and_an_unknown_one_is_named(tmp_path, truth):
+    spellings = [
+        "update invoicing_raw.supplier_documents set type = 'CREDIT_NOTE' where id = 'sd3'",
+        "update invoicing_raw.supplier_documents set status = 'APPROVED' where id = 'sd1'",
+        "update invoicing_raw.supplier_documents set status = 'Paid' where id = 'sd8'",
+        "update invoicing_raw.supplier_documents set status = 'to_approve' where id = 'sd5'",
+    ]
+    for as_of in (D, P):
+        path = build(tmp_path, as_of, *spellings)
+        got = marts(path, MARTS[3:])
+        # document_type is shown as served; everything else (sign of sd3, the statuses) equals the truth
+        assert {k: [r[:5] + r[6:] for r in v] for k, v in got.items() if k == "supplier_payables"} == {
+            "supplier_payables": [r[:5] + r[6:] for r in truth[as_of]["supplier_payables"]]
+        }
+        assert got["payables_by_supplier"] == truth[as_of]["payables_by_supplier"]
+        assert got["payables_schedule"] == truth[as_of]["payables_schedule"]
+    assert (
+        checks(path)[("staging/stg_invoicing__supplier_documents", "supplier_document_values_known")][0]
+        is True
+    )
+    odd = build(
+        tmp_path,
+        D,
+        "update invoicing_raw.supplier_documents set status = 'settled' where id = 'sd8'",
+        name="odd",
+    )
+    passed, _, description = checks(odd)[
+        ("staging/stg_invoicing__supplier_documents", "supplier_document_values_known")
+    ]
+    assert not passed and "status settled" in description and "marts.supplier_payables" in description
+
+
+def test_an_unknowable_past_supplier_status_is_left_out_and_named(tmp_path, truth):
+    # sd2 (approved, no history) changed after P: its status on P is not known any more
+    path = build(
+        tmp_path,
+        P,
+        "update invoicing_raw.supplier_documents set last_update = '2026-01-20T10:00:00Z' where id = 'sd2'",
+    )
+    with duckdb.connect(path, read_only=True) as conn:
+        ids = {
+            r[0] for r in conn.execute("select supplier_document_id from marts.supplier_payables").fetchall()
+        }
+    assert ids == {r[1] for r in truth[P]["supplier_payables"]} - {"sd2"}
+    passed, severity, description = checks(path)[("marts/supplier_payables", "supplier_status_as_of_known")]
+    assert (
+        not passed
+        and severity == "ERROR"
+        and "sd2" in description
+        and "supplierDocumentEvent.date" in description
+    )
+    assert checks(build(tmp_path, D, name="today"))[
+        ("marts/supplier_payables", "supplier_status_as_of_known")
+    ][0]
+
+
+def test_payables_without_amount_or_in_two_currencies_are_named(tmp_path):
+    path = build(
+        tmp_path,
+        D,
+        "update invoicing_raw.supplier_documents set amount_vat = null, amount = null where id = 'sd10'",
+        "update invoicing_raw.supplier_documents set currency = 'USD' where id = 'sd1'",
+    )
+    results = checks(path)
+    passed, _, description = results[("marts/supplier_payables", "payables_have_amount")]
+    assert not passed and "sd10" in description and "supplierDocument.amountVat" in description
+    passed, _, description = results[("marts/supplier_payables", "payables_single_currency")]
+    assert not passed and "EUR" in description and "USD" in description
+
+
+def test_the_fixture_as_served_passes_every_contract_check_but_its_off_midnight_payments(tmp_path):
+    results = checks(build(tmp_path, D))
+    assert set(failing(results)) == {
+        ("staging/stg_invoicing__transactions", "dates_at_midnight"),
+        ("staging/stg_invoicing__transaction_usages", "dates_at_midnight"),
+    }
+    assert AssetKey(["staging", "stg_invoicing__transaction_usages"]) in {
+        key.asset_key for check in build_contract_checks() for key in check.check_keys
+    }
