@@ -15,6 +15,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "sandbox": ("sandbox.command", "serve a local emulator of the Invoicing API v2 on 127.0.0.1"),
     "sync": ("invoicing_warehouse.sync_command", "sync the API into the DuckDB warehouse"),
     "models": ("invoicing_warehouse.models_command", "build the SQL models (staging, intermediate and marts)"),
+    "doctor": ("invoicing_warehouse.doctor_command", "probe a live account against the contract ledger (read-only)"),
     "demo": ("invoicing_warehouse.demo", "seeded sandbox -> Dagster asset graph -> warehouse -> report"),
 }
 

@@ -176,8 +176,12 @@ class BearerToken(OAuth2):
             auto_error=False,
         )
 
-    # async: a cheap check under a short lock; as a sync dependency it would cost a thread hop per request
-    async def __call__(self, request: Request, security_scopes: SecurityScopes) -> AccessToken:
+    # async: a cheap check under a short lock; as a sync dependency it would cost a thread hop per request.
+    # FastAPI injects by this signature (the operation's scopes in, the token out), so it must differ from
+    # OAuth2's `(request) -> str | None`: the override is deliberate.
+    async def __call__(  # type: ignore[override]
+        self, request: Request, security_scopes: SecurityScopes
+    ) -> AccessToken:
         store: TokenStore = request.app.state.tokens
         token = store.authenticate(request.headers.get("authorization"))
         request.state.token_expire_at = token.expires_at

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 from datetime import UTC, datetime, timedelta
+from typing import overload
 
 
 class Clock:
@@ -50,6 +51,14 @@ class Clock:
         with self._lock:
             self._fixed = None
             self._offset = offset
+
+
+@overload
+def iso(moment: datetime) -> str: ...
+@overload
+def iso(moment: None) -> None: ...
+@overload
+def iso(moment: datetime | None) -> str | None: ...
 
 
 def iso(moment: datetime | None) -> str | None:

@@ -7,6 +7,7 @@ every derived field, reference and lastUpdate follows the same rules as live req
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from datetime import UTC, datetime
 
 from faker import Faker
@@ -72,7 +73,8 @@ class _Run:
         self.end_ts = int(end.timestamp())
         self.start_ts = self.end_ts - HISTORY_DAYS * DAY
         self.clock = SimulatedClock(datetime.fromtimestamp(self.start_ts, UTC))
-        self.steps: list[tuple[int, int, object]] = []
+        # steps are called without arguments; `...` because they are lambdas binding loop values as defaults
+        self.steps: list[tuple[int, int, Callable[..., object]]] = []
         self.skipped = 0
         self.items: list[dict] = []
         self.customers: list[dict] = []
@@ -80,7 +82,7 @@ class _Run:
         self.pdf = make_pdf(["Facture fournisseur"])
 
     # scheduling -----------------------------------------------------------------------------------
-    def at(self, ts: int, step) -> None:
+    def at(self, ts: int, step: Callable[..., object]) -> None:
         """Plans `step` at epoch second `ts` (dropped when after the end of the history)."""
         if ts <= self.end_ts:
             self.steps.append((ts, len(self.steps), step))
@@ -131,7 +133,7 @@ class _Run:
         """Items, customers (some dormant, some of those soft-deleted) and suppliers, with later edits."""
         rng = self.rng
         for number in range(max(20, self.scale // 50)):
-            holder = {"id": None}
+            holder: dict = {"id": None}  # its id is known once the step has run
             body = item_body(rng, rng.random() < 0.45, number // 30)
             self.items.append(holder)
             created = self.start_ts + self.rng.randrange(3600)  # the catalogue comes first

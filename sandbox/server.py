@@ -15,7 +15,7 @@ import socket
 import threading
 import time
 from datetime import timedelta
-from typing import Self
+from typing import TYPE_CHECKING, Self
 
 import uvicorn
 
@@ -25,6 +25,9 @@ from sandbox.clock import Clock
 from sandbox.config import SandboxConfig
 from sandbox.faults import SandboxStats
 from sandbox.webhooks import WebhookDispatcher
+
+if TYPE_CHECKING:  # imported when mutations start (see start_mutations)
+    from sandbox.mutator import Mutator
 
 START_TIMEOUT_S = 15.0
 STOP_TIMEOUT_S = 10.0
@@ -82,7 +85,7 @@ class SandboxServer:
         self.tokens = TokenStore(self.config, self.clock, self.stats)
         self.app = create_app(self.portal, self.config, self.clock, tokens=self.tokens, stats=self.stats)
         self.webhooks = WebhookDispatcher(self.portal, self.config, self.stats)
-        self.mutator = None
+        self.mutator: Mutator | None = None
         self._server: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None
         self._socket: socket.socket | None = None
@@ -106,7 +109,7 @@ class SandboxServer:
         """A fresh bearer token for `scope`, issued directly (no HTTP request, no rate-limit count)."""
         return self.tokens.issue(scope).value
 
-    def start(self) -> SandboxServer:
+    def start(self) -> Self:
         """Generates the data (when asked), serves it, starts webhooks and mutations; returns self."""
         if self._thread is not None:
             return self

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from sandbox.errors import bad_request, conflict
 
 from .money import ZERO, shared
 from .render import render_customer, render_item, render_portal, render_webhook
+from .state import PortalState
 from .validation import ADDRESS_FIELD, Field, check_body, require
 
 ITEM_SCHEMA = {
@@ -78,8 +81,12 @@ def infer_customer_type(siret: str | None) -> str:
     return "business" if siret else "consumer"
 
 
-class CatalogMixin:
+class CatalogMixin(PortalState):
     """Writes of items, customers, the portal and webhooks."""
+
+    if TYPE_CHECKING:  # given by DocumentMixin, a sibling base of `Portal`
+
+        def _delete_document(self, document: dict) -> None: ...
 
     def _create_item(self, body: dict) -> dict:
         fields = check_body(body, ITEM_SCHEMA)

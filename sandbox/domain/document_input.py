@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from sandbox.errors import bad_request
 
 from .money import HUNDRED, ZERO, shared
@@ -80,7 +82,7 @@ def build_lines(raw_lines: list[dict], items: dict[str, dict]) -> list[dict]:
             item = items.get(raw["itemId"])
             if item is None:
                 raise bad_request(f"invalid body: {where}.itemId: unknown item {raw['itemId']}")
-        line = {"lineType": "ITEM", "itemId": raw.get("itemId")}
+        line: dict[str, Any] = {"lineType": "ITEM", "itemId": raw.get("itemId")}
         for name in ("name", "description", "reference", "price", "unit", "vat", "buyingPrice"):
             value = raw.get(name)
             line[name] = value if value is not None or item is None else item.get(name)

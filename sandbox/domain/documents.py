@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import timedelta
+from typing import TYPE_CHECKING
 
 from sandbox.clock import iso, parse_iso
 from sandbox.errors import bad_request
@@ -10,6 +11,7 @@ from sandbox.errors import bad_request
 from .document_input import DOCUMENT_SCHEMA, EDITABLE, build_lines, legal_notice, totals_from
 from .money import ZERO
 from .render import render_document
+from .state import PortalState
 from .validation import check_body, midnight, require
 
 PAYMENT_TERM_DAYS = 30  # default due date (invoices) and validity (quotations) after the emit date
@@ -22,8 +24,12 @@ PREFIXES = {
 }
 
 
-class DocumentMixin:
+class DocumentMixin(PortalState):
     """Writes of documents (the state table of the spec)."""
+
+    if TYPE_CHECKING:  # given by PaymentMixin, a sibling base of `Portal`
+
+        def _apply_credit_note(self, credit_note: dict) -> None: ...
 
     # creation -------------------------------------------------------------------------------------
     def _create_document(self, body: dict) -> dict:
@@ -145,7 +151,8 @@ class DocumentMixin:
         prefix = PREFIXES[(document["type"], document.get("subtype"))]
         if self._require_reference_method() == "YEARLY":
             year = parse_iso(document["emitDate"]).year
-            key, template = (prefix, year), f"{prefix}{year}-%05d"
+            key: tuple[str, int | None] = (prefix, year)
+            template = f"{prefix}{year}-%05d"
         else:
             key, template = (prefix, None), f"{prefix}-%06d"
         self.reference_counters[key] = self.reference_counters.get(key, 0) + 1
@@ -235,7 +242,8 @@ class DocumentMixin:
     def _delete_document(self, document: dict) -> None:
         if document["status"] != "DRAFT":
             raise bad_request(f"document is {document['status']}; only a DRAFT document can be deleted")
-        gone = render_document(document) if self.listeners else None
+        # rendered before removal, and only when someone listens (emit never calls the payload otherwise)
+        gone = render_document(document) if self.listeners else {}
         self.stores["documents"].remove(document["id"])
         self.docs_by_customer[document["customerId"]].discard(document["id"])
         self.emit("document.deleted", lambda: gone)

@@ -9,10 +9,11 @@ from sandbox.clock import iso, parse_iso
 from sandbox.errors import bad_request
 
 from .money import number_text, to_decimal
+from .state import PortalState
 
 Predicate = Callable[[dict], bool]
 # a filter builder: (raw value, portal state) -> (predicate, candidate ids or None)
-Builder = Callable[[str, object], tuple]
+Builder = Callable[[str, PortalState], tuple]
 
 
 def parse_number(name: str, text: str) -> Decimal:

@@ -182,7 +182,7 @@ def _quotation_life(run, story: _Story, t_valid: int) -> None:
 
 def _month_starts(low: int, high: int) -> list[int]:
     first = datetime.fromtimestamp(low, UTC).replace(day=1, hour=6, minute=0, second=0)
-    starts = []
+    starts: list[int] = []
     while True:
         first = (first.replace(day=28) + timedelta(days=4)).replace(day=1)
         ts = int(first.timestamp())
@@ -256,18 +256,21 @@ def plan_supplier_documents(run) -> None:
         origin = rng.random()
         if origin < 0.3:
 
-            def create(h=holder, s=supplier, b=body) -> None:
+            def upload_and_create(h=holder, s=supplier, b=body) -> None:
                 key = portal._upload_asset("facture.pdf", "application/pdf", run.pdf)["assetKey"]
                 h["id"] = portal._create_supplier_document(dict(b, supplierId=s["id"], fileKey=key))["id"]
+
+            run.at(received, upload_and_create)
         else:
             source = "email" if origin < 0.85 else "eInvoicing"
 
-            def create(h=holder, s=supplier, b=body, o=source) -> None:
+            def receive(h=holder, s=supplier, b=body, o=source) -> None:
                 h["id"] = portal._create_supplier_document(dict(b, supplierId=s["id"]), o, "toApprove", o)[
                     "id"
                 ]
 
-        run.at(received, create)
+            run.at(received, receive)
+
         moves = _supplier_moves(rng, origin < 0.3)
         moment = received
         for action in moves:

@@ -8,6 +8,7 @@ from sandbox.errors import bad_request
 from .money import number_text
 from .pdf import make_pdf, pdf_b64
 from .render import render_document
+from .state import PortalState
 from .validation import Field, check_body
 
 TEMPLATES = ("STANDARD", "PRELAUNCH", "RELAUNCH1", "RELAUNCH2")
@@ -28,7 +29,7 @@ MESSAGE_SCHEMA = {
 SOON_DUE_DAYS = 7  # PRELAUNCH: due within 0-7 days (docs/resources.md)
 
 
-class MessageMixin:
+class MessageMixin(PortalState):
     """POST /documents/{id}/messages and GET /documents/{id}/pdf."""
 
     def default_template(self, document: dict) -> str:

@@ -8,6 +8,7 @@ from sandbox.errors import bad_request
 from .document_input import PAYMENT_METHODS
 from .money import ZERO, round2
 from .render import render_document
+from .state import PortalState
 from .validation import Field, check_body, midnight
 
 PAYMENT_SCHEMA = {
@@ -19,7 +20,7 @@ PAYMENT_SCHEMA = {
 }
 
 
-class PaymentMixin:
+class PaymentMixin(PortalState):
     """POST /documents/{id}/payment (payment rules 1-4) and every transaction usage."""
 
     def _pay(self, invoice: dict, body: dict | None) -> dict:

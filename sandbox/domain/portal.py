@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import builtins
 import functools
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from typing import Concatenate, ParamSpec, TypeVar
 
 from sandbox.clock import Clock
 from sandbox.config import SandboxConfig
@@ -27,12 +29,15 @@ from .render import (
 from .state import PortalState
 from .suppliers import SupplierMixin
 
+P = ParamSpec("P")
+R = TypeVar("R")
 
-def locked(method):
-    """Runs the method under the portal's lock."""
+
+def locked(method: Callable[Concatenate[Portal, P], R]) -> Callable[Concatenate[Portal, P], R]:
+    """Runs the method under the portal's lock (typed so that callers see the method's own signature)."""
 
     @functools.wraps(method)
-    def wrapper(self, *args, **kwargs):
+    def wrapper(self: Portal, *args: P.args, **kwargs: P.kwargs) -> R:
         with self.lock:
             return method(self, *args, **kwargs)
 
@@ -72,7 +77,8 @@ class Portal(CatalogMixin, DocumentMixin, PaymentMixin, MessageMixin, SupplierMi
         """One page of a list (filters, search, orderBy/order, limit/skip, updatedSince/updatedUntil);
         `contract` lists as that profile serves (the routes pass the config's; None: the ground truth)."""
         records = self.stores[resource].records if resource in self.stores else {}
-        render = RENDERERS.get(resource)
+        # the fallback is never called: an unknown resource has no records
+        render = RENDERERS.get(resource, dict)
         return [render(records[rid]) for rid in list_ids(self, resource, params, parent, contract)]
 
     @locked
@@ -83,7 +89,7 @@ class Portal(CatalogMixin, DocumentMixin, PaymentMixin, MessageMixin, SupplierMi
         return RENDERERS[resource](self.record(resource, id))
 
     @locked
-    def snapshot(self, resource: str) -> list[dict]:
+    def snapshot(self, resource: str) -> builtins.list[dict]:  # `list` is the method above here
         """Every record as GET returns it (soft-deleted customers included), sorted by id."""
         if resource == "user":
             return [render_user(self.user)]
@@ -126,7 +132,9 @@ class Portal(CatalogMixin, DocumentMixin, PaymentMixin, MessageMixin, SupplierMi
     @locked
     def delete(self, resource: str, id: str) -> dict | None:
         """DELETE items (hard), customers (soft), documents (DRAFT only), suppliers, webhooks."""
-        record = self.record(resource, id) if resource in self.stores else None
+        if resource not in self.stores:
+            raise not_found("")
+        record = self.record(resource, id)
         if resource == "items":
             self.stores["items"].remove(id)
         elif resource == "customers":
@@ -198,7 +206,7 @@ class Portal(CatalogMixin, DocumentMixin, PaymentMixin, MessageMixin, SupplierMi
         return self._supplier_document_pdf(self.record("supplier_documents", id))
 
     @locked
-    def supplier_document_events(self, id: str) -> list[dict]:
+    def supplier_document_events(self, id: str) -> builtins.list[dict]:
         """GET /supplier-documents/{id}/events, most recent first."""
         self.record("supplier_documents", id)
         return [render_event(event) for event in reversed(self.events_by_supplier_document.get(id, []))]
@@ -216,7 +224,7 @@ class Portal(CatalogMixin, DocumentMixin, PaymentMixin, MessageMixin, SupplierMi
         return render_supplier_document(self._create_supplier_document(body, "email", "toApprove", "email"))
 
     @locked
-    def tag_supplier_document(self, document_id: str, tags: list[str]) -> dict:
+    def tag_supplier_document(self, document_id: str, tags: builtins.list[str]) -> dict:
         """Sets a supplier document's tags in the application (fires supplier-document.updated)."""
         document = self.record("supplier_documents", document_id)
         return render_supplier_document(self._tag_supplier_document(document, tags))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from decimal import Decimal
+from typing import cast
 
 from .money import number_out
 
@@ -105,15 +106,16 @@ ADDRESS_FIELDS = ("street", "postalCode", "city", "country")
 
 def plain(value: object) -> object:
     """A deep copy with Decimals turned into JSON numbers."""
+    # exact types, tested once (a hot path); mypy does not narrow on `kind`, hence the casts
     kind = type(value)
     if kind is str or value is None or kind is int or kind is bool:
         return value
     if kind is Decimal:
-        return number_out(value)
+        return number_out(cast(Decimal, value))
     if kind is dict:
-        return {key: plain(inner) for key, inner in value.items()}
+        return {key: plain(inner) for key, inner in cast(dict, value).items()}
     if kind is list:
-        return [plain(inner) for inner in value]
+        return [plain(inner) for inner in cast(list, value)]
     return value
 
 

@@ -8,6 +8,7 @@ import threading
 from collections import OrderedDict, defaultdict
 from collections.abc import Callable
 from datetime import datetime
+from typing import Any
 
 from sandbox.clock import Clock, iso
 from sandbox.config import SandboxConfig
@@ -62,7 +63,7 @@ class PortalState:
     def _reset_account(self, created: datetime) -> None:
         self.portal_id = self.ids.new(created)
         stamp = iso(created)
-        self.user = {
+        self.user: dict[str, Any] = {
             "id": self.ids.new(created),
             "name": "Camille Martin",
             "email": "camille.martin@atelier-martin.fr",
@@ -78,7 +79,7 @@ class PortalState:
             "lastConnectionDate": stamp,
             "metadata": None,
         }
-        self.portal = {
+        self.portal: dict[str, Any] = {
             "id": self.portal_id,
             "email": "contact@atelier-martin.fr",
             "enterprise": {

@@ -10,6 +10,7 @@ from sandbox.errors import bad_request, conflict, not_found
 from .money import ZERO
 from .pdf import make_pdf, pdf_b64
 from .render import render_supplier, render_supplier_document
+from .state import PortalState
 from .validation import ADDRESS_FIELD, Field, check_body, midnight, require
 
 SUPPLIER_SCHEMA = {
@@ -49,7 +50,7 @@ TRANSITIONS = {
 EMAIL_PDF_DELAY = timedelta(minutes=5)  # a document received by e-mail is processed (PDF ready) after this
 
 
-class SupplierMixin:
+class SupplierMixin(PortalState):
     """Writes and reads of suppliers and supplier documents."""
 
     def _create_supplier(self, body: dict) -> dict:

@@ -70,6 +70,8 @@ def _check_value(value: object, spec: Field, path: str) -> object:
     if kind == "list":
         if not isinstance(value, list):
             raise _fail(path, "must be an array")
+        if spec.item is None:  # a schema error, not a request error: every list Field names its item
+            raise AssertionError(f"{path}: list Field without item")
         return [_check_value(element, spec.item, f"{path}[{i}]") for i, element in enumerate(value)]
     raise AssertionError(kind)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from typing import Any
 from urllib.parse import parse_qsl
 
 from fastapi import APIRouter, Request
@@ -37,7 +38,7 @@ TOKEN_FORM = {
     },
     "security": [{"basicAuth": []}],
 }
-TOKEN_RESPONSES = {
+TOKEN_RESPONSES: dict[int | str, dict[str, Any]] = {
     200: json_content({"$ref": "#/components/schemas/Token"}, "access token"),
     400: json_content({"$ref": "#/components/schemas/OAuthError"}, "bad grant_type or scope"),
     401: json_content({"$ref": "#/components/schemas/OAuthError"}, "bad client credentials"),

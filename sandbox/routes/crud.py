@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import Enum
 
 from fastapi import APIRouter, Request
 
@@ -58,7 +59,7 @@ def add_collection(router: APIRouter, c: Collection) -> None:
         return empty_object()
 
     member = c.path + "/{id}"
-    tags = [c.tag]
+    tags: list[str | Enum] = [c.tag]  # FastAPI's parameter type; a list is invariant
     router.add_api_route(
         c.path,
         list_records,

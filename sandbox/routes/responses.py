@@ -16,7 +16,7 @@ from starlette.responses import JSONResponse
 try:  # orjson comes with dlt (a dependency of the project): 15x faster on a 100-document page
     import orjson
 except ImportError:  # pragma: no cover - the standard library gives the same bytes, slower
-    orjson = None
+    orjson = None  # type: ignore[assignment]  # the optional-module idiom: None is tested before each use
 
 
 def dump_json(content: Any) -> bytes:

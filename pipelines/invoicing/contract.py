@@ -1,0 +1,235 @@
+"""The contract ledger, machine-readable: every field, parameter, header and behaviour the product relies on.
+
+One `LedgerRow` per item: where the promise comes from (`contract` = the spec, `api-facts` = the public facts
+page, `assumption` = neither), which code uses it, what the product does when the item is absent or different
+(`derive` it from promised fields, `check`: a Dagster asset check fails naming field and marts, `note`: a sync
+note, `fine`: not used for numbers), the check or note that shows it, and the marts it feeds. `docs/contract.md`
+lists the same rows for people (a test keeps the two equal); the doctor probes the `field` rows on sample
+pages and the other kinds with its own requests.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+Source = Literal["contract", "api-facts", "assumption"]
+Absent = Literal["derive", "check", "note", "fine"]
+Kind = Literal["field", "parameter", "header", "behaviour"]
+
+RECEIVABLES = ("receivables", "receivables_by_customer", "overdue_customers")
+PAYABLES = ("supplier_payables", "payables_by_supplier", "payables_schedule")
+
+
+@dataclass(frozen=True)
+class LedgerRow:
+    """One item of the contract ledger (see the module docstring for the vocabulary)."""
+
+    resource: str  # list or endpoint name (`documents`, `auth`, `http`, ...)
+    json_path: str  # dotted JSON path of a field, or the parameter/header/behaviour's name
+    source: Source
+    used_by: str
+    absent: Absent
+    check: str  # the check or note that makes it visible ("" when none is needed)
+    marts: tuple[str, ...]
+    behaviour: str  # what the product does when the item is missing or different
+    kind: Kind = "field"
+
+    @property
+    def key(self) -> str:
+        """`resource.json_path`, the row's name in the doc and the doctor's report."""
+        return f"{self.resource}.{self.json_path}"
+
+
+def _r(resource, path, source, used_by, absent, check, marts, behaviour, kind="field") -> LedgerRow:
+    return LedgerRow(resource, path, source, used_by, absent, check, tuple(marts), behaviour, kind)
+
+
+LEDGER: tuple[LedgerRow, ...] = (
+    # --- authentication and token -------------------------------------------------------------------
+    _r("auth", "access_token", "contract", "client.py (token request)", "check", "run stops", (),
+       "the run stops with a `malformed` error before the warehouse is touched"),
+    _r("auth", "expires_in", "contract", "auth.py (renewal)", "note", "N5", (),
+       "renewed at half its life; unknown lifetime: the token is kept until a 401 and note N5 says so"),
+    _r("auth", "scope", "contract", "client.py (scope read)", "check", "run stops", (),
+       "a refused `read` scope stops the run with a `scope` error naming what to ask for"),
+    _r("auth", "AccessToken-ExpireAt", "contract", "auth.py (_note_expiry)", "fine", "", (),
+       "only brings renewal earlier; a 401 renews anyway", "header"),
+    # --- transport, envelope, headers ---------------------------------------------------------------
+    _r("http", "data", "contract", "client.py, paging.py", "check", "run stops", (),
+       "an answer without `data` stops the run with a `malformed` error"),
+    _r("http", "Date", "assumption", "feed.py (windows), client.py", "note", "N7", (),
+       "absent: windows end at the local clock minus 60 s and note N7 (degraded) says so", "header"),
+    _r("http", "RateLimit-Limit", "api-facts", "client.py (limiter)", "fine", "", (),
+       "absent: steady pacing below 10 requests/s (slower, never wrong)", "header"),
+    _r("http", "RateLimit-Remaining", "api-facts", "client.py (limiter)", "fine", "", (),
+       "absent: steady pacing below 10 requests/s", "header"),
+    _r("http", "RateLimit-TTL", "api-facts", "client.py (wait on 429)", "fine", "", (),
+       "absent: exponential backoff after a 429", "header"),
+    _r("http", "Retry-After", "assumption", "client.py (wait on 429)", "fine", "", (),
+       "used when present, else backoff", "header"),
+    _r("http", "lastUpdate clock = Date clock", "assumption", "windows.py (lag 5 s, overlap 30 s)", "note",
+       "N8", (), "skew up to the 30 s overlap is absorbed; the sync measures it and writes note N8",
+       "behaviour"),
+    _r("http", "second precision", "api-facts", "dates.py, windows.py", "note", "N13", (),
+       "sub-second lastUpdate values are read; note N13 (degraded) warns that same-second versions may be "
+       "skipped", "behaviour"),
+    _r("http", "date-only at UTC midnight", "assumption", "staging *_date columns", "derive", "dates_at_midnight",
+       RECEIVABLES + PAYABLES, "dates are read as the Europe/Paris calendar date, right for UTC and Paris "
+       "midnight alike; check dates_at_midnight (WARN) names any other time of day", "behaviour"),
+    _r("http", "404 for a gone record", "api-facts", "reader.py (missing ids)", "fine", "", (),
+       "a 404 marks the record deleted at run time (tombstone)", "behaviour"),
+    # --- lists: paging, windows, order --------------------------------------------------------------
+    _r("lists", "limit/skip", "contract", "paging.py", "note", "N4", (),
+       "refused: one unpaged answer, note N4 (degraded) says it may be incomplete", "parameter"),
+    _r("lists", "page size", "api-facts", "paging.py (PageSizes)", "note", "N12", (),
+       "the honoured size is learnt in the run (clamp or 400); a persisted size is only a hint", "parameter"),
+    _r("lists", "updatedSince/updatedUntil", "contract", "paging.py, windows.py", "note", "N1", (),
+       "ignored: detected, read in full (N2); refused (400): read in full (N1); costs time, never rows",
+       "parameter"),
+    _r("lists", "orderBy=lastUpdate", "contract", "paging.py", "note", "N3", (),
+       "ignored: detected, read in full; refused: read by skip in the server's order, in passes (N3)",
+       "parameter"),
+    _r("lists", "order=1 ascending", "assumption", "paging.py", "note", "N2", (),
+       "another direction is detected and the list is read in full", "parameter"),
+    _r("lists", "inclusive window bounds", "assumption", "windows.py", "fine", "", (),
+       "exclusive bounds are covered by the 30 s overlap", "behaviour"),
+    _r("lists", "stable tie order", "assumption", "paging.py (same-second groups)", "note", "N10", (),
+       "never skips into a same-second group; a group larger than a page is read in passes until its "
+       "count is complete (N10), else the run fails loudly", "behaviour"),
+    _r("lists", "lastUpdate", "api-facts", "paging.py, windows.py", "note", "N2", (),
+       "a record without lastUpdate makes the window untrusted: the list is read in full"),
+    # --- customers ----------------------------------------------------------------------------------
+    _r("customers", "name", "contract", "receivables.sql, overdue_customers.sql", "fine", "", RECEIVABLES,
+       "absent: receivables fall back to the document's `to.name`"),
+    _r("customers", "dueAmount", "contract", "api_checks.py", "check", "total_open_matches_api_due_amount",
+       ("receivables_by_customer",), "absent: the live check is skipped for that customer, never compared "
+       "with 0"),
+    _r("customers", "deleted", "api-facts", "rows.py, stg_invoicing__customers.sql", "fine", "",
+       ("receivables_by_customer", "overdue_customers"),
+       "a `deleted: true` customer is flagged `is_deleted`; overdue_customers leaves it out"),
+    _r("customers", "deletedAt", "assumption", "rows.py (_deleted_at)", "derive", "", (),
+       "absent: `_deleted_at` is the observation time (server Date of the run), kept on later runs"),
+    _r("customers", "deleted customers listed", "assumption", "reader.py (id scan)", "note", "N9",
+       ("receivables_by_customer", "overdue_customers"), "customers are read in full every run and known "
+       "ids missing from the list are read by id: hidden deletions are seen (N9)", "behaviour"),
+    # --- documents ----------------------------------------------------------------------------------
+    _r("documents", "customerId", "contract", "receivables.sql, checks.py customers_exist", "check",
+       "customers_exist", RECEIVABLES, "a customer never listed is read by id; otherwise customers_exist "
+       "fails"),
+    _r("documents", "type", "contract", "receivables.sql", "fine", "", RECEIVABLES,
+       "invoices are `type INVOICE`"),
+    _r("documents", "subtype", "contract", "receivables.sql", "check", "document_subtypes_known", RECEIVABLES,
+       "receivables exclude only CREDIT_NOTE and PROFORMA; any unknown spelling is counted and named by "
+       "document_subtypes_known (WARN)"),
+    _r("documents", "status", "contract", "receivables.sql", "fine", "", RECEIVABLES,
+       "DRAFT/VALIDATED/PAID; CANCELED marks a superseded version"),
+    _r("documents", "emitDate", "contract", "receivables.sql", "check", "fields_served", RECEIVABLES[:2],
+       "absent: fields_served fails naming documents.emitDate and the marts"),
+    _r("documents", "dueDate", "assumption", "receivables.sql (days_past_due, aging)", "check", "fields_served",
+       RECEIVABLES, "absent on an invoice: fields_served fails naming documents.dueDate and the marts"),
+    _r("documents", "amountVatNet", "contract", "receivables.sql (open amount)", "check", "fields_served",
+       RECEIVABLES, "absent: fields_served fails (blocking) naming documents.amountVatNet"),
+    _r("documents", "credit note sign", "assumption", "receivables_by_customer.sql", "check",
+       "credit_note_sign_consistent", RECEIVABLES[:2], "credit notes are found by subtype and counted by "
+       "absolute value; mixed signs fail credit_note_sign_consistent", "behaviour"),
+    _r("documents", "messages", "assumption", "stg_invoicing__document_messages.sql, receivables.sql",
+       "check", "fields_served", ("receivables", "overdue_customers"), "absent: next_reminder_template is "
+       "NULL (unknown), never a guess; fields_served (WARN) names documents.messages"),
+    _r("documents", "remaining", "assumption", "stg_invoicing__document_versions.sql", "fine", "", (),
+       "staged only"),
+    _r("documents", "invoiceId", "assumption", "stg_invoicing__document_versions.sql", "fine", "", (),
+       "staged only (credited invoice)"),
+    _r("documents", "to.name", "contract", "receivables.sql (fallback name)", "fine", "", (), "label only"),
+    # --- transaction usages -------------------------------------------------------------------------
+    _r("transaction_usages", "type", "api-facts", "stg_invoicing__transaction_usages.sql", "derive",
+       "usages_typed", RECEIVABLES, "absent: derived from which link is set (transaction or creditNoteId); "
+       "usages_typed fails when neither is"),
+    _r("transaction_usages", "invoiceId", "api-facts", "receivables.sql, checks.py invoices_exist", "check",
+       "invoices_exist", RECEIVABLES, "absent: invoices_exist fails (blocking)"),
+    _r("transaction_usages", "amount", "api-facts", "receivables.sql", "fine", "", RECEIVABLES,
+       "promised; no fallback needed"),
+    _r("transaction_usages", "transaction.date", "api-facts", "stg_invoicing__transaction_usages.sql", "derive",
+       "usages_dated", RECEIVABLES, "the payment date of a TRANSACTION usage"),
+    _r("transaction_usages", "transactionId", "assumption", "stg_invoicing__transaction_usages.sql", "derive",
+       "", (), "absent: the embedded transaction's id"),
+    _r("transaction_usages", "creditNoteId", "api-facts", "receivables_by_customer.sql", "fine", "",
+       RECEIVABLES[:2], "promised on CREDIT_NOTE usages"),
+    _r("transaction_usages", "date", "assumption", "stg_invoicing__transaction_usages.sql", "derive",
+       "usages_dated", RECEIVABLES, "absent: the embedded transaction's `date`, else the credit note's "
+       "`emitDate`; usages_dated fails (blocking) when neither is known"),
+    # --- transactions -------------------------------------------------------------------------------
+    _r("transactions", "customerId", "api-facts", "receivables_by_customer.sql", "check", "fields_served",
+       ("receivables_by_customer",), "absent: fields_served fails (blocking) naming transactions.customerId"),
+    _r("transactions", "amount", "contract", "receivables_by_customer.sql", "fine", "",
+       ("receivables_by_customer",), "promised"),
+    _r("transactions", "date", "contract", "stg_invoicing__transactions.sql", "check", "fields_served",
+       ("receivables_by_customer",), "absent: fields_served fails (blocking) naming transactions.date"),
+    _r("transactions", "refundedAmount", "api-facts", "receivables_by_customer.sql", "check", "fields_served",
+       ("receivables_by_customer",), "absent: counted 0 and fields_served (WARN) names it"),
+    _r("transactions", "documentId", "assumption", "stg_invoicing__transactions.sql", "fine", "", (),
+       "staged only"),
+    # --- suppliers ----------------------------------------------------------------------------------
+    _r("suppliers", "name", "assumption", "payables_by_supplier.sql, supplier_payables.sql", "fine", "", PAYABLES,
+       "label only (the spec says 'legal name')"),
+    _r("suppliers", "legalIdentifier", "contract", "payables_by_supplier.sql", "fine", "", PAYABLES,
+       "label only"),
+    _r("suppliers", "email", "assumption", "stg only", "fine", "", (), "staged only"),
+    _r("suppliers", "phone", "assumption", "stg only", "fine", "", (), "staged only"),
+    _r("suppliers", "address", "assumption", "stg only", "fine", "", (), "staged only"),
+    # --- supplier documents -------------------------------------------------------------------------
+    _r("supplier_documents", "supplierId", "contract", "supplier_payables.sql", "fine", "", PAYABLES, "promised"),
+    _r("supplier_documents", "status", "contract", "supplier_payables.sql", "check",
+       "supplier_document_values_known", PAYABLES, "spellings are normalised (case, separators); an "
+       "unknown value fails supplier_document_values_known naming it"),
+    _r("supplier_documents", "type", "contract", "stg_invoicing__supplier_documents.sql", "check",
+       "supplier_document_values_known", PAYABLES, "credit notes recognised in any case/separator "
+       "spelling; an unknown value fails supplier_document_values_known"),
+    _r("supplier_documents", "amount", "assumption", "supplier_payables.sql", "check", "payables_have_amount",
+       PAYABLES, "no amount at all: counted 0 and payables_have_amount fails naming the document"),
+    _r("supplier_documents", "amountVat", "assumption", "supplier_payables.sql", "derive",
+       "payables_have_amount", PAYABLES, "absent: amount + vat"),
+    _r("supplier_documents", "issueDate", "assumption", "stg_invoicing__supplier_documents.sql", "check",
+       "fields_served", PAYABLES, "absent: fields_served (WARN) names it"),
+    _r("supplier_documents", "dueDate", "assumption", "payables_schedule.sql", "check", "fields_served",
+       PAYABLES, "absent: shown as undated; fields_served (WARN) names it"),
+    _r("supplier_documents", "paymentDate", "assumption", "supplier_payables.sql (status as of)", "check",
+       "supplier_status_as_of_known", PAYABLES, "absent: a past status is taken from the history; when "
+       "unknown it is NULL and supplier_status_as_of_known fails"),
+    _r("supplier_documents", "currency", "contract", "supplier_payables.sql", "check",
+       "payables_single_currency", PAYABLES, "more than one currency fails payables_single_currency"),
+    # --- supplier-document events -------------------------------------------------------------------
+    _r("supplier_document_events", "id", "assumption", "__init__.py (merge per document)", "derive", "N11",
+       PAYABLES, "absent: `{documentId}:{position}` (note N11); the history is replaced per document"),
+    _r("supplier_document_events", "supplierDocumentId", "assumption", "client rows (request path)",
+       "derive", "", PAYABLES, "absent: taken from the request path"),
+    _r("supplier_document_events", "status", "assumption", "stg_invoicing__supplier_document_events.sql",
+       "derive", "", PAYABLES, "absent: the next newer item's previousStatus, else the document's status"),
+    _r("supplier_document_events", "previousStatus", "assumption", "supplier_payables.sql", "derive", "",
+       PAYABLES, "absent: the next older item's status"),
+    _r("supplier_document_events", "date", "assumption", "supplier_payables.sql (status as of)", "check",
+       "supplier_status_as_of_known", PAYABLES, "absent: a past status is NULL unless lastUpdate or "
+       "paymentDate settle it; supplier_status_as_of_known fails"),
+    # --- webhooks -----------------------------------------------------------------------------------
+    _r("webhooks", "read scope", "contract", "reader.py (403 -> note)", "note", "", (),
+       "needs the default scope (read and write): not read with `read`, a sync note says so", "behaviour"),
+    _r("webhooks", "enabled", "assumption", "raw only", "fine", "", (), "raw only"),
+    _r("webhooks", "failures", "assumption", "raw only", "fine", "", (), "raw only"),
+)
+
+# the lists the doctor samples, by the ledger's resource name
+LIST_PATHS = {
+    "items": "/items",
+    "customers": "/customers",
+    "documents": "/documents",
+    "transactions": "/transactions",
+    "transaction_usages": "/transaction-usages",
+    "suppliers": "/suppliers",
+    "supplier_documents": "/supplier-documents",
+    "webhooks": "/webhooks",
+}
+
+
+def field_rows() -> tuple[LedgerRow, ...]:
+    """The rows naming a JSON field of a record (what the doctor checks on sample pages)."""
+    return tuple(row for row in LEDGER if row.kind == "field" and row.resource not in ("auth", "http", "lists"))

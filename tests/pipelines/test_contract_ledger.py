@@ -1,0 +1,37 @@
+"""docs/contract.md and `LEDGER` (pipelines/invoicing/contract.py) list the same rows with the same values."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pipelines.invoicing.contract import LEDGER
+
+DOC = Path(__file__).resolve().parents[2] / "docs" / "contract.md"
+
+
+def _doc_rows() -> list[tuple[str, ...]]:
+    rows, in_ledger = [], False
+    for line in DOC.read_text(encoding="utf-8").splitlines():
+        if line.startswith("## "):
+            in_ledger = line.startswith("## 1.")
+        if in_ledger and line.startswith("| `"):
+            cells = [cell.strip() for cell in line.strip().strip("|").split(" | ")]
+            rows.append(tuple(cells))
+    return rows
+
+
+def test_doc_and_ledger_list_the_same_rows():
+    expected = [(f"`{r.key}`", r.source, r.used_by, r.absent, r.check or "—", ", ".join(r.marts) or "—",
+                 r.behaviour) for r in LEDGER]
+    assert _doc_rows() == expected
+
+
+def test_every_row_has_one_explicit_behaviour_and_every_check_a_name():
+    keys = [row.key for row in LEDGER]
+    assert len(keys) == len(set(keys))
+    for row in LEDGER:
+        assert row.source in ("contract", "api-facts", "assumption")
+        assert row.absent in ("derive", "check", "note", "fine")
+        assert row.behaviour
+        if row.absent == "check":
+            assert row.check, row.key  # a check that fails must have a name
