@@ -28,10 +28,13 @@ PAGE = 100
 LISTS = ("customers", "items", "documents", "transactions", "transaction_usages", "suppliers", "supplier_documents")
 
 
-def start_sandbox(scale: int, latency_ms: float, seed: int) -> tuple[subprocess.Popen, str, str, str]:
-    """Runs the sandbox command until it prints its base URL and credentials."""
+def start_sandbox(
+    scale: int, latency_ms: float, seed: int, contract: str = "default"
+) -> tuple[subprocess.Popen, str, str, str]:
+    """Runs the sandbox command (serving `contract`'s profile) until it prints its base URL and credentials."""
     command = [sys.executable, "-m", "invoicing_warehouse.cli", "sandbox", "--port", "0", "--seed", str(seed),
-               "--scale", str(scale), "--rate-limit", "10", "--latency-ms", str(latency_ms)]
+               "--scale", str(scale), "--rate-limit", "10", "--latency-ms", str(latency_ms),
+               "--contract", contract]
     process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     values: dict[str, str] = {}
     deadline = time.monotonic() + 1800

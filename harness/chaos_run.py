@@ -19,6 +19,7 @@ from harness.marts_truth import compare_marts
 from harness.warehouse_truth import Comparison, compare_raw_tables
 from pipelines.invoicing.sync import make_pipeline, run_sync
 from sandbox.config import SandboxConfig
+from sandbox.contract import ContractProfile
 from sandbox.server import SandboxServer
 from warehouse_engine.sql_runner import build_models
 
@@ -43,6 +44,7 @@ class ChaosSettings:
     drop_rate: float = 0.02
     revoke_token_after_requests: int = 15  # most syncs make more requests than this: tokens die mid-run
     rate_limit_per_s: int = 10  # the real service's limit: 429s are counted, not avoided by the sandbox
+    contract: str = "default"  # the sandbox's contract profile (sandbox/contract.py): "default" or "strict"
 
     def config(self, seed: int) -> SandboxConfig:
         """The sandbox configuration of `seed` (mutations are started by the run, not the config)."""
@@ -58,6 +60,7 @@ class ChaosSettings:
             drop_rate=self.drop_rate,
             revoke_token_after_requests=self.revoke_token_after_requests,
             rate_limit_per_s=self.rate_limit_per_s,
+            contract=ContractProfile.named(self.contract),
         )
 
 
@@ -106,7 +109,7 @@ def run_chaos_seed(seed: int, workdir: Path, settings: ChaosSettings | None = No
         sync("reconcile", reconcile=True)
         outcome.faults = Counter({kind: int(sb.stats.get(kind, 0)) for kind in FAULT_KINDS})
         outcome.mutations = Counter(dict(sb.mutator.counts)) if sb.mutator is not None else Counter()
-        outcome.raw = compare_raw_tables(warehouse, sb.portal)
+        outcome.raw = compare_raw_tables(warehouse, sb.portal, contract=settings.contract)
         with duckdb.connect(str(warehouse)) as connection:
             try:
                 build_models(connection, as_of=sb.clock.today().date())

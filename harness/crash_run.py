@@ -23,6 +23,7 @@ from pathlib import Path
 from harness.sync_process import Workspace, run_sync_and_kill
 from harness.warehouse_truth import Comparison, compare_raw_tables
 from sandbox.config import SandboxConfig
+from sandbox.contract import ContractProfile
 from sandbox.server import SandboxServer
 
 PHASES = ("extract", "normalize", "load")
@@ -33,6 +34,7 @@ class CrashSettings:
     """Size of one crash run (defaults: the short form)."""
 
     scale: int = 60
+    contract: str = "default"  # the sandbox's contract profile (sandbox/contract.py): "default" or "strict"
     kills: int = 2
     kills_per_trial: int = 1  # kills before the run that is allowed to finish
     targets: tuple[str, ...] = PHASES  # phases aimed at, in turn
@@ -127,7 +129,10 @@ def run_crash_seed(
     rng = rng or random.Random(seed)
     outcome = CrashOutcome(seed)
     workdir = Path(workdir)
-    with SandboxServer(SandboxConfig(seed=seed, scale=settings.scale, rate_limit_per_s=0)) as sb:
+    config = SandboxConfig(
+        seed=seed, scale=settings.scale, rate_limit_per_s=0, contract=ContractProfile.named(settings.contract)
+    )
+    with SandboxServer(config) as sb:
 
         def env(workspace: Workspace) -> dict[str, str]:
             return workspace.env(sb.base_url, sb.client_id, sb.client_secret)
@@ -141,7 +146,7 @@ def run_crash_seed(
                 return outcome
             outcome.calibration_s = result.seconds
             outcome.phase_seconds = watcher.durations()
-            _compare(outcome, calibration, sb)
+            _compare(outcome, calibration, sb, settings.contract)
         else:
             outcome.phase_seconds = dict(settings.guessed_phase_seconds)
         trials = max(1, settings.kills // settings.kills_per_trial)
@@ -160,12 +165,12 @@ def run_crash_seed(
                     f"rerun after kill, exit {rerun.returncode}: {rerun.output[-800:]}"
                 )
                 continue
-            _compare(outcome, workspace, sb)
+            _compare(outcome, workspace, sb, settings.contract)
     return outcome
 
 
-def _compare(outcome: CrashOutcome, workspace: Workspace, sb) -> None:
-    outcome.comparison.merge(compare_raw_tables(workspace.warehouse, sb.portal))
+def _compare(outcome: CrashOutcome, workspace: Workspace, sb, contract: str) -> None:
+    outcome.comparison.merge(compare_raw_tables(workspace.warehouse, sb.portal, contract=contract))
 
 
 def format_crash_outcomes(outcomes: list[CrashOutcome]) -> str:

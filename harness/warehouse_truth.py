@@ -1,12 +1,32 @@
 """The one answer to "does the warehouse equal the sandbox?": its raw tables, field by field, against
-the sandbox's own records.
+what the sandbox serves under a contract profile (`sandbox/contract.py`).
 
-The truth is `sandbox.portal.snapshot(resource)` (every record exactly as GET returns it). Each record is
-flattened the way the data contract says dlt names columns (`to.address.city` -> `to__address__city`),
-lists go to child tables (compared in order), customers' contacts are JSON text. `mismatches` lists the
-differences; `compare_raw_tables` adds the figures a suite prints (records and fields compared) and one
-check a parent-driven comparison lacks: child rows whose parent row does not exist (a load that kept
-stale lines of a replaced document).
+The truth is `sandbox.portal.snapshot(resource)` (every record with all the sandbox's fields) passed through
+the profile's own serving functions (`sandbox/served.py`: the routes call the same ones, so there is one
+source of truth for what a client is served). Under the default profile that is the snapshot itself. Each
+record is flattened the way the data contract says dlt names columns (`to.address.city` ->
+`to__address__city`), lists go to child tables (compared in order), customers' contacts are JSON text.
+`mismatches` lists the differences; `compare_raw_tables` adds the figures a suite prints (records and fields
+compared) and one check a parent-driven comparison lacks: child rows whose parent row does not exist (a load
+that kept stale lines of a replaced document).
+
+What "exact" means under a profile:
+- every field the profile serves equals the warehouse's column; a field the sandbox has but the profile does
+  not serve (an invented field, `deletedAt` of a hidden or flagged customer) is NULL in the warehouse: the
+  client never invents a value;
+- the client's documented additions (docs/contract.md, notes of issue 14) are part of the expected record:
+  supplier-document events always carry `supplierDocumentId` (the request path's id when not served) and, when
+  the table has the column, `_position` (1 = the oldest event of the document's history); a served event
+  without `id` gets `"{supplierDocumentId}:{_position}"`; a raw table with `_absent_fields` holds exactly the
+  keys of its endpoint's `assumed` tuple that the served record did not carry (a key served null is present);
+- `_deleted_at` of a deleted customer: the served `deletedAt` instant when the profile serves one; otherwise the
+  client's observation time, so only its presence is compared;
+- deleted customers the profile hides from lists (`deleted_customers="hidden"`) are unknowable to a client
+  that never saw them: for those, exact means every live customer is present, live and equal; every deleted
+  customer the warehouse holds is flagged deleted (`_deleted_at` set) and equal to what GET by id serves; and a
+  deleted customer the warehouse lacks is referenced by no live document or transaction row of the warehouse
+  (a referenced id is knowable: GET /customers/{id} serves it). Under the other modes every customer is
+  listed, so every one must be there.
 """
 
 from __future__ import annotations
@@ -23,6 +43,10 @@ from typing import Any
 
 import duckdb
 
+from harness.served_truth import ABSENT_FIELDS, POSITION, absent_keys, expected_records
+from pipelines.invoicing.settings import EVENTS
+from sandbox.contract import ContractProfile
+from sandbox.served import served_event_item
 from warehouse_engine.names import RAW_DATASET
 
 SCHEMA = RAW_DATASET
@@ -75,41 +99,46 @@ def rows(con, table: str) -> list[dict]:
     return [dict(zip(names, row)) for row in cursor.fetchall()]
 
 
-def mismatches(warehouse: str, portal, tables=COMPARED, limit: int = 20) -> list[str]:
-    """Differences between the warehouse and the portal's snapshot (empty when exact)."""
+def _live_customer_references(con) -> set[str]:
+    """Customer ids referenced by a live document or transaction row of the warehouse."""
+    found: set[str] = set()
+    for table in ("documents", "transactions"):
+        found.update(r["customer_id"] for r in rows(con, table) if r.get("_deleted_at") is None and r.get("customer_id"))
+    return found
+
+
+def mismatches(warehouse: str, portal, tables=COMPARED, limit: int = 20,
+               contract: ContractProfile | str = "default") -> list[str]:
+    """Differences between the warehouse and what `contract` serves of the portal (empty when exact; the
+    module docstring says what exact means under a profile)."""
+    profile = ContractProfile.named(contract)
     problems: list[str] = []
     con = duckdb.connect(warehouse, read_only=True)
     try:
         for table in tables:
-            truth = portal.snapshot(table)
+            pairs = expected_records(portal, table, profile)
             loaded = rows(con, table)
             ids = [r["id"] for r in loaded]
             if len(ids) != len(set(ids)):
                 problems.append(f"{table}: duplicate ids")
             present = {r["id"]: r for r in loaded if r.get("_deleted_at") is None or table == "customers"}
-            truth_ids = {r["id"] for r in truth}
-            if set(present) != truth_ids:
-                problems.append(f"{table}: {len(truth_ids - set(present))} missing, "
+            truth_ids = {expected["id"] for _, expected in pairs}
+            unknowable: set[str] = set()
+            if table == "customers" and profile.deleted_customers == "hidden":
+                referenced = _live_customer_references(con)
+                unknowable = {r["id"] for r, _ in pairs if r.get("deleted") and r["id"] not in referenced}
+            missing = truth_ids - set(present) - unknowable
+            if missing or set(present) - truth_ids:
+                problems.append(f"{table}: {len(missing)} missing, "
                                 f"{len(set(present) - truth_ids)} extra, e.g. "
-                                f"{sorted(truth_ids ^ set(present))[:3]}")
-            for record in truth:
-                row = present.get(record["id"])
-                if row is None:
-                    continue
-                for column, value in flatten(record).items():
-                    if column not in row and value is None:  # a null object: its flattened columns are null
-                        children = [c for c in row if c.startswith(column + "__")]
-                        if not children or any(row[c] is not None for c in children):
-                            problems.append(f"{table} {record['id']} {column}: null object not null in the warehouse")
-                    elif column not in row:
-                        problems.append(f"{table}.{column}: no such column")
-                    elif not same(value, row[column]):
-                        problems.append(f"{table} {record['id']} {column}: {value!r} != {row[column]!r}")
-                expected_deleted = record.get("deletedAt") if record.get("deleted") else None
-                if not same(expected_deleted, row.get("_deleted_at")):
-                    problems.append(f"{table} {record['id']} _deleted_at: {row.get('_deleted_at')!r}")
+                                f"{sorted(missing | (set(present) - truth_ids))[:3]}")
+            for record, expected in pairs:
+                row = present.get(expected["id"])
+                if row is not None:
+                    served = served_event_item(record, profile) if table == EVENTS.name else expected
+                    problems += _record_mismatches(table, record, expected, row, served)
             for child in CHILDREN.get(table, ()):
-                problems += _child_mismatches(con, table, child, truth, present)
+                problems += _child_mismatches(con, table, child, pairs, present)
             if len(problems) > limit:
                 break
     finally:
@@ -117,25 +146,65 @@ def mismatches(warehouse: str, portal, tables=COMPARED, limit: int = 20) -> list
     return problems[:limit]
 
 
-def _child_mismatches(con, table: str, child: str, truth: list[dict], present: dict) -> list[str]:
+def _record_mismatches(table: str, record: dict, expected: dict, row: dict, served: dict) -> list[str]:
+    """One record's fields (served ones equal, unserved ones NULL), `_deleted_at` and `_absent_fields`;
+    `served` is the record as served, before the client's additions."""
+    problems = []
+    key = expected["id"]
+    columns = flatten(expected)
+    if POSITION in columns and POSITION not in row:
+        columns.pop(POSITION)  # a warehouse without the client's `_position` (a plain dlt load)
+    for column, value in columns.items():
+        if column not in row and value is None:  # a null object: its flattened columns are null
+            children = [c for c in row if c.startswith(column + "__")]
+            if not children or any(row[c] is not None for c in children):
+                problems.append(f"{table} {key} {column}: null object not null in the warehouse")
+        elif column not in row:
+            problems.append(f"{table}.{column}: no such column")
+        elif not same(value, row[column]):
+            problems.append(f"{table} {key} {column}: {value!r} != {row[column]!r}")
+    for column in flatten(record):
+        if column not in columns and row.get(column) is not None:
+            problems.append(f"{table} {key} {column}: not served, yet {row[column]!r} in the warehouse")
+    if record.get("deleted") and "deletedAt" not in expected:  # not served: the client's observation time
+        if row.get("_deleted_at") is None:
+            problems.append(f"{table} {key} _deleted_at: NULL for a deleted record")
+    else:
+        expected_deleted = expected.get("deletedAt") if record.get("deleted") else None
+        if not same(expected_deleted, row.get("_deleted_at")):
+            problems.append(f"{table} {key} _deleted_at: {row.get('_deleted_at')!r}")
+    if ABSENT_FIELDS in row:  # the client's column (a plain dlt load has none)
+        absent = absent_keys(table, served)
+        loaded_absent = {k for k in (row[ABSENT_FIELDS] or "").split(",") if k}
+        if loaded_absent != absent:
+            problems.append(f"{table} {key} {ABSENT_FIELDS}: {row[ABSENT_FIELDS]!r}, expected {sorted(absent)}")
+    return problems
+
+
+def _child_mismatches(con, table: str, child: str, pairs: list[tuple[dict, dict]], present: dict) -> list[str]:
     problems = []
     by_parent: dict[str, list[dict]] = {}
     for row in sorted(rows(con, f"{table}__{child}"), key=lambda r: r["_dlt_list_idx"]):
         by_parent.setdefault(row["_dlt_parent_id"], []).append(row)
-    for record in truth:
-        parent = present.get(record["id"])
+    name = snake_to_camel(child)
+    for record, expected_record in pairs:
+        parent = present.get(expected_record["id"])
         if parent is None:
             continue
         loaded = by_parent.get(parent["_dlt_id"], [])
-        expected = record.get(snake_to_camel(child)) or []
+        expected = expected_record.get(name) or []
         if len(loaded) != len(expected):
-            problems.append(f"{table}__{child} of {record['id']}: {len(loaded)} rows, expected {len(expected)}")
+            problems.append(f"{table}__{child} of {expected_record['id']}: {len(loaded)} rows, expected {len(expected)}")
             continue
-        for position, (item, row) in enumerate(zip(expected, loaded)):
+        for position, (item, own, row) in enumerate(zip(expected, record.get(name) or [], loaded)):
             fields = flatten(item) if isinstance(item, dict) else {"value": item}
             for column, value in fields.items():
                 if not same(value, row.get(column)):
-                    problems.append(f"{table}__{child} {record['id']}[{position}].{column}: {value!r} != {row.get(column)!r}")
+                    problems.append(f"{table}__{child} {expected_record['id']}[{position}].{column}: {value!r} != {row.get(column)!r}")
+            for column in flatten(own) if isinstance(own, dict) else ():
+                if column not in fields and row.get(column) is not None:
+                    problems.append(f"{table}__{child} {expected_record['id']}[{position}].{column}: not served, "
+                                    f"yet {row[column]!r} in the warehouse")
     return problems
 
 
@@ -179,12 +248,14 @@ class Comparison:
         return "\n".join(lines)
 
 
-def compare_raw_tables(warehouse_path: Path, portal, tables: tuple[str, ...] = RAW_TABLES) -> Comparison:
-    """Every raw table in `tables` against `portal.snapshot(table)`, field by field (opens the
+def compare_raw_tables(warehouse_path: Path, portal, tables: tuple[str, ...] = RAW_TABLES,
+                       contract: ContractProfile | str = "default") -> Comparison:
+    """Every raw table in `tables` against what `contract` serves of the portal, field by field (opens the
     warehouse read-only: call it when no connection of this process writes the file)."""
-    result = Comparison(mismatches=mismatches(str(warehouse_path), portal, tables=tables, limit=UNLIMITED))
+    result = Comparison(mismatches=mismatches(str(warehouse_path), portal, tables=tables, limit=UNLIMITED,
+                                              contract=contract))
     for table in tables:
-        records = portal.snapshot(table)
+        records = [expected for _, expected in expected_records(portal, table, contract)]
         result.records_by_table[table] = len(records)
         result.records_compared += len(records)
         for record in records:

@@ -33,8 +33,8 @@ def cli(warehouse: str, base_url: str, client_id: str, secret: str, *extra: str,
     return process.returncode, out, err
 
 
-def mutated_then_settled(start_sandbox, warehouse: str, seed: int, rate: float) -> None:
-    sandbox = start_sandbox(seed=seed, scale=200, latency_ms=3)
+def mutated_then_settled(start_sandbox, warehouse: str, seed: int, rate: float, contract: str = "default") -> None:
+    sandbox = start_sandbox(seed=seed, scale=200, latency_ms=3, contract=contract)
     sandbox.start_mutations(rate)
     try:
         sync(sandbox, warehouse)  # the first sync reads while the application user writes
@@ -45,13 +45,16 @@ def mutated_then_settled(start_sandbox, warehouse: str, seed: int, rate: float) 
     sync(sandbox, warehouse)  # one quiet incremental sync
     report = sync(sandbox, warehouse, reconcile=True)
     assert sum(sandbox.mutator.counts.values()) > 20
-    assert mismatches(warehouse, sandbox.portal) == []
+    assert mismatches(warehouse, sandbox.portal, contract=contract) == []
     return report
 
 
+@pytest.mark.parametrize("contract", ["default", "strict"])  # sandbox/contract.py profiles
 @pytest.mark.parametrize("seed", [11, 12])
-def test_exact_after_syncing_under_mutations_then_a_quiet_sync_and_a_reconcile(start_sandbox, warehouse, seed):
-    mutated_then_settled(start_sandbox, warehouse, seed, rate=25.0)
+def test_exact_after_syncing_under_mutations_then_a_quiet_sync_and_a_reconcile(
+    start_sandbox, warehouse, seed, contract
+):
+    mutated_then_settled(start_sandbox, warehouse, seed, rate=25.0, contract=contract)
 
 
 @pytest.mark.soak

@@ -1,4 +1,4 @@
-"""Issue 7, point 1, short form: chaos runs for a few small seeds (the long form is
+"""Issue 7, point 1, short form: chaos runs for a few small seeds, on both contract profiles (the long form is
 `python bench/chaos.py --seeds 50`, or `pytest -m soak tests/reliability`).
 
 Each seed: a sandbox mutating in the background (creates, edits, new versions, payments,
@@ -33,8 +33,9 @@ def _check(outcomes) -> None:
     assert sum(sum(o.mutations.values()) for o in outcomes) > 0
 
 
-def test_chaos_runs_short_form(tmp_path):
-    settings = ChaosSettings(scale=40, incremental_syncs=1)
+@pytest.mark.parametrize("contract", ["default", "strict"])  # sandbox/contract.py profiles
+def test_chaos_runs_short_form(tmp_path, contract):
+    settings = ChaosSettings(scale=40, incremental_syncs=1, contract=contract)
     outcomes = [run_chaos_seed(seed, tmp_path / str(seed), settings) for seed in SHORT_SEEDS]
     _check(outcomes)
 

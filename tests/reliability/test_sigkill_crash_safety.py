@@ -1,7 +1,7 @@
 """Issue 7, point 2: `invoicing-warehouse sync` SIGKILLed during extract, normalize and load, run
 again, and compared with the sandbox's records field by field (no loss, no duplicate).
-Short form: one small seed, one run killed during normalize, its rerun killed during load, then a
-run to the end (the kills that can leave data and state apart); the long form (all three phases,
+Short form: two small seeds on each contract profile (default, strict), one run killed during normalize,
+its rerun killed during load, then a run to the end (the kills that can leave data and state apart); the long form (all three phases,
 several seeds) is behind the `soak` marker and in `python bench/chaos.py`."""
 
 from __future__ import annotations
@@ -23,12 +23,15 @@ def _check(outcomes) -> None:
         assert outcome.mismatches == 0, outcome.comparison.summary()
 
 
-def test_sigkill_then_rerun_is_exact(tmp_path):
+@pytest.mark.parametrize("contract", ["default", "strict"])  # sandbox/contract.py profiles
+@pytest.mark.parametrize("seed", [31, 32])
+def test_sigkill_then_rerun_is_exact(tmp_path, seed, contract):
     outcome = run_crash_seed(
-        31,
+        seed,
         tmp_path,
-        CrashSettings(scale=40, kills=2, kills_per_trial=2, calibrate=False, targets=("normalize", "load")),
-        random.Random(31),
+        CrashSettings(scale=40, kills=2, kills_per_trial=2, calibrate=False, targets=("normalize", "load"),
+                      contract=contract),
+        random.Random(seed),
     )
     _check([outcome])
 
