@@ -48,6 +48,7 @@ from pipelines.invoicing.settings import EVENTS
 from sandbox.contract import ContractProfile
 from sandbox.served import served_event_item
 from warehouse_engine.names import RAW_DATASET
+from warehouse_engine.sql_runner import one_row
 
 SCHEMA = RAW_DATASET
 COMPARED = ("user", "portal", "customers", "items", "documents", "transactions", "transaction_usages",
@@ -285,10 +286,11 @@ def orphan_child_rows(warehouse_path: Path) -> list[str]:
             parent = child.rsplit("__", 1)[0]
             if parent not in tables:
                 continue
-            count = connection.execute(
+            count = one_row(
+                connection,
                 f'select count(*) from {RAW_DATASET}."{child}" c where not exists '
-                f'(select 1 from {RAW_DATASET}."{parent}" p where p._dlt_id = c._dlt_parent_id)'
-            ).fetchone()[0]
+                f'(select 1 from {RAW_DATASET}."{parent}" p where p._dlt_id = c._dlt_parent_id)',
+            )[0]
             if count:
                 found.append(f"{child}: {count} rows without a parent row in {parent}")
     return found
@@ -351,13 +353,13 @@ def compare_records(
         if row_id not in live_newest or (seen is not None and (live_newest[row_id] or 0) < seen):
             live_newest[row_id] = seen
     missing = sum(1 for record_id in upstream if record_id not in live_newest)
-    stale = sum(
-        1
-        for record_id, newest_upstream in upstream.items()
-        if record_id in live_newest
-        and newest_upstream is not None
-        and (live_newest[record_id] is None or live_newest[record_id] < newest_upstream)
-    )
+    stale = 0
+    for record_id, newest_upstream in upstream.items():
+        if record_id not in live_newest or newest_upstream is None:
+            continue
+        newest_loaded = live_newest[record_id]
+        if newest_loaded is None or newest_loaded < newest_upstream:
+            stale += 1
     return TableCheck(
         table=table,
         expected=len(upstream),

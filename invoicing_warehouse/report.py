@@ -7,6 +7,8 @@ from decimal import Decimal
 
 import duckdb
 
+from warehouse_engine.sql_runner import one_row
+
 AGING_BUCKETS = (
     ("current (not yet due)", "open_current"),
     ("1-30 days late", "open_1_30"),
@@ -23,11 +25,12 @@ def _money(value) -> str:
 def aging_section(connection: duckdb.DuckDBPyConnection) -> list[str]:
     """Open receivables per aging bucket, from marts.receivables_by_customer."""
     columns = ", ".join(f"coalesce(sum({column}), 0)" for _, column in AGING_BUCKETS)
-    row = connection.execute(
+    row = one_row(
+        connection,
         f"select any_value(as_of_date), {columns}, coalesce(sum(total_open), 0), "
         "coalesce(sum(open_invoice_count), 0), count(*) filter (where total_open > 0) "
-        "from marts.receivables_by_customer"
-    ).fetchone()
+        "from marts.receivables_by_customer",
+    )
     as_of, amounts, total, invoices, customers = row[0], row[1:6], row[6], row[7], row[8]
     lines = [f"Receivables aging{f' on {as_of}' if as_of else ''} (marts.receivables_by_customer)"]
     lines += [f"  {label:<24}{_money(amount)}" for (label, _), amount in zip(AGING_BUCKETS, amounts)]
@@ -43,7 +46,7 @@ def overdue_section(connection: duckdb.DuckDBPyConnection, top: int) -> list[str
         "order by overdue_amount desc, customer_id limit ?",
         [top],
     ).fetchall()
-    count = connection.execute("select count(*) from marts.overdue_customers").fetchone()[0]
+    count = one_row(connection, "select count(*) from marts.overdue_customers")[0]
     lines = [f"Top {min(top, count)} of {count} overdue customers (marts.overdue_customers)"]
     for name, amount, invoices, days, template in rows:
         lines.append(

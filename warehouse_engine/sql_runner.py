@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 from pathlib import Path
+from typing import Any
 from zoneinfo import ZoneInfo
 
 import duckdb
@@ -162,6 +163,19 @@ def missing_raw_tables(conn: duckdb.DuckDBPyConnection, models: Iterable[SqlMode
     return sorted(needed - existing)
 
 
+def one_row(
+    conn: duckdb.DuckDBPyConnection, sql: str, parameters: Sequence[Any] | None = None
+) -> tuple[Any, ...]:
+    """The single row of a query that always yields one (an aggregate such as `count(*)`).
+
+    DuckDB types `fetchone()` Optional for queries that return no row; for these that would be a bug.
+    """
+    row = conn.execute(sql, parameters).fetchone()
+    if row is None:
+        raise LookupError(f"query returned no row: {sql}")
+    return row
+
+
 def build_model(conn: duckdb.DuckDBPyConnection, model: SqlModel, as_of: date | None = None) -> int:
     """Materialises `model` as table (or view) `<schema>.<name>` for report date `as_of` (default today in the
     portal's time zone).
@@ -175,15 +189,16 @@ def build_model(conn: duckdb.DuckDBPyConnection, model: SqlModel, as_of: date | 
     conn.execute(f"set variable portal_time_zone = '{PORTAL_TIME_ZONE}'")
     # `create or replace` cannot turn a table into a view or back: drop the other kind first
     other_kind = "table" if model.materialized == "view" else "view"
-    if conn.execute(
+    if one_row(
+        conn,
         "select count(*) from duckdb_tables() where schema_name = ? and table_name = ?"
         if other_kind == "table"
         else "select count(*) from duckdb_views() where schema_name = ? and view_name = ?",
         [model.schema, model.name],
-    ).fetchone()[0]:
+    )[0]:
         conn.execute(f"drop {other_kind} {relation}")
     conn.execute(f"create or replace {model.materialized} {relation} as\n{model.sql}")
-    return int(conn.execute(f"select count(*) from {relation}").fetchone()[0])
+    return int(one_row(conn, f"select count(*) from {relation}")[0])
 
 
 def build_models(
@@ -213,10 +228,11 @@ def build_models(
     missing = missing_raw_tables(conn, models)
     if missing:
         sync_has_run = bool(
-            conn.execute(
+            one_row(
+                conn,
                 "select count(*) from information_schema.tables where table_schema = ? and table_name = '_dlt_loads'",
                 [RAW_SCHEMA],
-            ).fetchone()[0]
+            )[0]
         )
         raise MissingRawTableError(missing, sync_has_run)
     rows: dict[str, int] = {}

@@ -7,9 +7,12 @@ kept: deletes are data.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
+from typing import Any
 
 import dlt
+from dlt.destinations.sql_client import SqlClientBase
 
 from pipelines.invoicing.dates import format_timestamp
 from pipelines.invoicing.reader import Index
@@ -35,7 +38,7 @@ def load_indexes(pipeline: dlt.Pipeline, names: list[str], *, reconcile: bool) -
             for name in wanted:
                 table = client.make_qualified_table_name(name)
                 try:
-                    rows = client.execute_sql(f"select id, last_update, _deleted_at from {table}")
+                    rows = select_rows(client, f"select id, last_update, _deleted_at from {table}")
                 except Exception:  # the table does not exist yet: nothing to compare with  # noqa: BLE001
                     rows = []
                 indexes[name] = {row[0]: (_text(row[1]), _text(row[2])) for row in rows}
@@ -47,14 +50,22 @@ def load_indexes(pipeline: dlt.Pipeline, names: list[str], *, reconcile: bool) -
     return indexes
 
 
-def _referenced_customer_ids(client) -> set[str]:
+def select_rows(client: SqlClientBase[Any], sql: str, *args: Any) -> Sequence[Sequence[Any]]:
+    """The rows of a query; dlt types `execute_sql` Optional because a statement without a result gives None."""
+    rows = client.execute_sql(sql, *args)
+    if rows is None:
+        raise LookupError(f"statement returned no result set: {sql}")
+    return rows
+
+
+def _referenced_customer_ids(client: SqlClientBase[Any]) -> set[str]:
     """Customer ids the documents and transactions name (a customer deleted before it was ever listed,
     on a server that hides deleted customers, is known only from them)."""
     ids: set[str] = set()
     for table in CUSTOMER_REFERENCES:
         qualified = client.make_qualified_table_name(table)
         try:
-            rows = client.execute_sql(f"select distinct customer_id from {qualified} where customer_id is not null")
+            rows = select_rows(client, f"select distinct customer_id from {qualified} where customer_id is not null")
         except Exception:  # the table does not exist yet  # noqa: BLE001, S112
             continue
         ids.update(row[0] for row in rows)
@@ -95,7 +106,7 @@ def remove_replayed_rows(pipeline: dlt.Pipeline) -> int:
         for table in pipeline.default_schema.data_table_names():
             name = client.make_qualified_table_name(table)
             try:
-                total, distinct = client.execute_sql(f"select count(*), count(distinct _dlt_id) from {name}")[0]
+                total, distinct = select_rows(client, f"select count(*), count(distinct _dlt_id) from {name}")[0]
             except Exception:  # a table of the schema not created yet  # noqa: BLE001, S112
                 continue
             if total != distinct:
@@ -136,8 +147,8 @@ def create_empty_tables(pipeline: dlt.Pipeline, names: list[str]) -> list[str]:
     with pipeline.sql_client() as client:
         if not client.has_dataset():
             client.create_dataset()
-        existing = {row[0] for row in client.execute_sql(
-            "select table_name from information_schema.tables where table_schema = ?", client.dataset_name)}
+        existing = {row[0] for row in select_rows(
+            client, "select table_name from information_schema.tables where table_schema = ?", client.dataset_name)}
         for table, columns, is_child in wanted:
             if table in existing:
                 continue
