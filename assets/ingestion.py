@@ -142,7 +142,7 @@ def table_notes(report: SyncReport, table: str) -> list[dict]:
 
 def _materialization(connection, table: str, key: AssetKey, report: SyncReport) -> MaterializeResult:
     rows_loaded = report.rows
-    metadata: dict[str, object] = {
+    metadata: dict[str, MetadataValue | TableSchema] = {
         "rows_loaded": MetadataValue.int(int(rows_loaded.get(table, 0))),
         "dagster/column_schema": table_schema(connection, table),
         "requests": MetadataValue.int(int(report.requests.get(table, 0))),

@@ -103,7 +103,7 @@ def _served_result(connection, table: str) -> AssetCheckResult:
     counts = absent_counts(connection, table, fields)
     failing = [f for f in fields if counts[f.key] and f.severity is not None]
     worst = max(
-        (f.severity for f in failing), key=_SEVERITY_RANK.__getitem__, default=AssetCheckSeverity.WARN
+        (f.severity for f in failing if f.severity is not None), key=_SEVERITY_RANK.__getitem__, default=AssetCheckSeverity.WARN
     )
     return AssetCheckResult(
         asset_key=raw_asset_key(table),

@@ -90,12 +90,16 @@ def run_chaos_seed(seed: int, workdir: Path, settings: ChaosSettings | None = No
     started = time.monotonic()
     warehouse = Path(workdir) / f"chaos-{seed}.duckdb"
     with SandboxServer(settings.config(seed)) as sb:
-        credentials = {"base_url": sb.base_url, "client_id": sb.client_id, "client_secret": sb.client_secret}
-
         def sync(label: str, **options) -> None:
             outcome.syncs += 1
             try:
-                run_sync(make_pipeline(warehouse), **credentials, **options)
+                run_sync(
+                    make_pipeline(warehouse),
+                    base_url=sb.base_url,
+                    client_id=sb.client_id,
+                    client_secret=sb.client_secret,
+                    **options,
+                )
             except Exception as error:  # a sync that gives up under faults is a finding, not a crash  # noqa: BLE001
                 outcome.failed_syncs.append(f"{label}: {type(error).__name__}: {error}"[:500])
 
@@ -123,7 +127,8 @@ def run_chaos_seed(seed: int, workdir: Path, settings: ChaosSettings | None = No
 
 def format_outcomes(outcomes: list[ChaosOutcome]) -> str:
     """The printed figures: runs, records compared, mismatches, faults by kind, 429s."""
-    faults, mutations = Counter(), Counter()
+    faults: Counter[str] = Counter()
+    mutations: Counter[str] = Counter()
     for outcome in outcomes:
         faults.update(outcome.faults)
         mutations.update(outcome.mutations)

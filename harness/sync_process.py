@@ -130,6 +130,7 @@ def run_sync_and_kill(
     seen_text = threading.Event()
 
     def read_output() -> None:
+        assert process.stdout is not None  # stdout=PIPE above
         for line in process.stdout:
             lines.append((time.monotonic() - started, line.rstrip("\n")))
             if kill_on_text and kill_on_text in line:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+from types import ModuleType
 
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "sandbox": ("sandbox.command", "serve a local emulator of the Invoicing API v2 on 127.0.0.1"),
@@ -20,7 +21,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
-def build_parser(argv: list[str]) -> tuple[argparse.ArgumentParser, object | None]:
+def build_parser(argv: list[str]) -> tuple[argparse.ArgumentParser, ModuleType | None]:
     """Builds the parser; only the chosen subcommand's module is imported."""
     parser = argparse.ArgumentParser(prog="invoicing-warehouse", description=__doc__.splitlines()[0])
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -39,6 +40,7 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     parser, module = build_parser(argv)
     args = parser.parse_args(argv)
+    assert module is not None  # the subcommand is required: parse_args exits when none was given
     return int(module.run(args) or 0)
 
 

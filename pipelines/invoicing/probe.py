@@ -124,6 +124,7 @@ def _probe_page_size(session: ProbeSession) -> dict[str, Any]:
                               "max_is_exact": False, "default": None, "message": None}
     big = session.get("/documents", {"limit": ASKED_PAGE})
     if big.refused:
+        assert big.error is not None  # a refusal is a 400 error
         result.update(policy="reject", message=big.error.api_message)
         big = session.get("/documents", {"limit": FALLBACK_PAGE})
         if big.error is not None:
@@ -171,7 +172,7 @@ def _probe_ties(session: ProbeSession, lists: dict[str, ListProbe]) -> dict[str,
         if probe.ordering != "honoured" or probe.error:
             continue
         for params, records in probe.pages:
-            groups: dict[str, list[str]] = {}
+            groups: dict[str, list[str | None]] = {}
             for record in records:
                 groups.setdefault(last_update(record) or "", []).append(record.get("id"))
             full = len(records) >= params.get("limit", 0)
@@ -200,8 +201,8 @@ def _probe_deleted(session: ProbeSession, samples: dict[str, list[dict]], known:
     listed = {r.get("id") for r in customers}
     deleted = [r for r in customers if r.get("deleted") is True]
     stamped = [r for r in deleted if r.get("deletedAt")]
-    referenced = {r.get("customerId") for name in ("documents", "transactions", "transaction_usages")
-                  for r in samples.get(name, []) if isinstance(r.get("customerId"), str)}
+    referenced = {named_id for name in ("documents", "transactions", "transaction_usages")
+                  for r in samples.get(name, []) if isinstance(named_id := r.get("customerId"), str)}
     candidates = sorted((known | referenced) - listed)
     hidden = gone = 0
     for customer_id in candidates[:MAX_BY_ID]:
@@ -222,7 +223,7 @@ def _probe_deleted(session: ProbeSession, samples: dict[str, list[dict]], known:
 
 
 def _precision(samples: dict[str, list[dict]]) -> dict[str, Any]:
-    stamps = [last_update(r) for records in samples.values() for r in records if last_update(r)]
+    stamps = [stamp for records in samples.values() for r in records if (stamp := last_update(r))]
     fractional = sum(1 for s in stamps if "." in s)
     return {"sampled": len(stamps), "sub_second": fractional}
 

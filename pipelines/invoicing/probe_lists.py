@@ -9,6 +9,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from pipelines.invoicing.capabilities import Support
 from pipelines.invoicing.contract import field_rows
 from pipelines.invoicing.dates import parse_timestamp
 from pipelines.invoicing.probe_http import Answer, ProbeSession, header_time
@@ -30,8 +31,8 @@ class ListProbe:
     name: str
     path: str
     error: str | None = None  # the list itself could not be read (e.g. a scope it needs)
-    window: str = "unknown"
-    ordering: str = "unknown"
+    window: Support = "unknown"
+    ordering: Support = "unknown"
     descending: bool | None = None
     inclusive: bool | None = None
     refusal: str | None = None  # the API's message when a parameter was refused
@@ -54,9 +55,12 @@ def last_update(record: dict) -> str | None:
 
 
 def _sorted(records: list[dict], descending: bool = False) -> bool:
-    stamps = [last_update(r) for r in records]
-    if None in stamps:
-        return False
+    stamps: list[str] = []
+    for record in records:
+        stamp = last_update(record)
+        if stamp is None:
+            return False
+        stamps.append(stamp)
     pairs = list(itertools.pairwise(stamps))
     return all(b <= a for a, b in pairs) if descending else all(a <= b for a, b in pairs)
 
@@ -67,6 +71,7 @@ def probe_list(session: ProbeSession, name: str, path: str, page: int) -> ListPr
     params = {**ORDERED, "order": 1, "limit": page}
     ascending = session.get(path, params)
     if ascending.refused:
+        assert ascending.error is not None  # a refusal is a 400 error
         probe.ordering, probe.refusal = "refused", ascending.error.api_message
         params = {"limit": page}
         ascending = session.get(path, params)
@@ -102,6 +107,7 @@ def _probe_window(session: ProbeSession, probe: ListProbe, page: int) -> None:
     moment = last_update(target)
     answer = session.get(probe.path, {"updatedSince": moment, "updatedUntil": moment, "limit": page})
     if answer.refused:
+        assert answer.error is not None  # a refusal is a 400 error
         probe.window = "refused"
         probe.refusal = probe.refusal or answer.error.api_message
         return
@@ -170,7 +176,7 @@ def date_only_times(samples: dict[str, list[dict]]) -> dict[str, Any]:
     per_field: dict[str, dict[str, int]] = {}
     for name, paths in DATE_ONLY_FIELDS.items():
         for json_path in paths:
-            times = Counter()
+            times: Counter[str] = Counter()
             for record in samples.get(name, []):
                 _, value = value_at(record, json_path)
                 if isinstance(value, str) and "T" in value:

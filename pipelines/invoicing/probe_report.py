@@ -131,7 +131,7 @@ def _field_line(row: LedgerRow, presence: dict[str, Any]) -> tuple[str, str] | N
 
 def report_lines(findings: dict) -> list[ReportLine]:
     """One line per ledger row the findings say something about, in ledger order."""
-    lines = []
+    lines: list[ReportLine] = []
     if findings.get("fatal"):
         return lines
     for row in LEDGER:

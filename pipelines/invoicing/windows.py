@@ -57,10 +57,10 @@ def plan_slices(state: dict, until: datetime, *, from_scratch: bool) -> list[Sli
     if from_scratch:
         return [Slice(None, until)]
     pending = state.get("window")
-    slices = [Slice.from_state(s) for s in pending["slices"] if not s.get("done")] if pending else []
-    bound = pending["until"] if pending else state.get("cursor")
-    if bound is None and not pending:
+    if not pending and state.get("cursor") is None:
         return [Slice(None, until)]
+    slices = [Slice.from_state(s) for s in pending["slices"] if not s.get("done")] if pending else []
+    bound: str = pending["until"] if pending else state["cursor"]
     since = parse_timestamp(bound) - timedelta(seconds=WINDOW_OVERLAP_S)
     if since <= until:
         slices.append(Slice(since, until))
