@@ -14,6 +14,7 @@ from typing import Any
 import dlt
 from dlt.extract.resource import DltResource
 
+from pipelines.invoicing.capabilities import STATE_KEY
 from pipelines.invoicing.client import InvoicingClient
 from pipelines.invoicing.credentials import resolve_settings
 from pipelines.invoicing.feed import Feed
@@ -38,6 +39,7 @@ def _save_state(feed: Feed, name: str, state: dict) -> None:
     state.clear()
     state.update(feed.reads[name].state())
     dlt.current.source_state()["page_sizes"] = feed.page_sizes.as_dict()
+    dlt.current.source_state()[STATE_KEY] = feed.learnt().to_state()
 
 
 def _endpoint_resource(feed: Feed, endpoint: Endpoint) -> DltResource:

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
 
+from pipelines.invoicing.capabilities import ServerCapabilities
 from pipelines.invoicing.client import InvoicingClient
 from pipelines.invoicing.paging import PageSizes
 
@@ -29,12 +30,16 @@ class ReadHost(Protocol):
 
     client: InvoicingClient
     page_sizes: PageSizes
+    capabilities: ServerCapabilities  # what earlier runs (or the doctor) learnt about the server
     plan: RunPlan | None
     preloaded: dict[str, object]  # answers read before the reads start (GET /me proves the credentials)
     stopping: bool
 
     def note(self, text: str) -> None:
         """Records a remark for the run's summary."""
+
+    def learn(self, path: str, **changes: object) -> None:
+        """Records what the server was seen to do for the list at `path` (kept in the sync's state)."""
 
     def fail(self, error: BaseException) -> None:
         """Stops every read of the run; the run raises `error`."""
