@@ -84,9 +84,8 @@ class ResourceRead:
                 self._spawn(self._scan_task)
             elif self.feed.capabilities.of(self.endpoint.path).window in ("refused", "ignored"):
                 # learnt by an earlier run (or the doctor): read in full at once, no request refused again
-                self._fall_back(WindowNotHonoured(f"GET {self.endpoint.path}: window parameters "
-                                                  f"{self.feed.capabilities.of(self.endpoint.path).window} "
-                                                  "(known from an earlier run)"))
+                # (in a thread: the fallback notes through the feed, whose lock the caller holds)
+                self._spawn(self._known_unwindowed_task)
             else:
                 for slice_id, part in list(self.slices.items()):
                     self._spawn(self._slice_task, slice_id, part.since, part.until, True)
@@ -125,6 +124,10 @@ class ResourceRead:
         if data is None:
             data = self.feed.client.get(self.endpoint.path, tag=self.name)
         self._put(None, Page([data], None, True))
+
+    def _known_unwindowed_task(self) -> None:
+        known = self.feed.capabilities.of(self.endpoint.path).window
+        raise WindowNotHonoured(f"GET {self.endpoint.path}: window parameters {known} (known from an earlier run)")
 
     def _scan_task(self) -> None:
         path = self.endpoint.path
