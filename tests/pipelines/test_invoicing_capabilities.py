@@ -51,3 +51,13 @@ def test_a_token_lives_at_least_half_its_life():
 def test_an_unknown_lifetime_keeps_the_token_until_a_401():
     for served in (None, 0, "soon"):
         assert tokens_for(served, 100, 100.0) == 1
+
+
+def test_a_paced_sync_with_20_s_tokens_renews_each_token_after_half_its_life(start_sandbox, warehouse):
+    sandbox = start_sandbox(seed=6, scale=700, rate_limit_per_s=10, token_lifetime_s=20)
+    report = sync(sandbox, warehouse, rate_limit_per_s=10)
+    assert report.wall_s > 20, "the run must outlive a token to test renewal"
+    assert report.requests["token"] <= report.wall_s / 10 + 2, (report.requests["token"], report.wall_s)
+    assert report.throttled == 0
+    assert any("token lifetime 20 s; renewed after 10 s" in note for note in report.notes), report.notes
+    assert mismatches(warehouse, sandbox.portal) == []
