@@ -61,3 +61,29 @@ def test_a_paced_sync_with_20_s_tokens_renews_each_token_after_half_its_life(sta
     assert report.throttled == 0
     assert any("token lifetime 20 s; renewed after 10 s" in note for note in report.notes), report.notes
     assert mismatches(warehouse, sandbox.portal) == []
+
+
+def test_no_date_header_freezes_windows_from_the_local_clock_with_a_note():
+    from datetime import UTC, datetime, timedelta
+
+    from pipelines.invoicing.feed import Feed
+
+    api = FakeApi()
+    answer = api._answer
+
+    def without_date(status, body):
+        response = answer(status, body)
+        del response.headers["Date"]
+        return response
+
+    api._answer = without_date
+    before = datetime.now(UTC)
+    with InvoicingClient(BASE_URL, CLIENT_ID, CLIENT_SECRET, transport=api.transport(), rate_limit_per_s=0) as client:
+        feed = Feed(client)
+        try:
+            plan = feed.prepare()
+        finally:
+            feed.close()
+    assert plan.until <= datetime.now(UTC) - timedelta(seconds=60)
+    assert plan.until >= before - timedelta(seconds=62)
+    assert any("no Date header" in note for note in feed.notes)
