@@ -39,7 +39,7 @@ def _save_state(feed: Feed, name: str, state: dict) -> None:
     state.clear()
     state.update(feed.reads[name].state())
     dlt.current.source_state()["page_sizes"] = feed.page_sizes.as_dict()
-    dlt.current.source_state()[STATE_KEY] = feed.capabilities.to_state()
+    dlt.current.source_state()[STATE_KEY] = feed.learnt().to_state()
 
 
 def _endpoint_resource(feed: Feed, endpoint: Endpoint) -> DltResource:

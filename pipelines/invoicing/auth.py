@@ -1,14 +1,18 @@
 """Bearer-token authentication as an `httpx.Auth`: reuse the token, renew it early, retry once on 401.
 
-The service issues tokens valid `expires_in` seconds (7 days) and reports the expiry on every response in
-`AccessToken-ExpireAt` (server clock). A token is meant to be reused (asking for one per request risks the
-rate limit), so it is kept until `RENEW_MARGIN_S` before the earlier of the two expiries. A 401 (revoked,
+The service issues tokens valid `expires_in` seconds (7 days on the real service, any lifetime elsewhere)
+and reports the expiry on every response in `AccessToken-ExpireAt` (server clock). A token is meant to be
+reused (asking for one per request risks the rate limit), so it is renewed `min(RENEW_MARGIN_S, lifetime/2)`
+before its expiry: every token lives at least half its life, so even a 1 s token costs at most two token
+requests a second. `AccessToken-ExpireAt` may only bring the expiry closer. An `expires_in` missing, zero or
+unreadable means the lifetime is unknown: the token is kept until a 401 (and a note says so). A 401 (revoked,
 expired early) fetches a new token once and re-sends the request; a second 401 is the caller's error
 (unless another thread replaced the token meanwhile: then the request is re-sent with the newer one).
 """
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 from collections.abc import Callable, Generator
@@ -21,6 +25,7 @@ from pipelines.invoicing.dates import parse_timestamp
 
 RENEW_MARGIN_S = 60.0
 MAX_RESENDS_ON_401 = 3
+SHORT_LIFETIME_S = 120.0  # below this, the renewal pace is worth a note
 
 
 @dataclass(frozen=True)
@@ -28,7 +33,8 @@ class TokenGrant:
     """A token as the token endpoint returned it."""
 
     access_token: str
-    expires_in: float
+    expires_in: float | None  # seconds; None when missing, zero or unreadable (lifetime unknown)
+    raw_expires_in: object = None  # as served, for the note
 
 
 class TokenAuth(httpx.Auth):
@@ -39,19 +45,39 @@ class TokenAuth(httpx.Auth):
         self._clock = clock
         self._lock = threading.Lock()
         self._token: str | None = None
-        self._expires_at = 0.0  # local monotonic clock
+        self._expires_at = 0.0  # local monotonic clock; inf while the lifetime is unknown
+        self._margin = 0.0  # renew this long before `_expires_at`
+        self._measured = True  # False until a lifetime-unknown token's first answer gave its expiry
         self.tokens_fetched = 0
+        self.lifetime_s: float | None = None  # the lifetime of the last token, when known
+        self.notes: list[str] = []
 
     def _valid_token(self, stale: str | None = None) -> str:
         """The current token, fetched again when missing, near expiry, or equal to `stale` (refused)."""
         with self._lock:
-            near_expiry = self._clock() >= self._expires_at - RENEW_MARGIN_S
+            near_expiry = self._clock() >= self._expires_at - self._margin
             if self._token is None or near_expiry or (stale is not None and self._token == stale):
                 grant = self._fetch()
                 self.tokens_fetched += 1
                 self._token = grant.access_token
-                self._expires_at = self._clock() + float(grant.expires_in)
+                self._issue(grant)
             return self._token
+
+    def _issue(self, grant: TokenGrant) -> None:
+        lifetime = grant.expires_in
+        if lifetime is None:
+            self._expires_at, self._margin, self._measured = math.inf, 0.0, False
+            self._remark(f"auth: token lifetime unknown (expires_in {grant.raw_expires_in!r}); token kept until a 401")
+            return
+        self._expires_at = self._clock() + lifetime
+        self._margin = min(RENEW_MARGIN_S, lifetime / 2)
+        self._measured, self.lifetime_s = True, lifetime
+        if lifetime < SHORT_LIFETIME_S:
+            self._remark(f"auth: token lifetime {lifetime:g} s; renewed after {lifetime - self._margin:g} s")
+
+    def _remark(self, text: str) -> None:
+        if text not in self.notes:
+            self.notes.append(text)
 
     def _note_expiry(self, response: httpx.Response, token: str) -> None:
         """Lowers the local expiry to what `AccessToken-ExpireAt` says (relative to the `Date` header)."""
@@ -64,8 +90,11 @@ class TokenAuth(httpx.Auth):
         except (TypeError, ValueError):
             return  # an unreadable header only loses the early renewal, not correctness (401 still renews)
         with self._lock:
-            if self._token == token:
-                self._expires_at = min(self._expires_at, self._clock() + remaining)
+            if self._token != token:
+                return
+            if not self._measured and remaining > 0:  # lifetime unknown at issue: measured on first answer
+                self._margin, self._measured, self.lifetime_s = min(RENEW_MARGIN_S, remaining / 2), True, remaining
+            self._expires_at = min(self._expires_at, self._clock() + remaining)
 
     def auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response, None]:
         token = self._valid_token()

@@ -58,6 +58,7 @@ class ClientStats:
         self.requests: Counter[str] = Counter()
         self.throttled: Counter[str] = Counter()  # 429 answers
         self.retried: Counter[str] = Counter()  # 5xx answers and connection errors retried
+        self.refused: Counter[str] = Counter()  # 400 answers (a parameter or a page size refused)
 
     def count(self, counter: Counter[str], tag: str) -> None:
         with self._lock:
@@ -70,6 +71,7 @@ class ClientStats:
                 "requests": dict(self.requests),
                 "throttled": dict(self.throttled),
                 "retried": dict(self.retried),
+                "refused": dict(self.refused),
             }
 
 
@@ -145,11 +147,14 @@ class InvoicingClient:
         if not isinstance(token, str) or not token:
             raise InvoicingApiError("malformed", f"POST {TOKEN_PATH}", response.status_code,
                                     detail="the token answer has no access_token")
+        raw = body.get("expires_in")
         try:
-            expires_in = float(body.get("expires_in") or 0)
+            expires_in: float | None = float(raw)
         except (TypeError, ValueError):
-            expires_in = 0.0
-        return TokenGrant(token, expires_in)
+            expires_in = None
+        if expires_in is not None and not expires_in > 0:  # 0, negative, NaN: no usable lifetime
+            expires_in = None
+        return TokenGrant(token, expires_in, raw)
 
     def _send(self, method: str, path: str, *, auth: httpx.Auth, tag: str, **kwargs: Any) -> httpx.Response:
         endpoint = f"{method} {path}"
@@ -190,6 +195,8 @@ class InvoicingClient:
                 self.stats.count(self.stats.retried, tag)
                 self._sleep(self._backoff(failures))
                 continue
+            if status == 400:
+                self.stats.count(self.stats.refused, tag)
             if status >= 400:
                 raise self._error(self._kind_of(path, response), endpoint, response)
             return response

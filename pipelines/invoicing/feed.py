@@ -14,6 +14,7 @@ import time
 from collections.abc import Iterable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from pipelines.invoicing.capabilities import STATE_KEY, DeletedCustomers, ServerCapabilities
@@ -23,7 +24,7 @@ from pipelines.invoicing.paging import PageSizes
 from pipelines.invoicing.read_host import RunPlan
 from pipelines.invoicing.reader import Index, ResourceRead
 from pipelines.invoicing.rows import event_rows
-from pipelines.invoicing.settings import ENDPOINTS, EVENTS
+from pipelines.invoicing.settings import ENDPOINTS, EVENTS, WINDOW_LAG_S
 from pipelines.invoicing.windows import window_end
 
 log = logging.getLogger(__name__)
@@ -32,6 +33,9 @@ EVENT_FETCHERS = 8  # concurrent event requests for one page of supplier documen
 # Reading threads kept running while there is work to split: each thread has one request in flight at a
 # time, so filling 10 slots a second with 400 ms answers takes about five, plus some ready and waiting.
 MIN_BUSY_READERS = 8
+# Without a `Date` header the windows end on the local clock, which may run ahead of the server's: 60 s
+# of lag in all (the usual 5 s plus this) keeps them clear of seconds the service may still be writing.
+NO_DATE_EXTRA_LAG = timedelta(seconds=55)
 
 
 class Feed:
@@ -44,6 +48,7 @@ class Feed:
                  with_events: bool = True) -> None:
         self.client = client
         self.page_sizes = PageSizes(page_sizes)
+        self.capabilities = ServerCapabilities()
         self.indexes = indexes or {}
         self.with_events = with_events
         self._from_scratch = from_scratch
@@ -55,7 +60,6 @@ class Feed:
         self.error: BaseException | None = None
         self.notes: list[str] = []
         self.degraded_notes: list[str] = []  # the notes saying something is unknown, not just slower
-        self.capabilities = ServerCapabilities()
         self.max_pages = math.inf
         self.deadline = math.inf
         self._lock = threading.Lock()
@@ -70,10 +74,13 @@ class Feed:
             if self.plan is None:
                 user = self.client.get(ENDPOINTS["user"].path, tag="user")
                 server_time = self.client.last_server_time
+                until = window_end(server_time) if server_time is not None else None
                 if server_time is None:
-                    raise InvoicingApiError("malformed", "GET /me", 200, detail="no Date header: server time unknown")
+                    server_time = datetime.now(UTC)
+                    until = window_end(server_time) - NO_DATE_EXTRA_LAG
+                    self.note("no Date header; windows frozen from the local clock minus 60 s")
                 self.preloaded["user"] = user
-                self.plan = RunPlan(window_end(server_time), server_time, self._from_scratch, self._reconcile)
+                self.plan = RunPlan(until, server_time, self._from_scratch, self._reconcile)
             return self.plan
 
     def read(self, name: str, state: dict) -> ResourceRead:
@@ -90,7 +97,8 @@ class Feed:
         """Starts the reads of `names` not started yet from `committed`, the source's dlt state of earlier
         runs (`{"page_sizes": ..., "resources": {name: state}}`): the one way that state enters a run."""
         self.page_sizes.remember(committed.get("page_sizes"))
-        self.capabilities = ServerCapabilities.from_state(committed.get(STATE_KEY))
+        with self._lock:
+            self.capabilities = ServerCapabilities.from_state(committed.get(STATE_KEY))
         states = committed.get("resources", {})
         for name in names:
             if name in ENDPOINTS and name not in self.reads:
@@ -135,6 +143,29 @@ class Feed:
         """Records how the server shows deleted customers (kept in the source state with the page sizes)."""
         with self._lock:
             self.capabilities = replace(self.capabilities, deleted_customers=mode)
+
+    def learn(self, path: str, **changes: object) -> None:
+        """Records what the server did for the list at `path`; committed with the run's state."""
+        with self._lock:
+            self.capabilities = self.capabilities.with_list(path, **changes)
+
+    def learnt(self) -> ServerCapabilities:
+        """The capabilities to commit: this run's findings, the token lifetime, when they were observed."""
+        with self._lock:
+            found = self.capabilities
+        lifetime = self.client.auth.lifetime_s
+        observed = self.plan.run_time.isoformat() if self.plan else found.observed_at
+        return ServerCapabilities(found.lists, found.deleted_customers,
+                                  lifetime if lifetime is not None else found.token_lifetime_s, observed)
+
+    def skew_note(self) -> None:
+        """Notes how far the newest `lastUpdate` read runs ahead of the run's server time, when above the lag."""
+        newest = max((read.newest for read in self.reads.values() if read.newest is not None), default=None)
+        if newest is None or self.plan is None:
+            return
+        skew = (newest - self.plan.run_time).total_seconds()
+        if skew > WINDOW_LAG_S:
+            self.note(f"lastUpdate clock {skew:.0f} s ahead of Date (windows lag {WINDOW_LAG_S} s)")
 
     def fetch_events(self, document_ids: list[str]) -> None:
         """Fetches the status history of changed supplier documents, before their page is handed over."""

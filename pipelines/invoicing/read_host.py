@@ -30,16 +30,19 @@ class ReadHost(Protocol):
 
     client: InvoicingClient
     page_sizes: PageSizes
+    capabilities: ServerCapabilities  # what earlier runs (or the doctor) learnt about the server
     plan: RunPlan | None
     preloaded: dict[str, object]  # answers read before the reads start (GET /me proves the credentials)
     stopping: bool
-    capabilities: ServerCapabilities  # what earlier runs (or the doctor) learnt about the server
 
     def note(self, text: str, degraded: bool = False) -> None:
         """Records a remark (`<table>: ...`) for the run's summary; `degraded`: something is unknown."""
 
     def learn_deleted_customers(self, mode: DeletedCustomers) -> None:
         """Records how the server shows deleted customers: listed (with or without timestamp) or hidden."""
+
+    def learn(self, path: str, **changes: object) -> None:
+        """Records what the server was seen to do for the list at `path` (kept in the sync's state)."""
 
     def fail(self, error: BaseException) -> None:
         """Stops every read of the run; the run raises `error`."""

@@ -17,7 +17,7 @@ from typing import Any
 
 from pipelines.invoicing.dates import parse_timestamp
 from pipelines.invoicing.errors import InvoicingApiError
-from pipelines.invoicing.paging import Page, WindowNotHonoured, keyset_pages, skip_pages
+from pipelines.invoicing.paging import Page, ParametersRefused, WindowNotHonoured, keyset_pages, skip_pages
 from pipelines.invoicing.read_host import ReadHost
 from pipelines.invoicing.rows import normalized, to_row
 from pipelines.invoicing.settings import Endpoint
@@ -75,6 +75,7 @@ class ResourceRead:
         self.yielded: dict[str, str | None] = {}
         self.completed = False
         self.pages = self.records_read = self.rows = 0
+        self.newest = None  # the largest lastUpdate read (clock skew, feed.skew_note)
 
     # ---- producers -------------------------------------------------------------------------------------
     def start(self) -> None:
@@ -86,6 +87,10 @@ class ResourceRead:
                 self._spawn(self._single_task)
             elif self.endpoint.mode == "full":
                 self._spawn(self._scan_task)
+            elif self.feed.capabilities.of(self.endpoint.path).window in ("refused", "ignored"):
+                # learnt by an earlier run (or the doctor): read in full at once, no request refused again
+                # (in a thread: the fallback notes through the feed, whose lock the caller holds)
+                self._spawn(self._known_unwindowed_task)
             else:
                 for slice_id, part in list(self.slices.items()):
                     self._spawn(self._slice_task, slice_id, part.since, part.until, True)
@@ -125,9 +130,16 @@ class ResourceRead:
             data = self.feed.client.get(self.endpoint.path, tag=self.name)
         self._put(None, Page([data], None, True))
 
+    def _known_unwindowed_task(self) -> None:
+        known = self.feed.capabilities.of(self.endpoint.path).window
+        raise WindowNotHonoured(f"GET {self.endpoint.path}: window parameters {known} (known from an earlier run)")
+
     def _scan_task(self) -> None:
-        pages = skip_pages(self.feed.client.get, self.endpoint.path, page_sizes=self.feed.page_sizes,
-                           tag=self.name, cancelled=lambda: self.feed.stopping)
+        path = self.endpoint.path
+        pages = skip_pages(self.feed.client.get, path, page_sizes=self.feed.page_sizes, tag=self.name,
+                           cancelled=lambda: self.feed.stopping,
+                           ordering=self.feed.capabilities.of(path).ordering != "refused",
+                           note=self._note, learn=self._learn)
         try:
             for page in pages:
                 self._put(None, page)
@@ -146,7 +158,8 @@ class ResourceRead:
 
     def _slice_task(self, slice_id: int, since, until, first_page: bool) -> None:
         pages = keyset_pages(self.feed.client.get, self.endpoint.path, since, until,
-                             page_sizes=self.feed.page_sizes, tag=self.name, cancelled=self._stopped)
+                             page_sizes=self.feed.page_sizes, tag=self.name, cancelled=self._stopped,
+                             note=self._note, learn=self._learn)
         for page in pages:
             split = self._split(slice_id, page, until, first_page)
             self._put(slice_id, page, split)
@@ -191,9 +204,22 @@ class ResourceRead:
                 return
             self._fell_back = self._cancel_slices = True
         log.warning("%s; reading %s in full instead", reason, self.endpoint.path)
-        self.feed.note(f"{self.name}: window not honoured by the server, read in full")
+        if isinstance(reason, ParametersRefused):
+            self._learn(window="refused", ordering="refused")
+            self._note(f"window parameters refused by the server ({reason}); read in full")
+        else:
+            known = self.feed.capabilities.of(self.endpoint.path).window
+            if known == "unknown":
+                self._learn(window="ignored")
+            self._note(f"window not honoured by the server ({reason}), read in full")
         self.queue.put(("fallback",))
         self._spawn(self._scan_task)
+
+    def _note(self, text: str) -> None:
+        self.feed.note(f"{self.name}: {text}")
+
+    def _learn(self, **changes: object) -> None:
+        self.feed.learn(self.endpoint.path, **changes)
 
     def _put(self, slice_id: int | None, page: Page, split: dict | None = None, *, listed: bool = True) -> None:
         if listed and self.endpoint.id_scan:
@@ -324,6 +350,9 @@ class ResourceRead:
         for record in page.records:
             self.records_read += 1
             record_id, last_update = record.get("id"), normalized(record.get("lastUpdate"))
+            if last_update is not None:
+                moment = parse_timestamp(last_update)
+                self.newest = moment if self.newest is None else max(self.newest, moment)
             if self.endpoint.mode == "window" and last_update is not None and last_update >= self.overlap_from:
                 self.new_overlap[record_id] = last_update
             if self.unchanged(record):
@@ -341,6 +370,10 @@ class ResourceRead:
 
     def _complete(self) -> None:
         self.completed = True
+        if self.endpoint.mode == "window" and not self.whole_scan and not self._fell_back:
+            known = self.feed.capabilities.of(self.endpoint.path)
+            if known.window == "unknown" or known.ordering == "unknown":
+                self._learn(window="honoured", ordering="honoured")
         if self.endpoint.mode == "window":
             self.cursor = normalized(self.feed.plan.until)
             self.slices = {}

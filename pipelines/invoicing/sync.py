@@ -18,6 +18,7 @@ import dlt
 from dlt.pipeline.exceptions import PipelineStepFailed
 
 from pipelines.invoicing import invoicing
+from pipelines.invoicing.capabilities import ServerCapabilities
 from pipelines.invoicing.client import InvoicingClient
 from pipelines.invoicing.credentials import resolve_settings
 from pipelines.invoicing.errors import InvoicingApiError
@@ -61,6 +62,8 @@ class SyncReport:
     notes: list[str] = field(default_factory=list)  # `<table>: ...` remarks, every kind
     degraded_notes: list[str] = field(default_factory=list)  # those of `notes` saying something is unknown
     limiter: dict[str, int] = field(default_factory=dict)  # pacing: locks onto the server's windows etc.
+    refused: int = 0  # requests answered 400 (a parameter the server refuses; learnt in `capabilities`)
+    capabilities: ServerCapabilities | None = None  # what the run learnt about the server (kept in state)
 
     @property
     def total_requests(self) -> int:
@@ -181,6 +184,7 @@ def run_sync(
                 raise feed.error
             if feed.finished:
                 break
+        feed.skew_note()
         tombstones = feed.tombstones()
         if tombstones:
             apply_tombstones(pipeline, tombstones, feed.plan.run_time)
@@ -220,8 +224,10 @@ def _fill_traffic(report: SyncReport, feed: Feed) -> None:
     report.retried = sum(counts["retried"].values())
     report.pages = {name: read.pages for name, read in feed.reads.items()}
     report.records_read = {name: read.records_read for name, read in feed.reads.items()}
-    report.notes = list(feed.notes)
+    report.refused = sum(counts["refused"].values())
+    report.notes = list(feed.notes) + feed.client.auth.notes
     report.degraded_notes = list(feed.degraded_notes)
+    report.capabilities = feed.learnt()
     limiter = feed.client.limiter
     report.limiter = {"window_locks": limiter.locks, "lost_locks": limiter.lost_locks,
                       "late_wakeups": limiter.late_wakeups}

@@ -54,11 +54,42 @@ def test_a_short_first_page_is_not_taken_for_the_end_until_the_page_size_is_know
     assert len(list_requests(api)) == 2  # 37 could be a clamp: one more request proves the end
 
 
-def test_a_known_page_size_ends_a_window_in_one_request():
+def test_a_page_size_confirmed_in_this_run_ends_a_window_in_one_request():
     api = FakeApi({"/documents": make_records(40, START)})
-    records, pages = read_all(api, sizes=PageSizes({"/documents": 100}))
+    sizes = PageSizes({"/documents": 100})
+    sizes.observe("/items", 100, 100)  # another list filled a page of 100 in this run: one maximum per service
+    records, pages = read_all(api, sizes=sizes)
     assert len(records) == 40 and len(pages) == 1 and pages[0].done
     assert len(list_requests(api)) == 1
+
+
+def test_a_page_size_from_an_earlier_run_ends_a_window_only_under_the_contract_default():
+    api = FakeApi({"/documents": make_records(12, START)})
+    records, pages = read_all(api, sizes=PageSizes({"/documents": 100}))
+    assert len(records) == 12 and len(list_requests(api)) == 1
+
+
+def test_a_maximum_that_shrank_since_the_last_run_loses_nothing():
+    data = make_records(130, START)
+    api = FakeApi({"/documents": data}, page_max=30)  # the server served 50 last run, 30 now
+    records, _ = read_all(api, sizes=PageSizes({"/documents": 50, "*": 50}))
+    assert sorted(r["id"] for r in records) == sorted(r["id"] for r in data)
+
+
+def test_a_400_on_a_large_limit_whose_message_names_no_limit_halves_it():
+    data = make_records(130, START)
+    api = FakeApi({"/documents": data}, page_max=50)
+    original = api._list
+
+    def strict(path, request):
+        if int(request.url.params["limit"]) > 50:
+            return httpx.Response(400, json={"error": "bad request", "code": 400})
+        return original(path, request)
+
+    api._list = strict
+    records, _ = read_all(api)
+    assert len(records) == 130
+    assert {r.url.params["limit"] for r in list_requests(api)} == {"100", "50"}
 
 
 def test_thousands_of_records_sharing_one_second():

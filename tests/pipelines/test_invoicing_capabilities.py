@@ -1,0 +1,89 @@
+"""Refused window parameters fall back to full reads, are remembered, and never cost a 400 again; token
+renewal follows the token's lifetime (no storm at short or unknown lifetimes)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from invoicing_fakes import BASE_URL, CLIENT_ID, CLIENT_SECRET, FakeApi, FakeClock
+from invoicing_sandbox import quiet, sync
+
+from harness.warehouse_truth import mismatches
+from pipelines.invoicing.client import InvoicingClient
+from sandbox.contract import ContractProfile
+
+REFUSING = replace(ContractProfile.default(), window_params_refused_on=("suppliers", "supplier_documents"))
+
+
+def test_refused_windows_fall_back_and_the_next_run_makes_no_refused_request(start_sandbox, warehouse):
+    sandbox = start_sandbox(seed=5, scale=120, contract=REFUSING)
+    first = sync(sandbox, warehouse)
+    assert mismatches(warehouse, sandbox.portal) == []
+    assert first.refused > 0
+    assert any(n.startswith("suppliers: window parameters refused") for n in first.notes), first.notes
+    assert first.capabilities.of("/suppliers").window == "refused"
+    assert first.capabilities.of("/documents").window == "honoured"
+    supplier = sandbox.portal.snapshot("suppliers")[0]
+    sandbox.portal.update("suppliers", supplier["id"], {"name": "Renamed supplier"})
+    quiet(sandbox)
+    second = sync(sandbox, warehouse)
+    assert second.refused == 0, second.notes
+    assert mismatches(warehouse, sandbox.portal) == []
+
+
+def tokens_for(expires_in, requests: int, step_s: float) -> int:
+    api = FakeApi({"/documents": []}, expires_in=expires_in)
+    clock = FakeClock()
+    with InvoicingClient(BASE_URL, CLIENT_ID, CLIENT_SECRET, transport=api.transport(), rate_limit_per_s=0,
+                         clock=clock, sleep=clock.sleep) as client:
+        for _ in range(requests):
+            client.get("/me")
+            clock.t += step_s
+        return client.auth.tokens_fetched
+
+
+def test_a_token_lives_at_least_half_its_life():
+    assert tokens_for(20, 100, 1.0) <= 100 / 10 + 1  # 100 s at 20 s tokens: renewed every 10 s
+    assert tokens_for(1, 100, 0.1) <= 10 / 0.5 + 1  # 10 s at 1 s tokens: every 0.5 s, never per request
+    assert tokens_for(604799, 100, 1.0) == 1
+
+
+def test_an_unknown_lifetime_keeps_the_token_until_a_401():
+    for served in (None, 0, "soon"):
+        assert tokens_for(served, 100, 100.0) == 1
+
+
+def test_a_paced_sync_with_20_s_tokens_renews_each_token_after_half_its_life(start_sandbox, warehouse):
+    sandbox = start_sandbox(seed=6, scale=700, rate_limit_per_s=10, token_lifetime_s=20)
+    report = sync(sandbox, warehouse, rate_limit_per_s=10)
+    assert report.wall_s > 20, "the run must outlive a token to test renewal"
+    assert report.requests["token"] <= report.wall_s / 10 + 2, (report.requests["token"], report.wall_s)
+    assert report.throttled == 0
+    assert any("token lifetime 20 s; renewed after 10 s" in note for note in report.notes), report.notes
+    assert mismatches(warehouse, sandbox.portal) == []
+
+
+def test_no_date_header_freezes_windows_from_the_local_clock_with_a_note():
+    from datetime import UTC, datetime, timedelta
+
+    from pipelines.invoicing.feed import Feed
+
+    api = FakeApi()
+    answer = api._answer
+
+    def without_date(status, body):
+        response = answer(status, body)
+        del response.headers["Date"]
+        return response
+
+    api._answer = without_date
+    before = datetime.now(UTC)
+    with InvoicingClient(BASE_URL, CLIENT_ID, CLIENT_SECRET, transport=api.transport(), rate_limit_per_s=0) as client:
+        feed = Feed(client)
+        try:
+            plan = feed.prepare()
+        finally:
+            feed.close()
+    assert plan.until <= datetime.now(UTC) - timedelta(seconds=60)
+    assert plan.until >= before - timedelta(seconds=62)
+    assert any("no Date header" in note for note in feed.notes)
