@@ -65,6 +65,7 @@ class Feed:
         self._lock = threading.Lock()
         self._events: dict[str, list] = {}
         self._events_lock = threading.Lock()
+        self._notes_lock = threading.Lock()  # its own: notes are written while `_lock` is held (prepare)
         self._pool = ThreadPoolExecutor(EVENT_FETCHERS, thread_name_prefix="events")
         self.started_at = time.monotonic()
 
@@ -133,7 +134,7 @@ class Feed:
 
     def note(self, text: str, degraded: bool = False) -> None:
         """Records a remark (`<table>: ...`) for the run's report; `degraded`: something is unknown."""
-        with self._lock:
+        with self._notes_lock:
             if text not in self.notes:
                 self.notes.append(text)
             if degraded and text not in self.degraded_notes:
