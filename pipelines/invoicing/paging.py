@@ -102,7 +102,10 @@ class PageSizes:
     def as_dict(self) -> dict[str, int]:
         """What to commit: this run's sizes where observed, else the hints of earlier runs."""
         with self._lock:
-            return {**self._hints, **self._full, "*": self._largest or self._largest_hint}
+            # the one maximum: a size some page filled in this run, else the earlier hint (a quiet run's
+            # short pages say nothing about the maximum and must not overwrite it)
+            largest = max(self._full.values(), default=0) or self._largest_hint or self._largest
+            return {**self._hints, **self._full, "*": largest}
 
 
 @dataclass
@@ -271,7 +274,8 @@ def _group_pages(get, path: str, second: datetime, seen: set[str], *, page_sizes
             offset = skip + len(records)
             if page_sizes.is_end(path, len(records)):
                 break
-            last_id = records[-1]["id"] if records else None
+            # the overlap re-reads one record: only worth it (and only progressing) on pages of two or more
+            last_id = records[-1]["id"] if len(records) > 1 else None
         count = offset
         found = found | this_pass if count == previous_count else set()
         previous_count = count

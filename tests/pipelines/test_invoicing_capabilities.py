@@ -87,3 +87,17 @@ def test_no_date_header_freezes_windows_from_the_local_clock_with_a_note():
     assert plan.until <= datetime.now(UTC) - timedelta(seconds=60)
     assert plan.until >= before - timedelta(seconds=62)
     assert any("no Date header" in note for note in feed.notes)
+
+
+def test_a_maximum_page_size_that_shrinks_between_runs_truncates_nothing(start_sandbox, warehouse):
+    before = start_sandbox(seed=8, scale=150, max_page_size=50)
+    first = sync(before, warehouse, resources=["customers", "documents"])
+    assert first.requests["documents"] > 1  # pages of 50 filled: 50 is committed as the page size
+    after = start_sandbox(seed=8, scale=150, max_page_size=30)  # the same portal, a smaller maximum
+    customer = after.portal.snapshot("customers")[0]
+    for number in range(80):  # more new records than one page of 30 in the next window
+        after.portal.create("customers", {"name": f"New customer {number}", "email": f"n{number}@example.com"})
+    quiet(after)
+    sync(after, warehouse, resources=["customers", "documents"])
+    assert mismatches(warehouse, after.portal, tables=("customers", "documents")) == []
+    assert customer["id"] in {c["id"] for c in after.portal.snapshot("customers")}
