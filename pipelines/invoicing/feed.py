@@ -79,8 +79,7 @@ class Feed:
                 if server_time is None:
                     server_time = datetime.now(UTC)
                     until = window_end(server_time) - NO_DATE_EXTRA_LAG
-                    # (the lock is held here: append, not self.note)
-                    self.notes.append("no Date header; windows frozen from the local clock minus 60 s")
+                    self.note("no Date header; windows frozen from the local clock minus 60 s")
                 self.preloaded["user"] = user
                 self.plan = RunPlan(until, server_time, self._from_scratch, self._reconcile)
             return self.plan
