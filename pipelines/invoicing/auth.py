@@ -4,7 +4,10 @@ The service issues tokens valid `expires_in` seconds (7 days on the real service
 and reports the expiry on every response in `AccessToken-ExpireAt` (server clock). A token is meant to be
 reused (asking for one per request risks the rate limit), so it is renewed `min(RENEW_MARGIN_S, lifetime/2)`
 before its expiry: every token lives at least half its life, so even a 1 s token costs at most two token
-requests a second. `AccessToken-ExpireAt` may only bring the expiry closer. An `expires_in` missing, zero or
+requests a second. `AccessToken-ExpireAt` may only bring the expiry closer, and only by more than
+`CLOCK_SKEW_TOLERANCE_S`: it is read against the `Date` header, which may come from another clock (the strict
+sandbox's runs 10 s ahead); a 20 s token would otherwise look 10 s long and be renewed on every request. A
+token that truly ends a few seconds early gets a 401, which renews it. An `expires_in` missing, zero or
 unreadable means the lifetime is unknown: the token is kept until a 401 (and a note says so). A 401 (revoked,
 expired early) fetches a new token once and re-sends the request; a second 401 is the caller's error
 (unless another thread replaced the token meanwhile: then the request is re-sent with the newer one).
@@ -26,6 +29,7 @@ from pipelines.invoicing.dates import parse_timestamp
 RENEW_MARGIN_S = 60.0
 MAX_RESENDS_ON_401 = 3
 SHORT_LIFETIME_S = 120.0  # below this, the renewal pace is worth a note
+CLOCK_SKEW_TOLERANCE_S = 30.0  # as the windows' overlap: clocks of one service may differ this much
 
 
 @dataclass(frozen=True)
@@ -94,7 +98,9 @@ class TokenAuth(httpx.Auth):
                 return
             if not self._measured and remaining > 0:  # lifetime unknown at issue: measured on first answer
                 self._margin, self._measured, self.lifetime_s = min(RENEW_MARGIN_S, remaining / 2), True, remaining
-            self._expires_at = min(self._expires_at, self._clock() + remaining)
+            told = self._clock() + remaining
+            if told < self._expires_at - CLOCK_SKEW_TOLERANCE_S or self._expires_at == math.inf:
+                self._expires_at = told
 
     def auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response, None]:
         token = self._valid_token()

@@ -4,8 +4,9 @@ renewal follows the token's lifetime (no storm at short or unknown lifetimes).""
 from __future__ import annotations
 
 from dataclasses import replace
+from datetime import timedelta
 
-from invoicing_fakes import BASE_URL, CLIENT_ID, CLIENT_SECRET, FakeApi, FakeClock
+from invoicing_fakes import BASE_URL, CLIENT_ID, CLIENT_SECRET, SERVER_NOW, FakeApi, FakeClock
 from invoicing_sandbox import quiet, sync
 
 from harness.warehouse_truth import mismatches
@@ -101,3 +102,16 @@ def test_a_maximum_page_size_that_shrinks_between_runs_truncates_nothing(start_s
     sync(after, warehouse, resources=["customers", "documents"])
     assert mismatches(warehouse, after.portal, tables=("customers", "documents")) == []
     assert customer["id"] in {c["id"] for c in after.portal.snapshot("customers")}
+
+
+def test_an_expiry_header_read_against_a_skewed_date_causes_no_token_storm():
+    # 20 s tokens, but every answer's AccessToken-ExpireAt is only 10 s after its Date header: the Date
+    # clock runs 10 s ahead of the expiry's (the strict sandbox's skew). Half a life is still 10 s.
+    api = FakeApi({"/documents": []}, expires_in=20, expire_at=SERVER_NOW + timedelta(seconds=10))
+    clock = FakeClock()
+    with InvoicingClient(BASE_URL, CLIENT_ID, CLIENT_SECRET, transport=api.transport(), rate_limit_per_s=0,
+                         clock=clock, sleep=clock.sleep) as client:
+        for _ in range(100):
+            client.get("/me")
+            clock.t += 1.0
+        assert client.auth.tokens_fetched <= 100 / 10 + 1
