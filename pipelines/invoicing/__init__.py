@@ -9,25 +9,28 @@ SOURCES__INVOICING__BASE_URL / _CLIENT_ID / _CLIENT_SECRET.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, cast
 
 import dlt
+from dlt.common.schema.typing import TMergeDispositionDict, TWriteDisposition
+from dlt.extract.hints import TResourceNestedHints
 from dlt.extract.resource import DltResource
 
 from pipelines.invoicing.capabilities import STATE_KEY
 from pipelines.invoicing.client import InvoicingClient
 from pipelines.invoicing.credentials import resolve_settings
 from pipelines.invoicing.feed import Feed
-from pipelines.invoicing.settings import ENDPOINTS, EVENTS, Endpoint
+from pipelines.invoicing.settings import ENDPOINTS, EVENTS, Columns, Endpoint
 
-MERGE = {"disposition": "merge", "strategy": "delete-insert"}
+MERGE: TMergeDispositionDict = {"disposition": "merge", "strategy": "delete-insert"}
 
 
-def _named(columns: dict[str, dict]) -> dict[str, dict]:
+def _named(columns: Columns) -> Columns:
     return {name: {"name": name, **hint} for name, hint in columns.items()}
 
 
-def _column_hints(endpoint: Endpoint) -> dict[str, dict]:
+def _column_hints(endpoint: Endpoint) -> Columns:
     columns = _named(endpoint.columns)
     if endpoint.sort_column:
         # newest lastUpdate wins when one load holds an id twice
@@ -53,7 +56,8 @@ def _endpoint_resource(feed: Feed, endpoint: Endpoint) -> DltResource:
             yield batch
         _save_state(feed, endpoint.name, state)
 
-    nested = {child: dlt.mark.make_nested_hints(columns=_named(cols)) for child, cols in endpoint.nested.items()}
+    nested: dict[str | Sequence[str], TResourceNestedHints] = {
+        child: dlt.mark.make_nested_hints(columns=_named(cols)) for child, cols in endpoint.nested.items()}
     return dlt.resource(rows, name=endpoint.name, write_disposition=MERGE, primary_key="id",
                         columns=_column_hints(endpoint), nested_hints=nested or None)
 
@@ -65,7 +69,10 @@ def _events_transformer(feed: Feed, parent: DltResource) -> DltResource:
             yield rows
 
     # merged per document too: a reloaded history replaces the old one whole (synthesised ids included)
-    return dlt.transformer(events, data_from=parent, name=EVENTS.name, write_disposition=MERGE,
+    # dlt types a transformer's write_disposition as the bare name only, yet hands it to dlt.resource,
+    # which takes the strategy dict (delete-insert)
+    return dlt.transformer(events, data_from=parent, name=EVENTS.name,
+                           write_disposition=cast(TWriteDisposition, MERGE),
                            primary_key="id", merge_key="supplier_document_id", columns=_column_hints(EVENTS))
 
 

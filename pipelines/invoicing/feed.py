@@ -54,7 +54,7 @@ class Feed:
         self._from_scratch = from_scratch
         self._reconcile = reconcile
         self.plan: RunPlan | None = None
-        self.preloaded: dict[str, object] = {}
+        self.preloaded: dict[str, Any] = {}
         self.reads: dict[str, ResourceRead] = {}
         self.stopping = False
         self.error: BaseException | None = None
@@ -75,8 +75,9 @@ class Feed:
             if self.plan is None:
                 user = self.client.get(ENDPOINTS["user"].path, tag="user")
                 server_time = self.client.last_server_time
-                until = window_end(server_time) if server_time is not None else None
-                if server_time is None:
+                if server_time is not None:
+                    until = window_end(server_time)
+                else:
                     server_time = datetime.now(UTC)
                     until = window_end(server_time) - NO_DATE_EXTRA_LAG
                     self.note("no Date header; windows frozen from the local clock minus 60 s")

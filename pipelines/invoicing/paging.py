@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -182,7 +182,7 @@ def keyset_pages(
     cancelled: Callable[[], bool] = lambda: False,
     note: Callable[[str], None] = _noop,
     learn: Callable[..., None] = _noop,
-) -> Iterator[Page]:
+) -> Generator[Page, None, None]:
     """Pages of the records with since <= lastUpdate <= until (both inclusive; since None: from the start).
 
     Never `skip`s into a same-second group across requests (its inner order may change between them):
@@ -251,8 +251,8 @@ def _group_pages(get, path: str, second: datetime, seen: set[str], *, page_sizes
             if cancelled():
                 return
             skip = offset - 1 if stable and last_id is not None else offset
-            params = {"orderBy": "lastUpdate", "order": 1, "limit": limit, "skip": skip,
-                      "updatedSince": stamp, "updatedUntil": stamp}
+            params: dict[str, Any] = {"orderBy": "lastUpdate", "order": 1, "limit": limit, "skip": skip,
+                                      "updatedSince": stamp, "updatedUntil": stamp}
             records = _fetch(get, path, params, tag, page_sizes)
             _check_window(records, path, second, second)
             limit = params["limit"]

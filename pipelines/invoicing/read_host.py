@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Protocol
+from typing import Any, Protocol
 
 from pipelines.invoicing.capabilities import DeletedCustomers, ServerCapabilities
 from pipelines.invoicing.client import InvoicingClient
@@ -32,7 +32,7 @@ class ReadHost(Protocol):
     page_sizes: PageSizes
     capabilities: ServerCapabilities  # what earlier runs (or the doctor) learnt about the server
     plan: RunPlan | None
-    preloaded: dict[str, object]  # answers read before the reads start (GET /me proves the credentials)
+    preloaded: dict[str, Any]  # JSON answers read before the reads start (GET /me proves the credentials)
     stopping: bool
 
     def note(self, text: str, degraded: bool = False) -> None:

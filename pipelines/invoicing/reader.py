@@ -13,12 +13,13 @@ import queue
 import threading
 import time
 from collections.abc import Callable, Iterator
+from datetime import datetime
 from typing import Any
 
-from pipelines.invoicing.dates import parse_timestamp
+from pipelines.invoicing.dates import format_timestamp, parse_timestamp
 from pipelines.invoicing.errors import InvoicingApiError
 from pipelines.invoicing.paging import Page, ParametersRefused, WindowNotHonoured, keyset_pages, skip_pages
-from pipelines.invoicing.read_host import ReadHost
+from pipelines.invoicing.read_host import ReadHost, RunPlan
 from pipelines.invoicing.rows import normalized, to_row
 from pipelines.invoicing.settings import Endpoint
 from pipelines.invoicing.windows import (
@@ -48,7 +49,7 @@ class ResourceRead:
         self.endpoint = endpoint
         self.name = endpoint.name
         self.queue: queue.Queue = queue.Queue()
-        plan = feed.plan
+        plan = self.plan
         scratch = plan.from_scratch or plan.reconcile
         self.whole_scan = endpoint.mode == "full" or (endpoint.mode == "window" and plan.reconcile)
         self.index: Index = index or {}
@@ -58,7 +59,7 @@ class ResourceRead:
         if endpoint.mode == "window":
             planned = plan_slices(state, plan.until, from_scratch=scratch)
             self.slices = dict(enumerate(planned))
-        self.overlap_from = normalized(overlap_start(plan.until))
+        self.overlap_from = format_timestamp(overlap_start(plan.until))
         # producer side
         self._lock = threading.Lock()
         self._active = 0
@@ -75,7 +76,14 @@ class ResourceRead:
         self.yielded: dict[str, str | None] = {}
         self.completed = False
         self.pages = self.records_read = self.rows = 0
-        self.newest = None  # the largest lastUpdate read (clock skew, feed.skew_note)
+        self.newest: datetime | None = None  # the largest lastUpdate read (clock skew, feed.skew_note)
+
+    @property
+    def plan(self) -> RunPlan:
+        """The run's plan: the host prepares it (`Feed.prepare`) before it creates any read."""
+        plan = self.feed.plan
+        assert plan is not None, "a read is created only after its host prepared the run"
+        return plan
 
     # ---- producers -------------------------------------------------------------------------------------
     def start(self) -> None:
@@ -307,7 +315,7 @@ class ResourceRead:
                     and (stored[1] is not None) == bool(record.get("deleted")))
         return last_update is not None and self.prev_overlap.get(record["id"]) == last_update
 
-    def take(self, max_pages: int, deadline: float) -> Iterator[list[dict] | None]:
+    def take(self, max_pages: float, deadline: float) -> Iterator[list[dict] | None]:
         """Rows of the next pages, until `max_pages`, the deadline, the end of the read, or a failure.
 
         Yields None when no page is waiting: dlt's round robin then moves on to the other resources
@@ -349,7 +357,10 @@ class ResourceRead:
         rows = []
         for record in page.records:
             self.records_read += 1
-            record_id, last_update = record.get("id"), normalized(record.get("lastUpdate"))
+            # every listed record has an id (paging keys on it); only a malformed single object (GET /me)
+            # may lack one: "" then matches no warehouse id, as None did
+            record_id: str = record.get("id", "")
+            last_update = normalized(record.get("lastUpdate"))
             if last_update is not None:
                 moment = parse_timestamp(last_update)
                 self.newest = moment if self.newest is None else max(self.newest, moment)
@@ -362,7 +373,7 @@ class ResourceRead:
                 continue
             self.yielded[record_id] = last_update
             known_deleted_at = (self.index.get(record_id) or (None, None))[1]
-            rows.append(to_row(self.endpoint, record, observed=self.feed.plan.run_time,
+            rows.append(to_row(self.endpoint, record, observed=self.plan.run_time,
                                known_deleted_at=known_deleted_at))
         self.pages += 1
         self.rows += len(rows)
@@ -375,7 +386,7 @@ class ResourceRead:
             if known.window == "unknown" or known.ordering == "unknown":
                 self._learn(window="honoured", ordering="honoured")
         if self.endpoint.mode == "window":
-            self.cursor = normalized(self.feed.plan.until)
+            self.cursor = normalized(self.plan.until)
             self.slices = {}
 
     def state(self) -> dict:
@@ -384,5 +395,5 @@ class ResourceRead:
             return {}
         if self.completed:
             return {"cursor": self.cursor, "window": None, "overlap_seen": self.new_overlap}
-        window = {"until": normalized(self.feed.plan.until), "slices": [s.to_state() for s in self.slices.values()]}
+        window = {"until": normalized(self.plan.until), "slices": [s.to_state() for s in self.slices.values()]}
         return {"cursor": self.cursor, "window": window, "overlap_seen": self.prev_overlap}

@@ -11,30 +11,35 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-TEXT = {"data_type": "text", "nullable": True}
-BOOL = {"data_type": "bool", "nullable": True}
-BIGINT = {"data_type": "bigint", "nullable": True}
-TIMESTAMP = {"data_type": "timestamp", "timezone": True, "nullable": True}
-AMOUNT = {"data_type": "decimal", "precision": 18, "scale": 2, "nullable": True}
-RATE = {"data_type": "decimal", "precision": 9, "scale": 4, "nullable": True}
+from dlt.common.schema.typing import TColumnSchema
+
+# column name -> dlt column hints (the `columns=` of dlt.resource)
+Columns = dict[str, TColumnSchema]
+
+TEXT: TColumnSchema = {"data_type": "text", "nullable": True}
+BOOL: TColumnSchema = {"data_type": "bool", "nullable": True}
+BIGINT: TColumnSchema = {"data_type": "bigint", "nullable": True}
+TIMESTAMP: TColumnSchema = {"data_type": "timestamp", "timezone": True, "nullable": True}
+AMOUNT: TColumnSchema = {"data_type": "decimal", "precision": 18, "scale": 2, "nullable": True}
+RATE: TColumnSchema = {"data_type": "decimal", "precision": 9, "scale": 4, "nullable": True}
 # Quantities and discount values (a percent or an amount) need more than cents.
-QUANTITY = {"data_type": "decimal", "precision": 18, "scale": 4, "nullable": True}
+QUANTITY: TColumnSchema = {"data_type": "decimal", "precision": 18, "scale": 4, "nullable": True}
 
 # Overlap and lag of the frozen windows, in seconds (see windows.py for why these values).
 WINDOW_OVERLAP_S = 30
 WINDOW_LAG_S = 5
 
 
-def _address(prefix: str) -> dict[str, dict]:
+def _address(prefix: str) -> Columns:
     return {f"{prefix}__{part}": TEXT for part in ("street", "postal_code", "city", "country")}
 
 
-def _columns(**columns: dict) -> dict[str, dict]:
+def _columns(**columns: TColumnSchema) -> Columns:
     return {"_deleted_at": TIMESTAMP, **columns}
 
 
-COMMON = {"id": TEXT, "portal_id": TEXT, "metadata": TEXT, "last_update": TIMESTAMP}
-VALUE_LIST = {"value": TEXT, "_deleted_at": TIMESTAMP}
+COMMON: Columns = {"id": TEXT, "portal_id": TEXT, "metadata": TEXT, "last_update": TIMESTAMP}
+VALUE_LIST: Columns = {"value": TEXT, "_deleted_at": TIMESTAMP}
 
 
 @dataclass(frozen=True)
@@ -44,8 +49,8 @@ class Endpoint:
     name: str
     path: str
     mode: str
-    columns: dict[str, dict]
-    nested: dict[str, dict[str, dict]] = field(default_factory=dict)  # child table (list field) -> columns
+    columns: Columns
+    nested: dict[str, Columns] = field(default_factory=dict)  # child table (list field) -> columns
     json_fields: tuple[str, ...] = ()  # list fields stored as JSON text instead of a child table
     sort_column: str | None = "last_update"  # newest wins when one load holds an id twice
     scope: str = "read"  # the scope the spec requires for the list

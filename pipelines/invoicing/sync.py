@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import dlt
+from dlt.common.typing import TRefreshMode
 from dlt.pipeline.exceptions import PipelineStepFailed
 
 from pipelines.invoicing import invoicing
@@ -162,7 +163,7 @@ def run_sync(
     report = SyncReport()
     ticker_stop = threading.Event()
     try:
-        feed.prepare()  # credentials, scope and server time, before the warehouse is touched
+        plan = feed.prepare()  # credentials, scope and server time, before the warehouse is touched
         _finish_pending(pipeline)
         feed.indexes = load_indexes(pipeline, names, reconcile=reconcile and not full_refresh)
         # every read starts now, from the committed state, so the network stays busy while dlt loads
@@ -173,8 +174,10 @@ def run_sync(
         while True:
             feed.begin_chunk(chunk_pages, chunk_seconds)
             source = invoicing(feed=feed).with_resources(*names)
+            refresh = _refresh_mode(full_refresh and first, resources)
             try:
-                pipeline.run(source, loader_file_format="parquet", refresh=_refresh_mode(full_refresh and first, resources))
+                # dlt declares `refresh: TRefreshMode = None`, its own default None left out of the type
+                pipeline.run(source, loader_file_format="parquet", refresh=refresh)  # type: ignore[arg-type]
             except PipelineStepFailed as failure:
                 raise feed.error or _api_error_in(failure) or failure
             first = False
@@ -187,7 +190,7 @@ def run_sync(
         feed.skew_note()
         tombstones = feed.tombstones()
         if tombstones:
-            apply_tombstones(pipeline, tombstones, feed.plan.run_time)
+            apply_tombstones(pipeline, tombstones, plan.run_time)
         report.tombstoned = {name: len(ids) for name, ids in tombstones.items()}
         create_empty_tables(pipeline, names)
     finally:
@@ -201,7 +204,7 @@ def run_sync(
     return report
 
 
-def _refresh_mode(refresh: bool, resources: list[str] | None) -> str | None:
+def _refresh_mode(refresh: bool, resources: list[str] | None) -> TRefreshMode | None:
     """A full refresh drops the tables and state of the whole source, or of the chosen resources only."""
     if not refresh:
         return None

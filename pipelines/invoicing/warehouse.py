@@ -12,11 +12,12 @@ from datetime import datetime
 from typing import Any
 
 import dlt
+from dlt.common.schema.typing import TColumnSchema
 from dlt.destinations.sql_client import SqlClientBase
 
 from pipelines.invoicing.dates import format_timestamp
 from pipelines.invoicing.reader import Index
-from pipelines.invoicing.settings import ENDPOINTS, EVENTS
+from pipelines.invoicing.settings import ENDPOINTS, EVENTS, Columns
 
 # Lists that may fall back to a whole-list scan (their window parameters are not in the spec) or are
 # always read whole: their index is loaded on every run. The others only for a reconcile.
@@ -120,12 +121,14 @@ def remove_replayed_rows(pipeline: dlt.Pipeline) -> int:
 _DUCKDB_TYPES = {"text": "varchar", "bool": "boolean", "bigint": "bigint"}
 
 
-def _duckdb_type(hint: dict) -> str:
-    if hint["data_type"] == "decimal":
+def _duckdb_type(hint: TColumnSchema) -> str:
+    data_type = hint["data_type"]
+    assert data_type is not None, "every column of the catalogue (settings.py) declares its type"
+    if data_type == "decimal":
         return f"decimal({hint['precision']},{hint['scale']})"
-    if hint["data_type"] == "timestamp":
+    if data_type == "timestamp":
         return "timestamp with time zone"
-    return _DUCKDB_TYPES[hint["data_type"]]
+    return _DUCKDB_TYPES[data_type]
 
 
 def create_empty_tables(pipeline: dlt.Pipeline, names: list[str]) -> list[str]:
@@ -136,7 +139,7 @@ def create_empty_tables(pipeline: dlt.Pipeline, names: list[str]) -> list[str]:
     dlt itself would create; when rows arrive later, dlt finds the table and adds only what is new.
     Returns the tables created.
     """
-    wanted: list[tuple[str, dict[str, dict], bool]] = []
+    wanted: list[tuple[str, Columns, bool]] = []
     for name in names:
         endpoint = ENDPOINTS.get(name) or (EVENTS if name == EVENTS.name else None)
         if endpoint is None:
