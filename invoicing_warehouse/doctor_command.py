@@ -14,7 +14,9 @@ import json
 import sys
 from pathlib import Path
 
-DEFAULT_JSON = "data/doctor.json"
+from warehouse_engine.names import DOCTOR_FINDINGS_PATH
+
+DEFAULT_JSON = DOCTOR_FINDINGS_PATH
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

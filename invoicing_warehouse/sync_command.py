@@ -9,12 +9,17 @@ naming the endpoint, the status and the API's message), 2 for an unexpected one.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 import traceback
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from warehouse_engine.names import DEFAULT_WAREHOUSE_PATH
+from warehouse_engine.names import DEFAULT_WAREHOUSE_PATH, DOCTOR_FINDINGS_PATH
+
+if TYPE_CHECKING:  # the sync's modules load only when it runs (the CLI imports this module to list options)
+    from pipelines.invoicing.capabilities import ServerCapabilities
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -31,6 +36,24 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="requests per second allowed by the service (default 10; 0: no pacing)")
     parser.add_argument("--chunk-pages", type=int, default=None, metavar="N",
                         help="pages per resource committed in one load (default 200)")
+    parser.add_argument("--doctor-findings", default=DOCTOR_FINDINGS_PATH, metavar="PATH",
+                        help="findings of `invoicing-warehouse doctor` (default %(default)s, used when present and "
+                             "made against the same base URL): each list's strategy from the first run on")
+
+
+def doctor_capabilities(path: str, base_url: str) -> ServerCapabilities | None:
+    """The `ServerCapabilities` in the doctor's findings at `path`, if that file exists and probed `base_url`.
+
+    Findings of another server are ignored: what a server honours is only known of that server."""
+    from pipelines.invoicing.capabilities import ServerCapabilities
+
+    try:
+        findings = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(findings, dict) or findings.get("base_url") != base_url:
+        return None
+    return ServerCapabilities.from_state(findings.get("capabilities"))
 
 
 class ProgressPrinter:
@@ -68,16 +91,23 @@ def _summary(report, warehouse: str) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Runs the sync; returns the exit code."""
+    from pipelines.invoicing.credentials import resolve_settings
     from pipelines.invoicing.errors import InvoicingApiError
     from pipelines.invoicing.sync import CHUNK_PAGES, make_pipeline, run_sync
 
     resources = [r.strip() for r in args.resources.split(",") if r.strip()] if args.resources else None
     started = time.monotonic()
     try:
+        settings = resolve_settings()
+        known = doctor_capabilities(args.doctor_findings, settings.base_url)
+        if known is not None:
+            print(f"using the doctor's findings in {args.doctor_findings}", file=sys.stderr)
         pipeline = make_pipeline(args.warehouse)
         report = run_sync(pipeline, resources=resources, full_refresh=args.full_refresh, reconcile=args.reconcile,
                           progress=ProgressPrinter(), rate_limit_per_s=args.rate_limit,
-                          chunk_pages=args.chunk_pages or CHUNK_PAGES)
+                          chunk_pages=args.chunk_pages or CHUNK_PAGES, base_url=settings.base_url,
+                          client_id=settings.client_id, client_secret=settings.client_secret,
+                          known_capabilities=known)
     except InvoicingApiError as error:
         print(f"sync failed after {time.monotonic() - started:.1f} s: {error}", file=sys.stderr)
         return 1

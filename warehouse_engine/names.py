@@ -12,3 +12,5 @@ MARTS_SCHEMA = "marts"
 DEFAULT_WAREHOUSE_PATH = "data/warehouse.duckdb"
 # The readers' copy sits beside the warehouse: `data/warehouse.duckdb` -> `data/warehouse.read.duckdb`.
 SNAPSHOT_SUFFIX = ".read.duckdb"
+# `invoicing-warehouse doctor` writes its findings here; `sync` reads them when they are of its server.
+DOCTOR_FINDINGS_PATH = "data/doctor.json"

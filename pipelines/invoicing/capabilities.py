@@ -48,6 +48,21 @@ class ServerCapabilities:
         lists[path] = replace(self.of(path), **changes)  # type: ignore[arg-type]
         return replace(self, lists=lists)
 
+    def completed_by(self, other: ServerCapabilities) -> ServerCapabilities:
+        """This record where it knows, `other` (e.g. the doctor's findings) where this one says unknown."""
+        lists = dict(other.lists)
+        for path, mine in self.lists.items():
+            theirs = other.of(path)
+            lists[path] = ListCapabilities(
+                mine.window if mine.window != "unknown" else theirs.window,
+                mine.ordering if mine.ordering != "unknown" else theirs.ordering,
+                mine.stable_ties if mine.stable_ties is not None else theirs.stable_ties)
+        return ServerCapabilities(
+            lists,
+            self.deleted_customers if self.deleted_customers != "unknown" else other.deleted_customers,
+            self.token_lifetime_s if self.token_lifetime_s is not None else other.token_lifetime_s,
+            self.observed_at or other.observed_at)
+
     def to_state(self) -> dict:
         """A JSON-able dict for dlt state or the doctor's findings file."""
         return asdict(self)

@@ -45,10 +45,12 @@ class Feed:
 
     def __init__(self, client: InvoicingClient, *, from_scratch: bool = False, reconcile: bool = False,
                  page_sizes: dict | None = None, indexes: dict[str, Index] | None = None,
-                 with_events: bool = True) -> None:
+                 with_events: bool = True, known_capabilities: ServerCapabilities | None = None) -> None:
         self.client = client
         self.page_sizes = PageSizes(page_sizes)
-        self.capabilities = ServerCapabilities()
+        # what the doctor found, used where the sync's own state knows nothing yet
+        self.known_capabilities = known_capabilities or ServerCapabilities()
+        self.capabilities = self.known_capabilities
         self.indexes = indexes or {}
         self.with_events = with_events
         self._from_scratch = from_scratch
@@ -100,7 +102,8 @@ class Feed:
         runs (`{"page_sizes": ..., "resources": {name: state}}`): the one way that state enters a run."""
         self.page_sizes.remember(committed.get("page_sizes"))
         with self._lock:
-            self.capabilities = ServerCapabilities.from_state(committed.get(STATE_KEY))
+            self.capabilities = ServerCapabilities.from_state(committed.get(STATE_KEY)).completed_by(
+                self.known_capabilities)
         states = committed.get("resources", {})
         for name in names:
             if name in ENDPOINTS and name not in self.reads:

@@ -147,11 +147,13 @@ def run_sync(
     rate_limit_per_s: float = 10.0,
     chunk_pages: int = CHUNK_PAGES,
     chunk_seconds: float = CHUNK_SECONDS,
+    known_capabilities: ServerCapabilities | None = None,
 ) -> SyncReport:
     """Syncs the portal into the pipeline's dataset; raises InvoicingApiError on an expected failure.
 
     Credentials default to dlt's config resolution (credentials.py). `progress` is called about every two seconds with
     `Feed.progress()` (per resource: pages, records, rows, requests, requests_per_s, done).
+    `known_capabilities` (the doctor's findings) fills in what the sync's state does not know yet.
     """
     started = time.monotonic()
     _limit_normalize_buffer()
@@ -159,7 +161,8 @@ def run_sync(
     settings = resolve_settings(base_url, client_id, client_secret)
     client = InvoicingClient(settings.base_url, settings.client_id, settings.client_secret,
                              rate_limit_per_s=rate_limit_per_s)
-    feed = Feed(client, from_scratch=full_refresh, reconcile=reconcile, with_events=EVENTS.name in names)
+    feed = Feed(client, from_scratch=full_refresh, reconcile=reconcile, with_events=EVENTS.name in names,
+                known_capabilities=known_capabilities)
     report = SyncReport()
     ticker_stop = threading.Event()
     try:
