@@ -55,6 +55,11 @@ class TokenAuth(httpx.Auth):
         self.tokens_fetched = 0
         self.lifetime_s: float | None = None  # the lifetime of the last token, when known
         self.notes: list[str] = []
+        # How far the `Date` clock runs ahead of the clock that stamps `AccessToken-ExpireAt`, measured on a
+        # fresh token's first answer (expires_in against ExpireAt − Date; 1 s precision). The windows end that
+        # much earlier: a Date ahead would otherwise freeze windows inside seconds still being written.
+        self.date_lead_s = 0.0
+        self._lead_pending = False
 
     def _valid_token(self, stale: str | None = None) -> str:
         """The current token, fetched again when missing, near expiry, or equal to `stale` (refused)."""
@@ -76,6 +81,7 @@ class TokenAuth(httpx.Auth):
         self._expires_at = self._clock() + lifetime
         self._margin = min(RENEW_MARGIN_S, lifetime / 2)
         self._measured, self.lifetime_s = True, lifetime
+        self._lead_pending = True
         if lifetime < SHORT_LIFETIME_S:
             self._remark(f"auth: token lifetime {lifetime:g} s; renewed after {lifetime - self._margin:g} s")
 
@@ -98,6 +104,11 @@ class TokenAuth(httpx.Auth):
                 return
             if not self._measured and remaining > 0:  # lifetime unknown at issue: measured on first answer
                 self._margin, self._measured, self.lifetime_s = min(RENEW_MARGIN_S, remaining / 2), True, remaining
+            if self._lead_pending:  # expected remaining life by our clock minus what the server says
+                self._lead_pending = False
+                gap = self._expires_at - self._clock() - remaining - 1.0
+                if gap <= CLOCK_SKEW_TOLERANCE_S:  # more is a token that truly ends early, not a clock
+                    self.date_lead_s = max(self.date_lead_s, gap)
             told = self._clock() + remaining
             if told < self._expires_at - CLOCK_SKEW_TOLERANCE_S or self._expires_at == math.inf:
                 self._expires_at = told

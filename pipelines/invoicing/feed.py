@@ -78,7 +78,11 @@ class Feed:
                 user = self.client.get(ENDPOINTS["user"].path, tag="user")
                 server_time = self.client.last_server_time
                 if server_time is not None:
-                    until = window_end(server_time)
+                    lead = self.client.auth.date_lead_s
+                    until = window_end(server_time) - timedelta(seconds=math.ceil(lead))
+                    if lead > 0:
+                        self.note(f"Date runs {lead:.0f} s ahead of the token expiry's clock; windows end as much "
+                                  "earlier")
                 else:
                     server_time = datetime.now(UTC)
                     until = window_end(server_time) - NO_DATE_EXTRA_LAG

@@ -115,3 +115,34 @@ def test_an_expiry_header_read_against_a_skewed_date_causes_no_token_storm():
             client.get("/me")
             clock.t += 1.0
         assert client.auth.tokens_fetched <= 100 / 10 + 1
+
+
+def test_a_date_clock_ahead_of_the_expiry_clock_ends_the_windows_as_much_earlier():
+    # the token lives 20 s, but its first answer's ExpireAt is 10 s after Date: Date runs 10 s ahead, and a
+    # window frozen from it would end inside seconds the service is still writing
+    from pipelines.invoicing.feed import Feed
+    from pipelines.invoicing.windows import window_end
+
+    api = FakeApi({"/documents": []}, expires_in=20, expire_at=SERVER_NOW + timedelta(seconds=10))
+    with InvoicingClient(BASE_URL, CLIENT_ID, CLIENT_SECRET, transport=api.transport(), rate_limit_per_s=0) as client:
+        feed = Feed(client)
+        try:
+            plan = feed.prepare()
+        finally:
+            feed.close()
+    assert window_end(SERVER_NOW) - plan.until >= timedelta(seconds=9)
+    assert any("Date runs" in note for note in feed.notes), feed.notes
+
+
+def test_a_token_that_truly_ends_early_moves_no_window():
+    from pipelines.invoicing.feed import Feed
+    from pipelines.invoicing.windows import window_end
+
+    api = FakeApi({"/documents": []}, expire_at=SERVER_NOW + timedelta(seconds=90))  # a week, says 90 s
+    with InvoicingClient(BASE_URL, CLIENT_ID, CLIENT_SECRET, transport=api.transport(), rate_limit_per_s=0) as client:
+        feed = Feed(client)
+        try:
+            plan = feed.prepare()
+        finally:
+            feed.close()
+    assert plan.until == window_end(SERVER_NOW)
