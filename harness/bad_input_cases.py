@@ -10,7 +10,7 @@ Two kinds of wanted behaviour:
 Every case starts from a copy of one "golden" workspace (a successful first sync), so "untouched"
 and "old rows unchanged" compare with a real, loaded warehouse. Served by: the sandbox itself
 (credentials, scope, wrong path), a closed port on 127.0.0.1 (unreachable), or the tamper proxy of
-`tests/support/tamper_proxy.py` in front of the sandbox (the malformed answers).
+`harness/tamper_proxy.py` in front of the sandbox (the malformed answers).
 """
 
 from __future__ import annotations
@@ -87,7 +87,7 @@ class BadInputSuite:
     ) -> None:
         self.sb = sb
         self.run = (
-            runner  # in this process by default; tests/support/sync_process.run_sync_command: a process
+            runner  # in this process by default; harness/sync_process.run_sync_command: a process
         )
         self.root = Path(root)
         self.secret = client_secret

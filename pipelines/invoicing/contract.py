@@ -54,7 +54,9 @@ LEDGER: tuple[LedgerRow, ...] = (
     _r("auth", "scope", "contract", "client.py (scope read)", "check", "run stops", (),
        "a refused `read` scope stops the run with a `scope` error naming what to ask for"),
     _r("auth", "AccessToken-ExpireAt", "contract", "auth.py (_note_expiry)", "fine", "", (),
-       "only brings renewal earlier; a 401 renews anyway", "header"),
+       "brings renewal earlier only by more than 30 s (a Date from another clock is not a short token); "
+       "a fresh token's first answer measures how far Date runs ahead and windows end as much earlier; "
+       "a 401 renews anyway", "header"),
     # --- transport, envelope, headers ---------------------------------------------------------------
     _r("http", "data", "contract", "client.py, paging.py", "check", "run stops", (),
        "an answer without `data` stops the run with a `malformed` error"),
@@ -69,7 +71,8 @@ LEDGER: tuple[LedgerRow, ...] = (
     _r("http", "Retry-After", "assumption", "client.py (wait on 429)", "fine", "", (),
        "used when present, else backoff", "header"),
     _r("http", "lastUpdate clock = Date clock", "assumption", "windows.py (lag 5 s, overlap 30 s)", "note",
-       "N8", (), "skew up to the 30 s overlap is absorbed; the sync measures it and writes note N8",
+       "N8", (), "skew up to the 30 s overlap is absorbed; a Date ahead (measured against AccessToken-ExpireAt) "
+       "ends the windows as much earlier; a lastUpdate clock ahead is measured and noted (N8)",
        "behaviour"),
     _r("http", "second precision", "api-facts", "dates.py, windows.py", "note", "N13", (),
        "sub-second lastUpdate values are read; note N13 (degraded) warns that same-second versions may be "

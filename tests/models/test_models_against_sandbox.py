@@ -1,6 +1,6 @@
 """The marts against the API's own figures: a seeded sandbox, a real sync, the models, then for every
 customer `receivables_by_customer.total_open` == `dueAmount` and `overdue_customers` == the
-`GET /customers?documentStatus=LATE` list (tests/support/marts_truth.py reads them from the sandbox);
+`GET /customers?documentStatus=LATE` list (harness/marts_truth.py reads them from the sandbox);
 every receivable's open amount is the invoice's `remaining` and its template the one the API would pick;
 the payables are exactly the sandbox's `approved` supplier documents, at their `amountVat`.
 

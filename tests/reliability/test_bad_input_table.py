@@ -1,6 +1,6 @@
 """Issue 7, point 3: bad input, each with the behaviour a user would want, printed as a table
 (input | served by | pass | behaviour), one test result per case. See
-tests/support/bad_input_cases.py for the cases, who serves each (the sandbox, a closed port, or the
+harness/bad_input_cases.py for the cases, who serves each (the sandbox, a closed port, or the
 tamper proxy in front of the sandbox) and the exact checks. The cases run the `invoicing-warehouse
 sync` command's own entry point in this process (start-up of a new interpreter per case would cost
 most of the time budget); crash safety and the secret scan run it as a separate process."""
