@@ -64,10 +64,20 @@ def test_a_paced_sync_with_20_s_tokens_renews_each_token_after_half_its_life(sta
     assert mismatches(warehouse, sandbox.portal) == []
 
 
-def test_no_date_header_freezes_windows_from_the_local_clock_with_a_note():
-    from datetime import UTC, datetime, timedelta
-
+def prepared(api: FakeApi):
+    """The run plan a feed freezes from the fake API's answer to GET /me, and the feed (for its notes)."""
     from pipelines.invoicing.feed import Feed
+
+    with InvoicingClient(BASE_URL, CLIENT_ID, CLIENT_SECRET, transport=api.transport(), rate_limit_per_s=0) as client:
+        feed = Feed(client)
+        try:
+            return feed.prepare(), feed
+        finally:
+            feed.close()
+
+
+def test_no_date_header_freezes_windows_from_the_local_clock_with_a_note():
+    from datetime import UTC, datetime
 
     api = FakeApi()
     answer = api._answer
@@ -79,12 +89,7 @@ def test_no_date_header_freezes_windows_from_the_local_clock_with_a_note():
 
     api._answer = without_date
     before = datetime.now(UTC)
-    with InvoicingClient(BASE_URL, CLIENT_ID, CLIENT_SECRET, transport=api.transport(), rate_limit_per_s=0) as client:
-        feed = Feed(client)
-        try:
-            plan = feed.prepare()
-        finally:
-            feed.close()
+    plan, feed = prepared(api)
     assert plan.until <= datetime.now(UTC) - timedelta(seconds=60)
     assert plan.until >= before - timedelta(seconds=62)
     assert any("no Date header" in note for note in feed.notes)
@@ -120,29 +125,18 @@ def test_an_expiry_header_read_against_a_skewed_date_causes_no_token_storm():
 def test_a_date_clock_ahead_of_the_expiry_clock_ends_the_windows_as_much_earlier():
     # the token lives 20 s, but its first answer's ExpireAt is 10 s after Date: Date runs 10 s ahead, and a
     # window frozen from it would end inside seconds the service is still writing
-    from pipelines.invoicing.feed import Feed
     from pipelines.invoicing.windows import window_end
 
     api = FakeApi({"/documents": []}, expires_in=20, expire_at=SERVER_NOW + timedelta(seconds=10))
-    with InvoicingClient(BASE_URL, CLIENT_ID, CLIENT_SECRET, transport=api.transport(), rate_limit_per_s=0) as client:
-        feed = Feed(client)
-        try:
-            plan = feed.prepare()
-        finally:
-            feed.close()
+    plan, feed = prepared(api)
     assert window_end(SERVER_NOW) - plan.until >= timedelta(seconds=9)
     assert any("Date runs" in note for note in feed.notes), feed.notes
 
 
 def test_a_token_that_truly_ends_early_moves_no_window():
-    from pipelines.invoicing.feed import Feed
     from pipelines.invoicing.windows import window_end
 
     api = FakeApi({"/documents": []}, expire_at=SERVER_NOW + timedelta(seconds=90))  # a week, says 90 s
-    with InvoicingClient(BASE_URL, CLIENT_ID, CLIENT_SECRET, transport=api.transport(), rate_limit_per_s=0) as client:
-        feed = Feed(client)
-        try:
-            plan = feed.prepare()
-        finally:
-            feed.close()
+    plan, feed = prepared(api)
     assert plan.until == window_end(SERVER_NOW)
+    assert not any("Date runs" in note for note in feed.notes), feed.notes
