@@ -59,8 +59,10 @@ def render(findings: dict) -> str:
     for line in lines:
         out.append(f"{line.item:<{widths[0]}}  {line.observed:<{widths[1]}}  {line.status:<{widths[2]}}  "
                    f"{line.behaviour}")
-    differing = sum(1 for line in lines if line.status != "ok")
-    out.append(f"{len(lines)} items probed, {differing} differ from what the sandbox's default serves; "
+    differing = sum(1 for line in lines if line.status == "differs")
+    absent = sum(1 for line in lines if line.status == "absent")
+    out.append(f"{len(lines)} items probed: {differing} differ from what the sandbox's default serves, "
+               f"{absent} not served; "
                f"{findings['requests']} requests in {findings['wall_s']:.1f} s")
     out.extend(f"not probed: {reason}" for reason in findings.get("not_probed", []))
     return "\n".join(out)
