@@ -20,10 +20,9 @@ from dagster import (
 
 from assets.checks import SAMPLE_SIZE, relation_exists
 from assets.resources import WarehouseResource
+from assets.served_fields import PAYABLES as PAYABLES_MARTS
+from assets.served_fields import RECEIVABLES as RECEIVABLES_MARTS
 from assets.served_fields import build_dates_at_midnight_check, build_fields_served_check
-
-RECEIVABLES_MARTS = ("marts.receivables", "marts.receivables_by_customer", "marts.overdue_customers")
-PAYABLES_MARTS = ("marts.supplier_payables", "marts.payables_by_supplier", "marts.payables_schedule")
 
 USAGES = "staging.stg_invoicing__transaction_usages"
 DOCUMENTS = "staging.stg_invoicing__documents"
