@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import dlt
-from dlt.common.typing import TRefreshMode
 from dlt.pipeline.exceptions import PipelineStepFailed
 
 from pipelines.invoicing import invoicing
@@ -24,16 +23,22 @@ from pipelines.invoicing.client import InvoicingClient
 from pipelines.invoicing.credentials import resolve_settings
 from pipelines.invoicing.errors import InvoicingApiError
 from pipelines.invoicing.feed import Feed
+from pipelines.invoicing.portal_upgrade import upgrade_to_portals
 from pipelines.invoicing.settings import EVENTS, RESOURCE_NAMES
 from pipelines.invoicing.warehouse import (
     apply_tombstones,
     create_empty_tables,
     load_indexes,
     remove_replayed_rows,
+    remove_unreloaded_rows,
 )
-from warehouse_engine.names import RAW_DATASET
+from warehouse_engine.names import DEFAULT_PORTAL, RAW_DATASET
 
+# One dlt pipeline per portal: `invoicing` for `default` (the name a warehouse made before portals has, so its
+# state carries on), `invoicing__<portal>` for the others. Each has its own state (windows, capabilities)
+# in the warehouse and its own working folder, so portals never share a cursor and may run at once.
 PIPELINE_NAME = "invoicing"
+PORTAL_SEPARATOR = "__"
 DATASET_NAME = RAW_DATASET
 CHUNK_PAGES = 200  # pages per resource per load: 20,000 records at most between two commits
 CHUNK_SECONDS = 20.0  # the last load, after the last request, holds about this much reading
@@ -65,14 +70,27 @@ class SyncReport:
     limiter: dict[str, int] = field(default_factory=dict)  # pacing: locks onto the server's windows etc.
     refused: int = 0  # requests answered 400 (a parameter the server refuses; learnt in `capabilities`)
     capabilities: ServerCapabilities | None = None  # what the run learnt about the server (kept in state)
+    removed: int = 0  # rows a full refresh found no longer served and deleted
 
     @property
     def total_requests(self) -> int:
         return sum(self.requests.values())
 
 
-def make_pipeline(warehouse_path: str | Path) -> dlt.Pipeline:
-    """The `invoicing` pipeline loading dataset `invoicing_raw` of the DuckDB file `warehouse_path`.
+def pipeline_name(portal_id: str) -> str:
+    """The dlt pipeline of a portal: `invoicing` for `default`, `invoicing__<portal>` otherwise."""
+    return PIPELINE_NAME if portal_id == DEFAULT_PORTAL else f"{PIPELINE_NAME}{PORTAL_SEPARATOR}{portal_id}"
+
+
+def portal_of(pipeline: dlt.Pipeline) -> str:
+    """The portal a pipeline made by `make_pipeline` loads (the inverse of `pipeline_name`)."""
+    prefix = PIPELINE_NAME + PORTAL_SEPARATOR
+    name = pipeline.pipeline_name
+    return name[len(prefix):] if name.startswith(prefix) else DEFAULT_PORTAL
+
+
+def make_pipeline(warehouse_path: str | Path, portal_id: str = DEFAULT_PORTAL) -> dlt.Pipeline:
+    """The portal's pipeline (`pipeline_name`) loading dataset `invoicing_raw` of the DuckDB file `warehouse_path`.
 
     dlt's working directory sits beside the warehouse (`.<name>.dlt/`), so two warehouses never share
     state, and a resumed run finds the load package a killed run left behind.
@@ -80,7 +98,7 @@ def make_pipeline(warehouse_path: str | Path) -> dlt.Pipeline:
     path = Path(warehouse_path).resolve()
     path.parent.mkdir(parents=True, exist_ok=True)
     return dlt.pipeline(
-        pipeline_name=PIPELINE_NAME,
+        pipeline_name=pipeline_name(portal_id),
         destination=dlt.destinations.duckdb(str(path)),
         dataset_name=DATASET_NAME,
         pipelines_dir=str(path.parent / f".{path.stem}.dlt"),
@@ -149,7 +167,10 @@ def run_sync(
     chunk_seconds: float = CHUNK_SECONDS,
     known_capabilities: ServerCapabilities | None = None,
 ) -> SyncReport:
-    """Syncs the portal into the pipeline's dataset; raises InvoicingApiError on an expected failure.
+    """Syncs the pipeline's portal (`portal_of`) into its dataset; raises InvoicingApiError on an expected failure.
+
+    A full refresh re-reads everything of this portal and, once the run succeeded, deletes this portal's
+    rows that no load of the run wrote (other portals' rows stay: no dlt refresh, which drops whole tables).
 
     Credentials default to dlt's config resolution (credentials.py). `progress` is called about every two seconds with
     `Feed.progress()` (per resource: pages, records, rows, requests, requests_per_s, done).
@@ -158,32 +179,35 @@ def run_sync(
     started = time.monotonic()
     _limit_normalize_buffer()
     names = _selection(resources)
+    portal_id = portal_of(pipeline)
     settings = resolve_settings(base_url, client_id, client_secret)
     client = InvoicingClient(settings.base_url, settings.client_id, settings.client_secret,
                              rate_limit_per_s=rate_limit_per_s)
     feed = Feed(client, from_scratch=full_refresh, reconcile=reconcile, with_events=EVENTS.name in names,
-                known_capabilities=known_capabilities)
+                known_capabilities=known_capabilities, portal_id=portal_id)
     report = SyncReport()
     ticker_stop = threading.Event()
     try:
         plan = feed.prepare()  # credentials, scope and server time, before the warehouse is touched
         _finish_pending(pipeline)
-        feed.indexes = load_indexes(pipeline, names, reconcile=reconcile and not full_refresh)
+        upgrade_to_portals(pipeline)
+        feed.indexes = load_indexes(pipeline, names, reconcile=reconcile and not full_refresh, portal_id=portal_id)
+        if full_refresh:  # every record loads again ("" is no version), ids and deletion times still known
+            feed.indexes = {name: {key: ("", value[1]) for key, value in index.items()}
+                            for name, index in feed.indexes.items()}
         # every read starts now, from the committed state, so the network stays busy while dlt loads
         feed.start({} if full_refresh else _committed_state(pipeline), names)
         if progress is not None:
             threading.Thread(target=_tick, args=(feed, progress, ticker_stop), daemon=True).start()
-        first = True
+        load_ids: list[str] = []
         while True:
             feed.begin_chunk(chunk_pages, chunk_seconds)
-            source = invoicing(feed=feed).with_resources(*names)
-            refresh = _refresh_mode(full_refresh and first, resources)
+            source = invoicing(feed=feed, portal=portal_id).with_resources(*names)
             try:
-                # dlt declares `refresh: TRefreshMode = None`, its own default None left out of the type
-                pipeline.run(source, loader_file_format="parquet", refresh=refresh)  # type: ignore[arg-type]
+                info = pipeline.run(source, loader_file_format="parquet")
             except PipelineStepFailed as failure:
                 raise feed.error or _api_error_in(failure) or failure
-            first = False
+            load_ids += info.loads_ids
             report.chunks += 1
             _add_trace(report, pipeline)
             if feed.error is not None:
@@ -193,8 +217,10 @@ def run_sync(
         feed.skew_note()
         tombstones = feed.tombstones()
         if tombstones:
-            apply_tombstones(pipeline, tombstones, plan.run_time)
+            apply_tombstones(pipeline, tombstones, plan.run_time, portal_id)
         report.tombstoned = {name: len(ids) for name, ids in tombstones.items()}
+        if full_refresh:
+            report.removed = remove_unreloaded_rows(pipeline, names, portal_id, load_ids)
         create_empty_tables(pipeline, names)
     finally:
         ticker_stop.set()
@@ -205,13 +231,6 @@ def run_sync(
         if progress is not None:
             progress(feed.progress())
     return report
-
-
-def _refresh_mode(refresh: bool, resources: list[str] | None) -> TRefreshMode | None:
-    """A full refresh drops the tables and state of the whole source, or of the chosen resources only."""
-    if not refresh:
-        return None
-    return "drop_resources" if resources else "drop_sources"
 
 
 def _api_error_in(failure: BaseException) -> InvoicingApiError | None:
