@@ -55,6 +55,7 @@ def test_two_portals_with_colliding_ids_each_exact_and_a_bad_portal_does_not_sto
     assert result.returncode == 1, result.output
     assert "portal acme: ok" in result.stdout and "portal beta: ok" in result.stdout
     assert "portal broken: FAILED" in result.stdout and "wrong-secret" not in result.output
+    assert "SOURCES__INVOICING__PORTALS__BROKEN__CLIENT_SECRET" in result.stdout  # names what to fix
     warehouse = str(workspace.warehouse)
     assert mismatches(warehouse, acme.portal, portal_id="acme") == []
     assert mismatches(warehouse, beta.portal, portal_id="beta") == []
