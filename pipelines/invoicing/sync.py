@@ -55,6 +55,7 @@ class SyncReport:
     pages: dict[str, int] = field(default_factory=dict)
     records_read: dict[str, int] = field(default_factory=dict)
     tombstoned: dict[str, int] = field(default_factory=dict)
+    created: list[str] = field(default_factory=list)  # empty tables created (create_empty_tables)
     chunks: int = 0
     extract_s: float = 0.0
     normalize_s: float = 0.0
@@ -69,6 +70,14 @@ class SyncReport:
     @property
     def total_requests(self) -> int:
         return sum(self.requests.values())
+
+    @property
+    def changed_data(self) -> bool:
+        """Whether the run changed any data table: rows loaded, rows marked deleted or tables created.
+
+        A run that read no new or changed record loads no row (single objects are compared by digest),
+        so this is False for it; dlt's state still advances in its own small load."""
+        return any(self.rows.values()) or any(self.tombstoned.values()) or bool(self.created)
 
 
 def make_pipeline(warehouse_path: str | Path) -> dlt.Pipeline:
@@ -195,7 +204,7 @@ def run_sync(
         if tombstones:
             apply_tombstones(pipeline, tombstones, plan.run_time)
         report.tombstoned = {name: len(ids) for name, ids in tombstones.items()}
-        create_empty_tables(pipeline, names)
+        report.created = create_empty_tables(pipeline, names)
     finally:
         ticker_stop.set()
         feed.close()
