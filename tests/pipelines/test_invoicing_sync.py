@@ -211,3 +211,17 @@ def test_a_portal_without_data_gets_every_table_and_later_data_lands_in_them(war
         assert mismatches(warehouse, sandbox.portal) == []
     finally:
         sandbox.stop()
+
+
+def test_a_run_that_finishes_a_killed_runs_load_counts_as_a_change(start_sandbox, warehouse):
+    # the sync command publishes the readers' snapshot only after a run that changed data: rows a killed
+    # run extracted and this run loads are such a change, even when the API has nothing new
+    sandbox = start_sandbox(seed=7, scale=60)
+    sync(sandbox, warehouse)
+    quiet(sandbox)
+    assert not sync(sandbox, warehouse).changed_data
+    make_pipeline(warehouse).extract([{"id": "left-behind"}], table_name="left_behind")  # extracted, never loaded
+    quiet(sandbox)
+    report = sync(sandbox, warehouse)
+    assert report.finished_pending and report.changed_data and report.rows == {}
+    assert scalar(warehouse, "select count(*) from invoicing_raw.left_behind where id = 'left-behind'") == 1
