@@ -94,6 +94,7 @@ def run(args: argparse.Namespace) -> int:
     from pipelines.invoicing.credentials import resolve_settings
     from pipelines.invoicing.errors import InvoicingApiError
     from pipelines.invoicing.sync import CHUNK_PAGES, make_pipeline, run_sync
+    from warehouse_engine.publish import mark_unpublished, publish_if_changed
 
     resources = [r.strip() for r in args.resources.split(",") if r.strip()] if args.resources else None
     started = time.monotonic()
@@ -103,6 +104,7 @@ def run(args: argparse.Namespace) -> int:
         if known is not None:
             print(f"using the doctor's findings in {args.doctor_findings}", file=sys.stderr)
         pipeline = make_pipeline(args.warehouse)
+        behind = mark_unpublished(Path(args.warehouse))
         report = run_sync(pipeline, resources=resources, full_refresh=args.full_refresh, reconcile=args.reconcile,
                           progress=ProgressPrinter(), rate_limit_per_s=args.rate_limit,
                           chunk_pages=args.chunk_pages or CHUNK_PAGES, base_url=settings.base_url,
@@ -119,8 +121,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"sync failed unexpectedly: {type(error).__name__}: {error}", file=sys.stderr)
         return 2
     print(_summary(report, args.warehouse))
-    from warehouse_engine.publish import publish_snapshot
-
-    # the extraction only loads; publishing the readers' copy is the shell's step after it
-    print(f"readers' snapshot: {publish_snapshot(Path(args.warehouse))}")
+    # the extraction only loads; publishing the readers' copy is the shell's step after it, skipped
+    # (no copy of the whole file) when the run changed no row and the snapshot was current before it
+    snapshot = publish_if_changed(Path(args.warehouse), changed=report.changed_data, behind=behind)
+    print(f"readers' snapshot: {snapshot}" if snapshot else "readers' snapshot: unchanged (no row changed)")
     return 0

@@ -55,6 +55,8 @@ class SyncReport:
     pages: dict[str, int] = field(default_factory=dict)
     records_read: dict[str, int] = field(default_factory=dict)
     tombstoned: dict[str, int] = field(default_factory=dict)
+    created: list[str] = field(default_factory=list)  # empty tables created (create_empty_tables)
+    finished_pending: bool = False  # loaded what a killed run had left (_finish_pending)
     chunks: int = 0
     extract_s: float = 0.0
     normalize_s: float = 0.0
@@ -69,6 +71,16 @@ class SyncReport:
     @property
     def total_requests(self) -> int:
         return sum(self.requests.values())
+
+    @property
+    def changed_data(self) -> bool:
+        """Whether the run changed any data table: rows loaded, rows marked deleted, tables created, or
+        a killed run's load finished.
+
+        A run that read no new or changed record loads no row (single objects are compared by digest),
+        so this is False for it; dlt's state still advances in its own small load."""
+        return (any(self.rows.values()) or any(self.tombstoned.values()) or bool(self.created)
+                or self.finished_pending)
 
 
 def make_pipeline(warehouse_path: str | Path) -> dlt.Pipeline:
@@ -105,14 +117,18 @@ def _limit_normalize_buffer() -> None:
         dlt.config[key] = NORMALIZE_BUFFER_ROWS
 
 
-def _finish_pending(pipeline: dlt.Pipeline) -> None:
-    """Loads what a killed run extracted but did not load, so that state and data agree again."""
+def _finish_pending(pipeline: dlt.Pipeline) -> bool:
+    """Loads what a killed run extracted but did not load, so that state and data agree again.
+
+    Returns whether there was such a load (its rows are data this run changed, too)."""
     pipeline.sync_destination()
-    if pipeline.has_pending_data:
-        if pipeline.list_extracted_load_packages():
-            pipeline.normalize()
-        pipeline.load()
-        remove_replayed_rows(pipeline)
+    if not pipeline.has_pending_data:
+        return False
+    if pipeline.list_extracted_load_packages():
+        pipeline.normalize()
+    pipeline.load()
+    remove_replayed_rows(pipeline)
+    return True
 
 
 def _committed_state(pipeline: dlt.Pipeline) -> dict:
@@ -167,7 +183,7 @@ def run_sync(
     ticker_stop = threading.Event()
     try:
         plan = feed.prepare()  # credentials, scope and server time, before the warehouse is touched
-        _finish_pending(pipeline)
+        report.finished_pending = _finish_pending(pipeline)
         feed.indexes = load_indexes(pipeline, names, reconcile=reconcile and not full_refresh)
         # every read starts now, from the committed state, so the network stays busy while dlt loads
         feed.start({} if full_refresh else _committed_state(pipeline), names)
@@ -195,7 +211,7 @@ def run_sync(
         if tombstones:
             apply_tombstones(pipeline, tombstones, plan.run_time)
         report.tombstoned = {name: len(ids) for name, ids in tombstones.items()}
-        create_empty_tables(pipeline, names)
+        report.created = create_empty_tables(pipeline, names)
     finally:
         ticker_stop.set()
         feed.close()
