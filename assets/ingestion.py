@@ -80,11 +80,11 @@ def invoicing_raw_assets(
     selected = {key.path[-1]: key for key in context.selected_asset_keys}
     resources = sorted(selected) if context.is_subset else None
     context.log.info(
-        f"syncing {', '.join(resources) if resources else 'every endpoint'} into {warehouse.path}"
+        f"syncing {', '.join(resources) if resources else 'every endpoint'} into {warehouse.target().describe()}"
     )
     try:
         report = run_sync(
-            make_pipeline(warehouse.path),
+            make_pipeline(warehouse.target()),
             resources=resources,
             full_refresh=config.full_refresh,
             reconcile=config.reconcile,

@@ -29,7 +29,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--reconcile", action="store_true",
                         help="scan every list in full: load what differs, mark records gone upstream as deleted")
     parser.add_argument("--warehouse", default=DEFAULT_WAREHOUSE_PATH, metavar="PATH",
-                        help=f"DuckDB file of the warehouse (default {DEFAULT_WAREHOUSE_PATH})")
+                        help=f"DuckDB file of the warehouse (default {DEFAULT_WAREHOUSE_PATH}; unused with "
+                             "INVOICING_WAREHOUSE_ENGINE=ducklake)")
     parser.add_argument("--resources", default=None, metavar="NAMES",
                         help="comma-separated resources to sync (default: all)")
     parser.add_argument("--rate-limit", type=float, default=10.0, metavar="PER_S",
@@ -94,15 +95,21 @@ def run(args: argparse.Namespace) -> int:
     from pipelines.invoicing.credentials import resolve_settings
     from pipelines.invoicing.errors import InvoicingApiError
     from pipelines.invoicing.sync import CHUNK_PAGES, make_pipeline, run_sync
+    from warehouse_engine.target import WarehouseConfigError, target_from_env
 
     resources = [r.strip() for r in args.resources.split(",") if r.strip()] if args.resources else None
     started = time.monotonic()
+    try:
+        target = target_from_env(args.warehouse)
+    except WarehouseConfigError as error:
+        print(f"sync failed: {error}", file=sys.stderr)
+        return 1
     try:
         settings = resolve_settings()
         known = doctor_capabilities(args.doctor_findings, settings.base_url)
         if known is not None:
             print(f"using the doctor's findings in {args.doctor_findings}", file=sys.stderr)
-        pipeline = make_pipeline(args.warehouse)
+        pipeline = make_pipeline(target)
         report = run_sync(pipeline, resources=resources, full_refresh=args.full_refresh, reconcile=args.reconcile,
                           progress=ProgressPrinter(), rate_limit_per_s=args.rate_limit,
                           chunk_pages=args.chunk_pages or CHUNK_PAGES, base_url=settings.base_url,
@@ -115,12 +122,15 @@ def run(args: argparse.Namespace) -> int:
         print("sync interrupted; what was committed stays committed, run it again to resume", file=sys.stderr)
         return 130
     except Exception as error:  # not an expected failure: keep the traceback for the report  # noqa: BLE001
-        traceback.print_exc()
-        print(f"sync failed unexpectedly: {type(error).__name__}: {error}", file=sys.stderr)
-        return 2
-    print(_summary(report, args.warehouse))
-    from warehouse_engine.publish import publish_snapshot
+        from warehouse_engine.connection import scrub
 
-    # the extraction only loads; publishing the readers' copy is the shell's step after it
-    print(f"readers' snapshot: {publish_snapshot(Path(args.warehouse))}")
+        # the catalog's password may sit in a DuckDB error's text: print the traceback scrubbed
+        print(scrub(traceback.format_exc(), target), file=sys.stderr, end="")
+        print(f"sync failed unexpectedly: {type(error).__name__}: {scrub(str(error), target)}", file=sys.stderr)
+        return 2
+    print(_summary(report, target.describe()))
+    from warehouse_engine.readers import publish
+
+    # the extraction only loads; publishing to readers is the shell's step after it
+    print(f"readers' snapshot: {publish(target, 'sync')}")
     return 0

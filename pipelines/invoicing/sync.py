@@ -31,7 +31,9 @@ from pipelines.invoicing.warehouse import (
     load_indexes,
     remove_replayed_rows,
 )
+from pipelines.invoicing.lake import lake_destination
 from warehouse_engine.names import RAW_DATASET
+from warehouse_engine.target import WarehouseTarget
 
 PIPELINE_NAME = "invoicing"
 DATASET_NAME = RAW_DATASET
@@ -71,19 +73,23 @@ class SyncReport:
         return sum(self.requests.values())
 
 
-def make_pipeline(warehouse_path: str | Path) -> dlt.Pipeline:
-    """The `invoicing` pipeline loading dataset `invoicing_raw` of the DuckDB file `warehouse_path`.
+def make_pipeline(warehouse: str | Path | WarehouseTarget, pipeline_name: str = PIPELINE_NAME) -> dlt.Pipeline:
+    """The `invoicing` pipeline loading dataset `invoicing_raw` of the warehouse: a DuckDB file (a path or a
+    target) or a DuckLake target (warehouse_engine/target.py).
 
     dlt's working directory sits beside the warehouse (`.<name>.dlt/`), so two warehouses never share
-    state, and a resumed run finds the load package a killed run left behind.
+    state, and a resumed run finds the load package a killed run left behind. On a DuckLake each pipeline
+    (`pipeline_name`: one per portal) gets its own staging dataset, so concurrent merges never share one.
     """
-    path = Path(warehouse_path).resolve()
-    path.parent.mkdir(parents=True, exist_ok=True)
+    target = warehouse if isinstance(warehouse, WarehouseTarget) else WarehouseTarget.duckdb_file(warehouse)
+    work_dir = target.work_dir()
+    work_dir.parent.mkdir(parents=True, exist_ok=True)
     return dlt.pipeline(
-        pipeline_name=PIPELINE_NAME,
-        destination=dlt.destinations.duckdb(str(path)),
+        pipeline_name=pipeline_name,
+        destination=lake_destination(target, pipeline_name) if target.is_lake
+        else dlt.destinations.duckdb(str(Path(str(target.path)).resolve())),
         dataset_name=DATASET_NAME,
-        pipelines_dir=str(path.parent / f".{path.stem}.dlt"),
+        pipelines_dir=str(work_dir),
     )
 
 
