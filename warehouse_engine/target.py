@@ -146,5 +146,5 @@ def _dlt_secret_password() -> str | None:
     """The catalog password from dlt's secrets (`.dlt/secrets.toml`), when the environment has none."""
     import dlt  # only a DuckLake without the env password pays dlt's import here
 
-    value = dlt.secrets.get(PASSWORD_SECRET)
+    value: object = dlt.secrets.get(PASSWORD_SECRET)
     return str(value) if value else None

@@ -24,6 +24,7 @@ from pipelines.invoicing.client import InvoicingClient
 from pipelines.invoicing.credentials import resolve_settings
 from pipelines.invoicing.errors import InvoicingApiError
 from pipelines.invoicing.feed import Feed
+from pipelines.invoicing.lake import lake_destination
 from pipelines.invoicing.settings import EVENTS, RESOURCE_NAMES
 from pipelines.invoicing.warehouse import (
     apply_tombstones,
@@ -31,7 +32,6 @@ from pipelines.invoicing.warehouse import (
     load_indexes,
     remove_replayed_rows,
 )
-from pipelines.invoicing.lake import lake_destination
 from warehouse_engine.names import RAW_DATASET
 from warehouse_engine.target import WarehouseTarget
 
