@@ -24,7 +24,7 @@ from pipelines.invoicing.client import InvoicingClient
 from pipelines.invoicing.credentials import resolve_settings
 from pipelines.invoicing.errors import InvoicingApiError
 from pipelines.invoicing.feed import Feed
-from pipelines.invoicing.lake import lake_destination
+from pipelines.invoicing.lake import is_commit_conflict, lake_destination, retry_on_conflict
 from pipelines.invoicing.settings import EVENTS, RESOURCE_NAMES
 from pipelines.invoicing.warehouse import (
     apply_tombstones,
@@ -67,6 +67,7 @@ class SyncReport:
     limiter: dict[str, int] = field(default_factory=dict)  # pacing: locks onto the server's windows etc.
     refused: int = 0  # requests answered 400 (a parameter the server refuses; learnt in `capabilities`)
     capabilities: ServerCapabilities | None = None  # what the run learnt about the server (kept in state)
+    conflicts: int = 0  # loads retried after another writer of the same DuckLake committed first
 
     @property
     def total_requests(self) -> int:
@@ -173,7 +174,7 @@ def run_sync(
     ticker_stop = threading.Event()
     try:
         plan = feed.prepare()  # credentials, scope and server time, before the warehouse is touched
-        _finish_pending(pipeline)
+        retry_on_conflict(lambda: _finish_pending(pipeline))
         feed.indexes = load_indexes(pipeline, names, reconcile=reconcile and not full_refresh)
         # every read starts now, from the committed state, so the network stays busy while dlt loads
         feed.start({} if full_refresh else _committed_state(pipeline), names)
@@ -188,7 +189,11 @@ def run_sync(
                 # dlt declares `refresh: TRefreshMode = None`, its own default None left out of the type
                 pipeline.run(source, loader_file_format="parquet", refresh=refresh)  # type: ignore[arg-type]
             except PipelineStepFailed as failure:
-                raise feed.error or _api_error_in(failure) or failure
+                if failure.step != "load" or feed.error is not None or not is_commit_conflict(failure):
+                    raise feed.error or _api_error_in(failure) or failure
+                # another writer of the lake committed first: the chunk waits in its load package
+                report.conflicts += 1
+                retry_on_conflict(pipeline.load, failed_once=True, on_retry=lambda *_: _count_conflict(report))
             first = False
             report.chunks += 1
             _add_trace(report, pipeline)
@@ -199,9 +204,9 @@ def run_sync(
         feed.skew_note()
         tombstones = feed.tombstones()
         if tombstones:
-            apply_tombstones(pipeline, tombstones, plan.run_time)
+            retry_on_conflict(lambda: apply_tombstones(pipeline, tombstones, plan.run_time))
         report.tombstoned = {name: len(ids) for name, ids in tombstones.items()}
-        create_empty_tables(pipeline, names)
+        retry_on_conflict(lambda: create_empty_tables(pipeline, names))
     finally:
         ticker_stop.set()
         feed.close()
@@ -211,6 +216,10 @@ def run_sync(
         if progress is not None:
             progress(feed.progress())
     return report
+
+
+def _count_conflict(report: SyncReport) -> None:
+    report.conflicts += 1
 
 
 def _refresh_mode(refresh: bool, resources: list[str] | None) -> TRefreshMode | None:
