@@ -17,6 +17,7 @@ import subprocess
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Self
 
 DEBIAN_BINARIES = "/usr/lib/postgresql/*/bin"
 START_TIMEOUT_S = 60
@@ -64,7 +65,7 @@ class PostgresCluster:
         """`postgresql://user@127.0.0.1:port/database`, without the password (safe to print)."""
         return f"postgresql://{self.user}@127.0.0.1:{self.port}/{self.database}"
 
-    def start(self) -> PostgresCluster:
+    def start(self) -> Self:
         """initdb, start (waits until it accepts connections), create the user and the database."""
         binaries = postgres_bin_dir()
         self.root = Path(tempfile.mkdtemp(prefix="invoicing-pg-"))
@@ -125,7 +126,7 @@ class PostgresCluster:
             raise RuntimeError(f"{Path(command[command.index('--') + 1] if '--' in command else command[0]).name} "
                                f"failed ({done.returncode}): {done.stderr.strip()[-2000:]}\n{self.log()[-2000:]}")
 
-    def __enter__(self) -> PostgresCluster:
+    def __enter__(self) -> Self:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:

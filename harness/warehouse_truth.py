@@ -49,7 +49,7 @@ from pipelines.invoicing.settings import EVENTS
 from sandbox.contract import ContractProfile
 from sandbox.served import served_event_item
 from warehouse_engine.connection import connect
-from warehouse_engine.names import RAW_DATASET
+from warehouse_engine.names import DEFAULT_PORTAL, PORTAL_COLUMN, RAW_DATASET
 from warehouse_engine.sql_runner import one_row
 from warehouse_engine.target import WarehouseTarget
 
@@ -59,6 +59,7 @@ COMPARED = ("user", "portal", "customers", "items", "documents", "transactions",
 CHILDREN = {"documents": ("lines", "messages"), "suppliers": ("tags",), "supplier_documents": ("tags",)}
 RAW_TABLES = COMPARED  # webhooks need the `write` scope, which the read-only sync never asks for
 UNLIMITED = 10**9
+API_PORTAL = "api_portal_id"  # where the client keeps the API's `portalId` (portal_id names the portal)
 
 
 # A warehouse to compare: a DuckDB file's path, a WarehouseTarget (a DuckLake too, through the engine's
@@ -114,34 +115,40 @@ def same(expected, actual) -> bool:
     return expected == actual
 
 
-def rows(con, table: str) -> list[dict]:
+def rows(con, table: str, portal_id: str = DEFAULT_PORTAL) -> list[dict]:
+    """The rows of one portal in a raw table; a child table's through its root row (`_dlt_root_id`)."""
     exists = con.execute("select count(*) from information_schema.tables where table_schema = ? and table_name = ?",
                          [SCHEMA, table]).fetchone()[0]
     if not exists:
         return []
-    cursor = con.execute(f'select * from {SCHEMA}."{table}"')
+    if "__" in table:
+        root = table.split("__", 1)[0]
+        cursor = con.execute(f'select * from {SCHEMA}."{table}" where _dlt_root_id in '
+                             f'(select _dlt_id from {SCHEMA}."{root}" where {PORTAL_COLUMN} = ?)', [portal_id])
+    else:
+        cursor = con.execute(f'select * from {SCHEMA}."{table}" where {PORTAL_COLUMN} = ?', [portal_id])
     names = [d[0] for d in cursor.description]
     return [dict(zip(names, row)) for row in cursor.fetchall()]
 
 
-def _live_customer_references(con) -> set[str]:
-    """Customer ids referenced by a live document or transaction row of the warehouse."""
+def _live_customer_references(con, portal_id: str) -> set[str]:
+    """Customer ids referenced by a live document or transaction row of the portal in the warehouse."""
     found: set[str] = set()
     for table in ("documents", "transactions"):
-        found.update(r["customer_id"] for r in rows(con, table) if r.get("_deleted_at") is None and r.get("customer_id"))
+        found.update(r["customer_id"] for r in rows(con, table, portal_id) if r.get("_deleted_at") is None and r.get("customer_id"))
     return found
 
 
 def mismatches(warehouse: Warehouse, portal, tables=COMPARED, limit: int = 20,
-               contract: ContractProfile | str = "default") -> list[str]:
-    """Differences between the warehouse and what `contract` serves of the portal (empty when exact; the
-    module docstring says what exact means under a profile)."""
+               contract: ContractProfile | str = "default", portal_id: str = DEFAULT_PORTAL) -> list[str]:
+    """Differences between the warehouse's rows of `portal_id` and what `contract` serves of the sandbox
+    `portal` (empty when exact; the module docstring says what exact means under a profile)."""
     profile = ContractProfile.named(contract)
     problems: list[str] = []
     with reading(warehouse) as con:
         for table in tables:
             pairs = expected_records(portal, table, profile)
-            loaded = rows(con, table)
+            loaded = rows(con, table, portal_id)
             ids = [r["id"] for r in loaded]
             if len(ids) != len(set(ids)):
                 problems.append(f"{table}: duplicate ids")
@@ -149,7 +156,7 @@ def mismatches(warehouse: Warehouse, portal, tables=COMPARED, limit: int = 20,
             truth_ids = {expected["id"] for _, expected in pairs}
             unknowable: set[str] = set()
             if table == "customers" and profile.deleted_customers == "hidden":
-                referenced = _live_customer_references(con)
+                referenced = _live_customer_references(con, portal_id)
                 unknowable = {r["id"] for r, _ in pairs if r.get("deleted") and r["id"] not in referenced}
             missing = truth_ids - set(present) - unknowable
             if missing or set(present) - truth_ids:
@@ -162,7 +169,7 @@ def mismatches(warehouse: Warehouse, portal, tables=COMPARED, limit: int = 20,
                     served = served_event_item(record, profile) if table == EVENTS.name else expected
                     problems += _record_mismatches(table, record, expected, row, served)
             for child in CHILDREN.get(table, ()):
-                problems += _child_mismatches(con, table, child, pairs, present)
+                problems += _child_mismatches(con, table, child, pairs, present, portal_id)
             if len(problems) > limit:
                 break
     return problems[:limit]
@@ -173,7 +180,8 @@ def _record_mismatches(table: str, record: dict, expected: dict, row: dict, serv
     `served` is the record as served, before the client's additions."""
     problems = []
     key = expected["id"]
-    columns = flatten(expected)
+    # the API's `portalId` is the client's `api_portal_id`: `portal_id` is the user's name of the portal
+    columns = {API_PORTAL if name == PORTAL_COLUMN else name: value for name, value in flatten(expected).items()}
     if POSITION in columns and POSITION not in row:
         columns.pop(POSITION)  # a warehouse without the client's `_position` (a plain dlt load)
     for column, value in columns.items():
@@ -186,6 +194,7 @@ def _record_mismatches(table: str, record: dict, expected: dict, row: dict, serv
         elif not same(value, row[column]):
             problems.append(f"{table} {key} {column}: {value!r} != {row[column]!r}")
     for column in flatten(record):
+        column = API_PORTAL if column == PORTAL_COLUMN else column
         if column not in columns and row.get(column) is not None:
             problems.append(f"{table} {key} {column}: not served, yet {row[column]!r} in the warehouse")
     if record.get("deleted") and "deletedAt" not in expected:  # not served: the client's observation time
@@ -203,10 +212,11 @@ def _record_mismatches(table: str, record: dict, expected: dict, row: dict, serv
     return problems
 
 
-def _child_mismatches(con, table: str, child: str, pairs: list[tuple[dict, dict]], present: dict) -> list[str]:
+def _child_mismatches(con, table: str, child: str, pairs: list[tuple[dict, dict]], present: dict,
+                      portal_id: str) -> list[str]:
     problems = []
     by_parent: dict[str, list[dict]] = {}
-    for row in sorted(rows(con, f"{table}__{child}"), key=lambda r: r["_dlt_list_idx"]):
+    for row in sorted(rows(con, f"{table}__{child}", portal_id), key=lambda r: r["_dlt_list_idx"]):
         by_parent.setdefault(row["_dlt_parent_id"], []).append(row)
     name = snake_to_camel(child)
     for record, expected_record in pairs:
@@ -268,11 +278,12 @@ class Comparison:
 
 
 def compare_raw_tables(warehouse_path: Warehouse, portal, tables: tuple[str, ...] = RAW_TABLES,
-                       contract: ContractProfile | str = "default") -> Comparison:
-    """Every raw table in `tables` against what `contract` serves of the portal, field by field (opens the
-    warehouse read-only: call it when no connection of this process writes the file)."""
+                       contract: ContractProfile | str = "default", portal_id: str = DEFAULT_PORTAL) -> Comparison:
+    """Every raw table in `tables` (rows of `portal_id`) against what `contract` serves of the sandbox
+    `portal`, field by field (opens the warehouse read-only: call it when no connection of this process
+    writes the file)."""
     result = Comparison(mismatches=mismatches(warehouse_path, portal, tables=tables, limit=UNLIMITED,
-                                              contract=contract))
+                                              contract=contract, portal_id=portal_id))
     for table in tables:
         records = [expected for _, expected in expected_records(portal, table, contract)]
         result.records_by_table[table] = len(records)

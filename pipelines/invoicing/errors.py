@@ -17,6 +17,7 @@ HINTS = {
     "server": "the service kept failing; retry later",
     "rate_limited": "the service kept refusing for rate limiting; lower the rate or retry later",
     "http": "the request was refused; see the API message",
+    "portals": "fix the portals file (its format: portals.example.toml at the project root)",
     "configuration": "set the missing setting in the environment or in .dlt/config.toml / .dlt/secrets.toml",
 }
 
