@@ -113,6 +113,8 @@ def _summary(report, warehouse: str) -> str:
         lines.append(f"  {table:<28} {count:>8} rows loaded")
     for table, count in sorted(report.tombstoned.items()):
         lines.append(f"  {table:<28} {count:>8} marked deleted (gone upstream)")
+    if report.conflicts:
+        lines.append(f"  {report.conflicts} load(s) retried: another writer of the lake committed first")
     lines += [f"note: {note}" for note in report.notes]
     return "\n".join(lines)
 

@@ -125,3 +125,57 @@ def counts_at(connection, version: int) -> tuple[int, ...] | str:
         return tuple(c for _, c in sorted(connection.execute(union).fetchall()))
     except duckdb.Error:
         return "missing"
+
+
+def test_two_portals_synced_at_once_into_one_lake_are_each_exact(start_sandbox, lake, postgres_cluster, tmp_path):
+    # Two `invoicing-warehouse sync --portal` processes, configured for the lake by the environment only,
+    # write it at the same time; the two accounts' ids collide (same seed), so only `portal_id` tells
+    # their rows apart. One page per resource per load: many commits each, interleaved.
+    from harness.sync_process import Workspace, run_sync_command
+
+    acme, beta = start_sandbox(seed=5, scale=150), start_sandbox(seed=5, scale=150)
+    item = beta.portal.snapshot("items")[0]
+    beta.portal.update("items", item["id"], {"price": 77.7})  # a colliding id whose record differs
+    quiet(beta)
+    workspace = Workspace(tmp_path)
+    (workspace.cwd / "portals.toml").write_text(
+        "".join(f'[portals.{name}]\nbase_url = "{s.base_url}"\nrate_limit = 0\n\n'
+                for name, s in (("acme", acme), ("beta", beta))), encoding="utf-8")
+    extra = {"INVOICING_WAREHOUSE_ENGINE": "ducklake", "INVOICING_DUCKLAKE_CATALOG": lake.catalog.public(),
+             "INVOICING_DUCKLAKE_DATA_PATH": str(lake.data_path),
+             "INVOICING_DUCKLAKE_PASSWORD": postgres_cluster.password}
+    for name, sandbox in (("acme", acme), ("beta", beta)):
+        extra[f"SOURCES__INVOICING__PORTALS__{name.upper()}__CLIENT_ID"] = sandbox.client_id
+        extra[f"SOURCES__INVOICING__PORTALS__{name.upper()}__CLIENT_SECRET"] = sandbox.client_secret
+    env = workspace.env(acme.base_url, acme.client_id, acme.client_secret, **extra)
+    connect(lake).close()  # the catalog is created once, before the writers start
+
+    results, spans = {}, {}
+
+    def run(name: str) -> None:
+        started = time.monotonic()
+        results[name] = run_sync_command(workspace, env, "--portal", name, "--chunk-pages", "1", timeout=400)
+        spans[name] = (started, time.monotonic())
+
+    threads = [threading.Thread(target=run, args=(name,)) for name in ("acme", "beta")]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=420)
+    for name, result in results.items():
+        assert result.returncode == 0, (name, result.output[-3000:])
+        assert postgres_cluster.password not in result.output
+    assert spans["acme"][0] < spans["beta"][1] and spans["beta"][0] < spans["acme"][1]  # they overlapped
+    assert mismatches(lake, acme.portal, portal_id="acme") == []
+    assert mismatches(lake, beta.portal, portal_id="beta") == []
+    with connect(lake, read_only=True) as con:
+        documents = dict(con.execute(
+            "select portal_id, count(*) from invoicing_raw.documents group by 1").fetchall())
+        prices = dict(con.execute("select portal_id, price from invoicing_raw.items where id = ?",
+                                  [item["id"]]).fetchall())
+        loads = con.execute("select count(*) from invoicing_raw._dlt_loads").fetchone()[0]
+    assert documents == {"acme": len(acme.portal.snapshot("documents")),
+                         "beta": len(beta.portal.snapshot("documents"))}
+    assert float(prices["beta"]) == 77.7 and float(prices["acme"]) != 77.7
+    assert loads >= 4  # several commits per writer
+    print({name: result.stdout.splitlines()[:3] for name, result in results.items()})
