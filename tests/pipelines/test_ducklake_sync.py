@@ -178,4 +178,3 @@ def test_two_portals_synced_at_once_into_one_lake_are_each_exact(start_sandbox, 
                          "beta": len(beta.portal.snapshot("documents"))}
     assert float(prices["beta"]) == 77.7 and float(prices["acme"]) != 77.7
     assert loads >= 4  # several commits per writer
-    print({name: result.stdout.splitlines()[:3] for name, result in results.items()})
