@@ -4,11 +4,13 @@ report read back through time travel equal to the as-of models built back then."
 
 from __future__ import annotations
 
+import argparse
 from datetime import UTC, datetime, timedelta
 
 import duckdb
 
 from harness.marts_truth import compare_marts
+from invoicing_warehouse import models_command
 from pipelines.invoicing.sync import make_pipeline, run_sync
 from sandbox.clock import Clock
 from sandbox.config import SandboxConfig
@@ -16,7 +18,7 @@ from sandbox.mutator import Mutator
 from sandbox.server import SandboxServer
 from warehouse_engine.connection import connect, current_snapshot
 from warehouse_engine.sql_runner import build_models
-from warehouse_engine.target import LAKE_NAME
+from warehouse_engine.target import CATALOG_ENV, DATA_PATH_ENV, ENGINE_ENV, LAKE_NAME, PASSWORD_ENV
 
 START = datetime(2026, 3, 16, 9, 30, tzinfo=UTC)
 MODEL_SCHEMAS = ("staging", "intermediate", "marts")
@@ -64,12 +66,19 @@ def test_models_build_on_ducklake_and_equal_the_same_models_on_a_duckdb_file(lak
     assert truth.mismatches == [], truth.summary()
 
 
-def test_an_as_of_query_through_time_travel_equals_the_as_of_models_built_then(lake):
+def test_an_as_of_query_through_time_travel_equals_the_as_of_models_built_then(lake, postgres_cluster,
+                                                                             monkeypatch, capsys):
     clock = Clock(fixed=START)
     with SandboxServer(SandboxConfig(seed=5, scale=120, rate_limit_per_s=0), clock=clock) as sb:
         run_sync(make_pipeline(lake), **credentials(sb))
+        # the month-end report, as of D1, by `invoicing-warehouse models --as-of D1` configured for the lake
+        for name, value in ((ENGINE_ENV, "ducklake"), (CATALOG_ENV, lake.catalog.public()),
+                            (DATA_PATH_ENV, str(lake.data_path)), (PASSWORD_ENV, postgres_cluster.password)):
+            monkeypatch.setenv(name, value)
+        assert models_command.run(argparse.Namespace(as_of=clock.today().date(), warehouse=None)) == 0
+        printed = capsys.readouterr()
+        assert lake.catalog.public() in printed.out and postgres_cluster.password not in printed.out + printed.err
         with connect(lake) as writer:
-            build_models(writer, as_of=clock.today().date())  # the month-end report, as of D1
             assert compare_marts(writer, sb).mismatches == []  # right against the API when it was built
             marts = relations(writer, ("marts",))
             month_end = contents(writer, marts)

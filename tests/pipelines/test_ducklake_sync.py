@@ -12,6 +12,7 @@ import time
 from decimal import Decimal
 
 import duckdb
+import pytest
 from invoicing_sandbox import quiet, sync
 
 from harness.warehouse_truth import compare_raw_tables, mismatches
@@ -178,3 +179,39 @@ def test_two_portals_synced_at_once_into_one_lake_are_each_exact(start_sandbox, 
                          "beta": len(beta.portal.snapshot("documents"))}
     assert float(prices["beta"]) == 77.7 and float(prices["acme"]) != 77.7
     assert loads >= 4  # several commits per writer
+
+
+def test_a_wrong_catalog_password_is_a_clear_error_that_does_not_show_it(lake):
+    from warehouse_engine.connection import WarehouseUnavailable
+
+    wrong = WarehouseTarget.ducklake(lake.catalog.public(), lake.data_path, password="not-the-Password-42")
+    with pytest.raises(WarehouseUnavailable) as refused:
+        connect(wrong)
+    message = str(refused.value)
+    assert "password authentication failed" in message and lake.catalog.public() in message
+    assert "not-the-Password-42" not in message
+
+
+def test_the_dagster_resource_opens_the_lake_the_environment_chooses(lake, postgres_cluster, monkeypatch):
+    from assets.resources import WarehouseResource
+    from warehouse_engine.target import CATALOG_ENV, DATA_PATH_ENV, ENGINE_ENV, PASSWORD_ENV
+
+    with connect(lake) as writer:
+        writer.execute("create schema if not exists marts")
+        writer.execute("create table marts.probe as select 42 as answer")
+    for name, value in ((ENGINE_ENV, "ducklake"), (CATALOG_ENV, lake.catalog.public()),
+                        (DATA_PATH_ENV, str(lake.data_path)), (PASSWORD_ENV, postgres_cluster.password)):
+        monkeypatch.setenv(name, value)
+    resource = WarehouseResource(path="not-used.duckdb")
+    assert resource.target() == lake
+    with resource.connect(read_only=True) as connection:
+        assert connection.execute("select answer from marts.probe").fetchall() == [(42,)]
+
+
+def test_without_postgresql_the_lake_tests_fail_saying_how_to_install_it(monkeypatch):
+    from harness import postgres_cluster as cluster
+
+    monkeypatch.setattr(cluster, "DEBIAN_BINARIES", "/nonexistent/postgresql/*/bin")
+    monkeypatch.setattr(cluster.shutil, "which", lambda _name: None)
+    with pytest.raises(cluster.PostgresMissing, match="apt-get install -y postgresql"):
+        cluster.PostgresCluster().start()
