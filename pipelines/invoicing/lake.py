@@ -83,3 +83,9 @@ def retry_on_conflict(step: Callable[[], T], *, failed_once: bool = False,
             if on_retry is not None:
                 on_retry(attempt + 1, error)
     raise AssertionError("unreachable: the last attempt returns or raises")
+
+
+def shares_writers(pipeline: Any) -> bool:
+    """True when the pipeline loads a DuckLake, where other writers may commit at the same time. A DuckDB
+    file has one writer: a conflict there is a bug to report, not a race to retry."""
+    return str(pipeline.destination.destination_type).endswith("ducklake")

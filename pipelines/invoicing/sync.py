@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
 
 import dlt
 from dlt.pipeline.exceptions import PipelineStepFailed
@@ -23,7 +24,7 @@ from pipelines.invoicing.client import InvoicingClient
 from pipelines.invoicing.credentials import resolve_settings
 from pipelines.invoicing.errors import InvoicingApiError
 from pipelines.invoicing.feed import Feed
-from pipelines.invoicing.lake import is_commit_conflict, lake_destination, retry_on_conflict
+from pipelines.invoicing.lake import is_commit_conflict, lake_destination, retry_on_conflict, shares_writers
 from pipelines.invoicing.portal_upgrade import upgrade_to_portals
 from pipelines.invoicing.settings import EVENTS, RESOURCE_NAMES
 from pipelines.invoicing.warehouse import (
@@ -40,6 +41,7 @@ from warehouse_engine.target import WarehouseTarget
 # state carries on), `invoicing__<portal>` for the others. Each has its own state (windows, capabilities)
 # in the warehouse and its own working folder, so portals never share a cursor and may run at once.
 PIPELINE_NAME = "invoicing"
+T = TypeVar("T")
 PORTAL_SEPARATOR = "__"
 DATASET_NAME = RAW_DATASET
 CHUNK_PAGES = 200  # pages per resource per load: 20,000 records at most between two commits
@@ -197,8 +199,9 @@ def run_sync(
     ticker_stop = threading.Event()
     try:
         plan = feed.prepare()  # credentials, scope and server time, before the warehouse is touched
-        retry_on_conflict(lambda: _finish_pending(pipeline))
-        retry_on_conflict(lambda: upgrade_to_portals(pipeline))
+        retry = retry_on_conflict if shares_writers(pipeline) else _once
+        retry(lambda: _finish_pending(pipeline))
+        retry(lambda: upgrade_to_portals(pipeline))
         feed.indexes = load_indexes(pipeline, names, reconcile=reconcile and not full_refresh, portal_id=portal_id)
         if full_refresh:  # every record loads again ("" is no version), ids and deletion times still known
             feed.indexes = {name: {key: ("", value[1]) for key, value in index.items()}
@@ -214,7 +217,8 @@ def run_sync(
             try:
                 info = pipeline.run(source, loader_file_format="parquet")
             except PipelineStepFailed as failure:
-                if failure.step != "load" or feed.error is not None or not is_commit_conflict(failure):
+                if (failure.step != "load" or feed.error is not None or retry is _once
+                        or not is_commit_conflict(failure)):
                     raise feed.error or _api_error_in(failure) or failure
                 # another writer of the lake committed first: the chunk waits in its load package
                 report.conflicts += 1
@@ -230,11 +234,11 @@ def run_sync(
         feed.skew_note()
         tombstones = feed.tombstones()
         if tombstones:
-            retry_on_conflict(lambda: apply_tombstones(pipeline, tombstones, plan.run_time, portal_id))
+            retry(lambda: apply_tombstones(pipeline, tombstones, plan.run_time, portal_id))
         report.tombstoned = {name: len(ids) for name, ids in tombstones.items()}
         if full_refresh:
-            report.removed = retry_on_conflict(lambda: remove_unreloaded_rows(pipeline, names, portal_id, load_ids))
-        retry_on_conflict(lambda: create_empty_tables(pipeline, names))
+            report.removed = retry(lambda: remove_unreloaded_rows(pipeline, names, portal_id, load_ids))
+        retry(lambda: create_empty_tables(pipeline, names))
     finally:
         ticker_stop.set()
         feed.close()
@@ -244,6 +248,11 @@ def run_sync(
         if progress is not None:
             progress(feed.progress())
     return report
+
+
+def _once(step: Callable[[], T]) -> T:
+    """`step` run once: on a DuckDB file, where there is no other writer to lose a race to."""
+    return step()
 
 
 def _count_conflict(report: SyncReport) -> None:
