@@ -51,7 +51,8 @@ def attach_statement(target: WarehouseTarget, *, read_only: bool = False,
                      snapshot_version: int | None = None) -> str:
     """`ATTACH 'ducklake:postgres:...' AS invoicing_lake (...)`: holds the password, never print it."""
     assert target.catalog is not None and target.data_path is not None
-    options = [f"DATA_PATH '{target.data_path}/'", f"METADATA_SCHEMA '{LAKE_NAME}'"]
+    data_path = str(target.data_path).replace("'", "''")
+    options = [f"DATA_PATH '{data_path}/'", f"METADATA_SCHEMA '{LAKE_NAME}'"]
     if read_only:
         options.append("READ_ONLY")
     if snapshot_version is not None:
