@@ -32,8 +32,10 @@ class InvoicingApiError(Exception):
         status: int | None = None,
         api_message: str | None = None,
         detail: str | None = None,
+        hint: str | None = None,
     ) -> None:
         self.kind = kind
+        self.hint = hint  # what to do, when the kind's usual hint would name the wrong setting
         self.endpoint = endpoint
         self.status = status
         self.api_message = api_message
@@ -49,7 +51,7 @@ class InvoicingApiError(Exception):
             parts.append(f"API says: {self.api_message!r}")
         if self.detail:
             parts.append(self.detail)
-        hint = HINTS.get(self.kind)
+        hint = self.hint or HINTS.get(self.kind)
         text = ": ".join(parts)
         return f"{text}; {hint}" if hint else text
 

@@ -15,6 +15,7 @@ from typing import Any
 
 from pipelines.invoicing.capabilities import ServerCapabilities
 from pipelines.invoicing.credentials import ApiSettings, resolve_settings
+from pipelines.invoicing.errors import InvoicingApiError
 from pipelines.invoicing.portals import Portal
 from pipelines.invoicing.sync import SyncReport, make_pipeline, run_sync
 from warehouse_engine.target import WarehouseTarget
@@ -68,6 +69,14 @@ def sync_portal(
     if rate_limit_per_s is None:
         rate_limit_per_s = portal.rate_limit_per_s if portal.rate_limit_per_s is not None else DEFAULT_RATE_LIMIT
     known = known_capabilities(settings.base_url) if known_capabilities is not None else None
-    return run_sync(make_pipeline(warehouse_path, portal.name), base_url=settings.base_url,
-                    client_id=settings.client_id, client_secret=settings.client_secret,
-                    rate_limit_per_s=rate_limit_per_s, known_capabilities=known, **options)
+    try:
+        return run_sync(make_pipeline(warehouse_path, portal.name), base_url=settings.base_url,
+                        client_id=settings.client_id, client_secret=settings.client_secret,
+                        rate_limit_per_s=rate_limit_per_s, known_capabilities=known, **options)
+    except InvoicingApiError as error:
+        if error.kind != "credentials" or not portal.from_file:
+            raise
+        env = f"SOURCES__INVOICING__PORTALS__{portal.name.upper()}"
+        raise InvoicingApiError(error.kind, error.endpoint, error.status, error.api_message, error.detail,
+                                hint=f"portal {portal.name}: check {env}__CLIENT_ID and {env}__CLIENT_SECRET "
+                                     f"(or [sources.invoicing.portals.{portal.name}] in .dlt/secrets.toml)") from None

@@ -55,6 +55,7 @@ def test_two_portals_with_colliding_ids_each_exact_and_a_bad_portal_does_not_sto
     assert result.returncode == 1, result.output
     assert "portal acme: ok" in result.stdout and "portal beta: ok" in result.stdout
     assert "portal broken: FAILED" in result.stdout and "wrong-secret" not in result.output
+    assert "SOURCES__INVOICING__PORTALS__BROKEN__CLIENT_SECRET" in result.stdout  # names what to fix
     warehouse = str(workspace.warehouse)
     assert mismatches(warehouse, acme.portal, portal_id="acme") == []
     assert mismatches(warehouse, beta.portal, portal_id="beta") == []
@@ -143,3 +144,25 @@ def test_a_warehouse_made_before_portals_becomes_portal_default_without_duplicat
     for table in ("items", "customers", "documents", "user", "portal", "supplier_document_events"):
         assert set(portal_counts(warehouse, table)) == {"default"}, table
     assert sum(portal_counts(warehouse, "items").values()) == len(portal.snapshot("items"))
+
+
+def test_a_full_refresh_of_one_portal_deletes_only_its_own_rows_no_longer_served(start_sandbox, tmp_path):
+    acme, beta = start_sandbox(seed=3, scale=60), start_sandbox(seed=3, scale=60)
+    workspace = Workspace(tmp_path)
+    sandboxes = {"acme": acme, "beta": beta}
+    write_portals(workspace, sandboxes)
+    env = portals_env(workspace, sandboxes)
+    assert run_sync_in_process(workspace, env, "--all").returncode == 0
+    gone = beta.portal.snapshot("items")[0]["id"]
+    beta.portal.delete("items", gone)  # hard delete: only a full scan can see it
+    quiet(beta)
+
+    result = run_sync_in_process(workspace, env, "--portal", "beta", "--full-refresh")
+
+    assert result.returncode == 0, result.output
+    warehouse = str(workspace.warehouse)
+    assert mismatches(warehouse, beta.portal, portal_id="beta") == []
+    assert mismatches(warehouse, acme.portal, portal_id="acme") == []
+    with duckdb.connect(warehouse, read_only=True) as con:
+        holders = {r[0] for r in con.execute("select portal_id from invoicing_raw.items where id = ?", [gone]).fetchall()}
+    assert holders == {"acme"}  # beta's row went, acme's record of the same id stayed
