@@ -6,15 +6,28 @@ the sync). A customer changed upstream since the sync (its `lastUpdate` is newer
 loaded) is skipped, not failed: the next sync will bring it, and this keeps the check free of races
 with users working in the application meanwhile. The sandbox moves a customer's `lastUpdate` when
 its `dueAmount` moves; were the real service not to, a stale raw row would show here as a mismatch.
+It checks the portal of the run's partition (its rows only, its own API and credentials).
 """
 
 from collections.abc import Iterator
 from decimal import Decimal
 
-from dagster import AssetCheckResult, AssetCheckSeverity, AssetKey, MetadataValue, asset_check
+from dagster import (
+    AssetCheckExecutionContext,
+    AssetCheckResult,
+    AssetCheckSeverity,
+    AssetKey,
+    MetadataValue,
+    asset_check,
+)
 
+from assets.portals import load_portals
 from assets.resources import InvoicingApiResource, WarehouseResource
 from pipelines.invoicing.client import InvoicingClient
+from pipelines.invoicing.portal_sync import portal_settings
+from warehouse_engine.names import DEFAULT_PORTAL, PORTAL_COLUMN
+
+PARTITION_TAG = "dagster/partition"  # the run's partition: the portal it synced
 
 RECEIVABLES_BY_CUSTOMER = AssetKey(["marts", "receivables_by_customer"])
 PAGE_SIZE = 100  # the service's maximum page (api-facts.md); the loop ends on an empty page, not a short one
@@ -22,9 +35,9 @@ MAX_PAGES = 10_000
 SAMPLE_SIZE = 10
 
 
-def api_customers(api: InvoicingApiResource) -> Iterator[dict]:
+def api_customers(base_url: str, client_id: str, client_secret: str) -> Iterator[dict]:
     """Every customer the API lists (deleted ones included), oldest change first."""
-    with InvoicingClient(api.base_url, api.client_id, api.client_secret) as client:
+    with InvoicingClient(base_url, client_id, client_secret) as client:
         skip = 0
         for _ in range(MAX_PAGES):
             page = client.get(
@@ -49,23 +62,31 @@ def _cents(value) -> Decimal:
     description="Each customer's total_open equals the API's dueAmount (GET /customers, read live).",
 )
 def total_open_matches_api_due_amount(
-    invoicing_api: InvoicingApiResource, warehouse: WarehouseResource
+    context: AssetCheckExecutionContext, invoicing_api: InvoicingApiResource, warehouse: WarehouseResource
 ) -> AssetCheckResult:
-    """Compares marts.receivables_by_customer.total_open with GET /customers dueAmount."""
+    """Compares marts.receivables_by_customer.total_open of the run's portal with GET /customers dueAmount."""
+    portal_id = context.run.tags.get(PARTITION_TAG, DEFAULT_PORTAL)
+    portal = load_portals().get(portal_id)
+    if portal is not None and portal.from_file:
+        settings = portal_settings(portal)
+        login = (settings.base_url, settings.client_id, settings.client_secret)
+    else:  # the portal `default` of the `invoicing_api` resource
+        login = (invoicing_api.base_url, invoicing_api.client_id, invoicing_api.client_secret)
     with warehouse.connect(read_only=True) as connection:
         open_totals = dict(
-            connection.execute("select customer_id, total_open from marts.receivables_by_customer").fetchall()
+            connection.execute(f"select customer_id, total_open from marts.receivables_by_customer "
+                               f"where {PORTAL_COLUMN} = ?", [portal_id]).fetchall()
         )
         loaded_at = {
             customer_id: last_update
             for customer_id, last_update in connection.execute(
                 "select id, strftime(last_update at time zone 'UTC', '%Y-%m-%dT%H:%M:%SZ') "
-                "from invoicing_raw.customers"
+                f"from invoicing_raw.customers where {PORTAL_COLUMN} = ?", [portal_id]
             ).fetchall()
         }
     compared = skipped = not_served = 0
     mismatches: list[str] = []
-    for customer in api_customers(invoicing_api):
+    for customer in api_customers(*login):
         customer_id = customer["id"]
         if "dueAmount" not in customer:
             not_served += 1  # nothing to compare with: absent is not 0 (docs/contract.md, A13)

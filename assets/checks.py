@@ -21,6 +21,7 @@ from dagster import (
 
 from assets.keys import RAW_DATASET, RAW_TABLES, raw_asset_key, relation_of
 from assets.resources import WarehouseResource
+from warehouse_engine.names import PORTAL_COLUMN
 
 SAMPLE_SIZE = 5
 
@@ -59,14 +60,15 @@ def _ids_unique_check(table: str) -> AssetChecksDefinition:
         asset=raw_asset_key(table),
         name="ids_unique",
         blocking=True,
-        description="Every id appears once and none is null: records are merged on id, never duplicated.",
+        description="Every (portal_id, id) appears once and neither is null: records are merged per portal on "
+        "id, never duplicated.",
     )
     def _check(warehouse: WarehouseResource) -> AssetCheckResult:
         with warehouse.connect(read_only=True) as connection:
             if not relation_exists(connection, relation):
                 # dlt creates a table with its first row; an endpoint with no records has none yet.
                 return AssetCheckResult(passed=True, metadata={"note": "table not created yet"})
-            duplicates, sample = duplicate_keys(connection, relation, ["id"])
+            duplicates, sample = duplicate_keys(connection, relation, [PORTAL_COLUMN, "id"])
         return AssetCheckResult(
             passed=duplicates == 0,
             severity=AssetCheckSeverity.ERROR,
@@ -86,10 +88,12 @@ raw_ids_unique: list[AssetChecksDefinition] = [_ids_unique_check(table) for tabl
 
 
 def dangling_references(connection, child: str, column: str, parent: str) -> tuple[int, list[str]]:
-    """Rows of raw `child` whose `column` is null or names no `id` of raw `parent`: (count, sample)."""
+    """Rows of raw `child` whose `column` is null or names no `id` of raw `parent` in the same portal:
+    (count, sample)."""
     rows = connection.execute(
         f'select c.id, c."{column}" from {RAW_DATASET}."{child}" c '
-        f'left join {RAW_DATASET}."{parent}" p on p.id = c."{column}" where p.id is null order by c.id'
+        f'left join {RAW_DATASET}."{parent}" p on p.{PORTAL_COLUMN} = c.{PORTAL_COLUMN} and p.id = c."{column}" '
+        "where p.id is null order by c.id"
     ).fetchall()
     return len(rows), [f"{child_id} -> {ref}" for child_id, ref in rows[:SAMPLE_SIZE]]
 
@@ -140,15 +144,16 @@ usages_invoices_exist = _reference_check(
 
 # ---------------------------------------------------------------- marts: keys unique
 
-# The grain of each mart (read from its SQL). A mart not listed here is keyed by its first column
-# named `*_id`: the house style names the grain's key that way.
+# The grain of each mart (read from its SQL): always within one portal, whose ids may collide with
+# another's. A mart not listed here is keyed by `portal_id` and its first other column named `*_id`: the
+# house style names the grain's key that way.
 MART_KEY_COLUMNS: dict[str, tuple[str, ...]] = {
-    "marts.receivables": ("invoice_id",),
-    "marts.receivables_by_customer": ("customer_id",),
-    "marts.overdue_customers": ("customer_id",),
-    "marts.supplier_payables": ("supplier_document_id",),
-    "marts.payables_by_supplier": ("supplier_id",),
-    "marts.payables_schedule": ("week_start",),
+    "marts.receivables": (PORTAL_COLUMN, "invoice_id"),
+    "marts.receivables_by_customer": (PORTAL_COLUMN, "customer_id"),
+    "marts.overdue_customers": (PORTAL_COLUMN, "customer_id"),
+    "marts.supplier_payables": (PORTAL_COLUMN, "supplier_document_id"),
+    "marts.payables_by_supplier": (PORTAL_COLUMN, "supplier_id"),
+    "marts.payables_schedule": (PORTAL_COLUMN, "week_start"),
 }
 
 
@@ -159,12 +164,12 @@ def mart_key_columns(connection, relation: str) -> tuple[str, ...]:
     schema, table = relation.split(".", 1)
     first = connection.execute(
         "select column_name from information_schema.columns where table_schema = ? and table_name = ? "
-        "and ends_with(column_name, '_id') order by ordinal_position limit 1",
-        [schema, table],
+        "and ends_with(column_name, '_id') and column_name <> ? order by ordinal_position limit 1",
+        [schema, table, PORTAL_COLUMN],
     ).fetchone()
     if first is None:
         raise ValueError(f"{relation}: no key declared in MART_KEY_COLUMNS and no *_id column")
-    return (first[0],)
+    return (PORTAL_COLUMN, first[0])
 
 
 def build_mart_key_checks(mart_keys: Iterable[AssetKey]) -> list[AssetChecksDefinition]:

@@ -1,4 +1,5 @@
-"""Ingestion: one Dagster asset per raw table, all produced by one multi-asset that runs `run_sync`.
+"""Ingestion: one Dagster asset per raw table, all produced by one multi-asset that runs `run_sync`,
+partitioned by portal (assets/portals.py): a run syncs its partition's portal only.
 
 The specs are declared from the extraction's catalogue (one per resource: key `invoicing_raw/<table>`,
 group `invoicing_raw`, kinds dlt + duckdb). The body calls `run_sync` for exactly the selected
@@ -25,16 +26,20 @@ from dagster import (
 from pydantic import Field
 
 from assets.keys import RAW_TABLE_ENDPOINTS, RAW_TABLES, raw_asset_key
+from assets.portals import portal_partitions
 from assets.resources import InvoicingApiResource, WarehouseResource
+from pipelines.invoicing.credentials import ApiSettings
 from pipelines.invoicing.errors import InvoicingApiError
-from pipelines.invoicing.sync import SyncReport, make_pipeline, run_sync
-from warehouse_engine.names import RAW_DATASET
+from pipelines.invoicing.portal_sync import portal_settings, sync_portal
+from pipelines.invoicing.portals import Portal
+from pipelines.invoicing.sync import SyncReport
+from warehouse_engine.names import DEFAULT_PORTAL, RAW_DATASET
 from warehouse_engine.raw_tables import child_tables, table_columns, table_row_count
 
 INGESTION_GROUP = RAW_DATASET
 # InvoicingApiError kinds that a retry cannot fix (the others: unreachable, server, rate_limited,
 # malformed, are worth the job's retry policy).
-PERMANENT_ERROR_KINDS = frozenset({"credentials", "scope", "configuration", "http"})
+PERMANENT_ERROR_KINDS = frozenset({"credentials", "scope", "configuration", "http", "portals"})
 PROGRESS_LOG_EVERY_S = 10.0
 
 
@@ -69,30 +74,58 @@ def table_schema(connection, table: str) -> TableSchema:
     )
 
 
-@multi_asset(specs=[raw_table_spec(table) for table in RAW_TABLES], name="invoicing_raw", can_subset=True)
-def invoicing_raw_assets(
-    context: AssetExecutionContext,
-    config: SyncConfig,
-    invoicing_api: InvoicingApiResource,
-    warehouse: WarehouseResource,
-) -> Iterator[MaterializeResult]:
-    """Syncs the selected endpoints into the warehouse; one materialization per selected table."""
+def run_portal(context, portals: dict[str, Portal]) -> Portal:
+    """The portal of the run's partition (`default` for a run without one)."""
+    name = context.partition_key if context.has_partition_key else DEFAULT_PORTAL
+    return portals.get(name) or Portal(name)
+
+
+def _settings(portal: Portal, invoicing_api: InvoicingApiResource) -> tuple[ApiSettings, float]:
+    """A portal of the file: its settings through credentials.py (dlt's sources.invoicing.portals.<name>);
+    the portal `default`: the `invoicing_api` resource, as before portals existed."""
+    if portal.from_file:
+        rate = portal.rate_limit_per_s if portal.rate_limit_per_s is not None else invoicing_api.rate_limit_per_s
+        return portal_settings(portal), rate
+    settings = ApiSettings(invoicing_api.base_url, invoicing_api.client_id, invoicing_api.client_secret)
+    return settings, invoicing_api.rate_limit_per_s
+
+
+def build_ingestion_assets(portals: dict[str, Portal]):
+    """The raw tables' multi-asset, one partition per portal of `portals`."""
+
+    @multi_asset(specs=[raw_table_spec(table) for table in RAW_TABLES], name="invoicing_raw", can_subset=True,
+                 partitions_def=portal_partitions(portals))
+    def invoicing_raw_assets(
+        context: AssetExecutionContext,
+        config: SyncConfig,
+        invoicing_api: InvoicingApiResource,
+        warehouse: WarehouseResource,
+    ) -> Iterator[MaterializeResult]:
+        """Syncs the selected endpoints of the partition's portal; one materialization per selected table."""
+        yield from _sync(context, config, run_portal(context, portals), invoicing_api, warehouse)
+
+    return invoicing_raw_assets
+
+
+def _sync(context: AssetExecutionContext, config: SyncConfig, portal: Portal, invoicing_api: InvoicingApiResource,
+          warehouse: WarehouseResource) -> Iterator[MaterializeResult]:
     selected = {key.path[-1]: key for key in context.selected_asset_keys}
     resources = sorted(selected) if context.is_subset else None
     context.log.info(
-        f"syncing {', '.join(resources) if resources else 'every endpoint'} into {warehouse.path}"
+        f"syncing {', '.join(resources) if resources else 'every endpoint'} of portal {portal.name} "
+        f"into {warehouse.target().describe()}"
     )
     try:
-        report = run_sync(
-            make_pipeline(warehouse.path),
+        settings, rate = _settings(portal, invoicing_api)
+        report = sync_portal(
+            warehouse.target(),
+            portal,
+            settings=settings,
+            rate_limit_per_s=rate,
             resources=resources,
             full_refresh=config.full_refresh,
             reconcile=config.reconcile,
             progress=_progress_logger(context),
-            base_url=invoicing_api.base_url,
-            client_id=invoicing_api.client_id,
-            client_secret=invoicing_api.client_secret,
-            rate_limit_per_s=invoicing_api.rate_limit_per_s,
         )
     except InvoicingApiError as error:
         if error.kind in PERMANENT_ERROR_KINDS:

@@ -62,7 +62,7 @@ from rolls
 _DOCUMENTS = """
 insert into invoicing_raw.documents by name
 select
-    id, 'portal' as portal_id, customer_id, type, subtype,
+    id, 'default' as portal_id, customer_id, type, subtype,
     case when kind_roll between 80 and 84 then 'DRAFT' when kind_roll between 85 and 89 then 'CANCELED'
          when is_receivable and paid + credited = amount then 'PAID' else 'VALIDATED' end as status,
     'F-' || i as reference, 'doc ' || i as title,
@@ -76,7 +76,7 @@ from gen_documents;
 -- the credit notes that settle part of an invoice (pay roll 50-59)
 insert into invoicing_raw.documents by name
 select
-    printf('%08x%016x', 1800000000, i) as id, 'portal' as portal_id, customer_id, 'INVOICE' as type,
+    printf('%08x%016x', 1800000000, i) as id, 'default' as portal_id, customer_id, 'INVOICE' as type,
     'CREDIT_NOTE' as subtype, 'VALIDATED' as status, 'A-' || i as reference,
     cast(least(emit_day + 5, $today) as timestamptz) as emit_date, credited as amount, credited as amount_vat,
     credited as amount_net, credited as amount_vat_net, credited as total_payments,
@@ -88,7 +88,7 @@ from gen_documents where credited > 0
 _PAYMENTS = """
 insert into invoicing_raw.transactions by name
 select
-    printf('%08x%016x', 1900000000, i) as id, 'portal' as portal_id, customer_id, id as document_id,
+    printf('%08x%016x', 1900000000, i) as id, 'default' as portal_id, customer_id, id as document_id,
     paid + case when pay_roll % 20 = 0 then 10 else 0 end as amount, paid as used_amount,
     cast(0 as decimal(18, 2)) as refunded_amount,
     cast(least(emit_day + pay_roll % 40, $today) as timestamptz) as date, 'TRANSFER' as method,
@@ -96,13 +96,13 @@ select
 from gen_documents where paid > 0;
 insert into invoicing_raw.transaction_usages by name
 select
-    printf('%08x%016x', 1910000000, i) as id, 'portal' as portal_id, 'TRANSACTION' as type, customer_id,
+    printf('%08x%016x', 1910000000, i) as id, 'default' as portal_id, 'TRANSACTION' as type, customer_id,
     id as invoice_id, printf('%08x%016x', 1900000000, i) as transaction_id, paid as amount,
     cast(least(emit_day + pay_roll % 40, $today) as timestamptz) as date, '1' as _dlt_load_id, 'tu' || i as _dlt_id
 from gen_documents where paid > 0;
 insert into invoicing_raw.transaction_usages by name
 select
-    printf('%08x%016x', 1920000000, i) as id, 'portal' as portal_id, 'CREDIT_NOTE' as type, customer_id,
+    printf('%08x%016x', 1920000000, i) as id, 'default' as portal_id, 'CREDIT_NOTE' as type, customer_id,
     id as invoice_id, printf('%08x%016x', 1800000000, i) as credit_note_id, credited as amount,
     cast(least(emit_day + 5, $today) as timestamptz) as date, '1' as _dlt_load_id, 'cu' || i as _dlt_id
 from gen_documents where credited > 0
@@ -127,7 +127,7 @@ from gen_documents where is_receivable and i % 3 = 0
 _PARTIES = """
 insert into invoicing_raw.customers by name
 select
-    printf('%08x%016x', 1600000000, c) as id, 'portal' as portal_id, 'Customer ' || c as name,
+    printf('%08x%016x', 1600000000, c) as id, 'default' as portal_id, 'Customer ' || c as name,
     'C-' || c as reference, 'c' || c || '@test' as email,
     case when c % 2 = 0 then '06' || c end as mobile, '01' || c as phone,
     coalesce(due.due_amount, 0) as due_amount, c % 500 = 499 and due.due_amount is null as deleted,

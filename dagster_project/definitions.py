@@ -17,8 +17,9 @@ from assets.checks import (
 )
 from assets.contract_checks import build_contract_checks
 from assets.freshness import build_freshness_checks
-from assets.ingestion import invoicing_raw_assets
+from assets.ingestion import build_ingestion_assets
 from assets.models import build_model_assets
+from assets.portals import load_portals
 from assets.resources import default_resources
 from assets.sync_checks import raw_sync_read_exactly
 from dagster_project.jobs import build_jobs
@@ -26,8 +27,10 @@ from dagster_project.schedules import build_schedules, sync_interval
 from dagster_project.sensors import build_publish_sensor
 
 
-def build_definitions(resources: dict) -> Definitions:
-    """Every definition of the project, bound to `resources` (`invoicing_api`, `warehouse`)."""
+def build_definitions(resources: dict, portals: dict | None = None) -> Definitions:
+    """Every definition of the project, bound to `resources` (`invoicing_api`, `warehouse`); the raw tables
+    are partitioned by the portals of `portals` (default: the portals file, assets/portals.py)."""
+    portals = load_portals() if portals is None else portals
     model_assets = build_model_assets()
     mart_keys = [key for model in model_assets for key in model.keys if key.path[0] == "marts"]
     interval = sync_interval()
@@ -35,7 +38,7 @@ def build_definitions(resources: dict) -> Definitions:
     jobs = build_jobs(resources["warehouse"].path, freshness_checks)
     jobs_by_name = {job.name: job for job in jobs}
     return Definitions(
-        assets=[invoicing_raw_assets, *model_assets],
+        assets=[build_ingestion_assets(portals), *model_assets],
         asset_checks=[
             *raw_ids_unique,
             documents_customers_exist,
@@ -47,7 +50,7 @@ def build_definitions(resources: dict) -> Definitions:
             *build_contract_checks(),
         ],
         jobs=jobs,
-        schedules=build_schedules(jobs_by_name, interval),
+        schedules=build_schedules(jobs_by_name, interval, list(portals)),
         sensors=[build_publish_sensor([jobs_by_name["sync_job"], jobs_by_name["reconcile_job"]])],
         resources=resources,
         # Steps run one after another in the run's process: DuckDB takes one writing process per

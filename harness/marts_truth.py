@@ -9,6 +9,7 @@ from decimal import Decimal
 import duckdb
 
 from harness.warehouse_truth import Comparison
+from warehouse_engine.names import DEFAULT_PORTAL
 
 MAX_PAGES = 10_000
 
@@ -32,12 +33,14 @@ def api_late_customer_ids(sb) -> set[str]:
     raise AssertionError("the LATE list did not end within MAX_PAGES pages")
 
 
-def compare_marts(connection: duckdb.DuckDBPyConnection, sb) -> Comparison:
-    """`marts.receivables_by_customer.total_open` against `dueAmount` of every customer (0 when the
-    mart has no row), and `marts.overdue_customers` against the API's LATE list."""
+def compare_marts(connection: duckdb.DuckDBPyConnection, sb, portal_id: str = DEFAULT_PORTAL) -> Comparison:
+    """`marts.receivables_by_customer.total_open` of the portal `portal_id` against `dueAmount` of every
+    customer of the sandbox `sb` (0 when the mart has no row), and `marts.overdue_customers` against the
+    API's LATE list."""
     result = Comparison(records_by_table={"marts.receivables_by_customer": 0, "marts.overdue_customers": 0})
     open_totals = dict(
-        connection.execute("select customer_id, total_open from marts.receivables_by_customer").fetchall()
+        connection.execute("select customer_id, total_open from marts.receivables_by_customer where portal_id = ?",
+                           [portal_id]).fetchall()
     )
     customers = sb.portal.snapshot("customers")
     known = {customer["id"] for customer in customers}
@@ -58,7 +61,8 @@ def compare_marts(connection: duckdb.DuckDBPyConnection, sb) -> Comparison:
         )
     late_api = api_late_customer_ids(sb)
     late_mart = {
-        row[0] for row in connection.execute("select customer_id from marts.overdue_customers").fetchall()
+        row[0] for row in connection.execute("select customer_id from marts.overdue_customers where portal_id = ?",
+                                             [portal_id]).fetchall()
     }
     result.records_compared += len(late_api | late_mart)
     result.fields_compared += len(late_api | late_mart)

@@ -1,7 +1,8 @@
 """The raw tables exactly as dlt lands them (docs/resources.md), created empty in a DuckDB connection.
 
-Tests fill them with hand-built rows through `insert`: missing columns are null, `_dlt_id` is derived
-from the record id (`dlt-<id>`) so child rows can name their parent.
+Tests fill them with hand-built rows through `insert`: missing columns are null, `portal_id` is `default`
+unless given, `_dlt_id` is derived from the record id (`dlt-<id>`, `dlt-<portal>-<id>` for another portal)
+so child rows can name their parent.
 """
 
 from __future__ import annotations
@@ -9,6 +10,8 @@ from __future__ import annotations
 import itertools
 
 import duckdb
+
+from warehouse_engine.names import DEFAULT_PORTAL
 
 AMOUNT = "decimal(18,2)"
 RATE = "decimal(9,4)"
@@ -185,6 +188,7 @@ RAW_COLUMNS: dict[str, list[tuple[str, str]]] = {
         *_PARENT_DLT,
     ],
     "supplier_document_events": [
+        ("portal_id", "varchar"),
         ("id", "varchar"),
         ("supplier_document_id", "varchar"),
         ("date", TS),
@@ -204,7 +208,9 @@ def create_raw_tables(conn: duckdb.DuckDBPyConnection, tables: list[str] | None 
     """Creates schema `invoicing_raw` and the (empty) raw tables, all of them unless `tables` is given."""
     conn.execute("create schema if not exists invoicing_raw")
     for table in tables or list(RAW_COLUMNS):
-        columns = ", ".join(f'"{name}" {sql_type}' for name, sql_type in RAW_COLUMNS[table])
+        # a row inserted without its portal is the one portal of a warehouse without a portals file
+        columns = ", ".join(f'"{name}" {sql_type}' + (f" default '{DEFAULT_PORTAL}'" if name == "portal_id" else "")
+                            for name, sql_type in RAW_COLUMNS[table])
         conn.execute(f'create table invoicing_raw."{table}" ({columns})')
 
 
@@ -218,7 +224,9 @@ def insert(conn: duckdb.DuckDBPyConnection, table: str, rows: list[dict]) -> Non
         values = dict(row)
         values.setdefault("_dlt_load_id", "1700000000.0")
         if "id" in values:
-            values.setdefault("_dlt_id", f"dlt-{values['id']}")
+            portal = values.setdefault("portal_id", DEFAULT_PORTAL)
+            values.setdefault("_dlt_id", f"dlt-{values['id']}" if portal == DEFAULT_PORTAL
+                              else f"dlt-{portal}-{values['id']}")
         else:
             values.setdefault("_dlt_id", f"dlt-child-{next(_serial)}")
             values.setdefault("_dlt_root_id", values.get("_dlt_parent_id"))

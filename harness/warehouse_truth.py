@@ -34,7 +34,8 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from decimal import Decimal
@@ -47,8 +48,10 @@ from harness.served_truth import ABSENT_FIELDS, POSITION, absent_keys, expected_
 from pipelines.invoicing.settings import EVENTS
 from sandbox.contract import ContractProfile
 from sandbox.served import served_event_item
-from warehouse_engine.names import RAW_DATASET
+from warehouse_engine.connection import connect
+from warehouse_engine.names import DEFAULT_PORTAL, PORTAL_COLUMN, RAW_DATASET
 from warehouse_engine.sql_runner import one_row
+from warehouse_engine.target import WarehouseTarget
 
 SCHEMA = RAW_DATASET
 COMPARED = ("user", "portal", "customers", "items", "documents", "transactions", "transaction_usages",
@@ -56,6 +59,28 @@ COMPARED = ("user", "portal", "customers", "items", "documents", "transactions",
 CHILDREN = {"documents": ("lines", "messages"), "suppliers": ("tags",), "supplier_documents": ("tags",)}
 RAW_TABLES = COMPARED  # webhooks need the `write` scope, which the read-only sync never asks for
 UNLIMITED = 10**9
+API_PORTAL = "api_portal_id"  # where the client keeps the API's `portalId` (portal_id names the portal)
+
+
+# A warehouse to compare: a DuckDB file's path, a WarehouseTarget (a DuckLake too, through the engine's
+# own connection), or an open connection (a lake at an old snapshot, say), which is left open.
+Warehouse = str | Path | WarehouseTarget | duckdb.DuckDBPyConnection
+
+
+@contextmanager
+def reading(warehouse: Warehouse) -> Iterator[duckdb.DuckDBPyConnection]:
+    """A read-only connection on `warehouse`, closed on exit unless the caller passed it open."""
+    if isinstance(warehouse, duckdb.DuckDBPyConnection):
+        yield warehouse
+        return
+    if isinstance(warehouse, WarehouseTarget):
+        connection = connect(warehouse, read_only=True)
+    else:
+        connection = duckdb.connect(str(warehouse), read_only=True)
+    try:
+        yield connection
+    finally:
+        connection.close()
 
 
 def snake(name: str) -> str:
@@ -90,35 +115,40 @@ def same(expected, actual) -> bool:
     return expected == actual
 
 
-def rows(con, table: str) -> list[dict]:
+def rows(con, table: str, portal_id: str = DEFAULT_PORTAL) -> list[dict]:
+    """The rows of one portal in a raw table; a child table's through its root row (`_dlt_root_id`)."""
     exists = con.execute("select count(*) from information_schema.tables where table_schema = ? and table_name = ?",
                          [SCHEMA, table]).fetchone()[0]
     if not exists:
         return []
-    cursor = con.execute(f'select * from {SCHEMA}."{table}"')
+    if "__" in table:
+        root = table.split("__", 1)[0]
+        cursor = con.execute(f'select * from {SCHEMA}."{table}" where _dlt_root_id in '
+                             f'(select _dlt_id from {SCHEMA}."{root}" where {PORTAL_COLUMN} = ?)', [portal_id])
+    else:
+        cursor = con.execute(f'select * from {SCHEMA}."{table}" where {PORTAL_COLUMN} = ?', [portal_id])
     names = [d[0] for d in cursor.description]
     return [dict(zip(names, row)) for row in cursor.fetchall()]
 
 
-def _live_customer_references(con) -> set[str]:
-    """Customer ids referenced by a live document or transaction row of the warehouse."""
+def _live_customer_references(con, portal_id: str) -> set[str]:
+    """Customer ids referenced by a live document or transaction row of the portal in the warehouse."""
     found: set[str] = set()
     for table in ("documents", "transactions"):
-        found.update(r["customer_id"] for r in rows(con, table) if r.get("_deleted_at") is None and r.get("customer_id"))
+        found.update(r["customer_id"] for r in rows(con, table, portal_id) if r.get("_deleted_at") is None and r.get("customer_id"))
     return found
 
 
-def mismatches(warehouse: str, portal, tables=COMPARED, limit: int = 20,
-               contract: ContractProfile | str = "default") -> list[str]:
-    """Differences between the warehouse and what `contract` serves of the portal (empty when exact; the
-    module docstring says what exact means under a profile)."""
+def mismatches(warehouse: Warehouse, portal, tables=COMPARED, limit: int = 20,
+               contract: ContractProfile | str = "default", portal_id: str = DEFAULT_PORTAL) -> list[str]:
+    """Differences between the warehouse's rows of `portal_id` and what `contract` serves of the sandbox
+    `portal` (empty when exact; the module docstring says what exact means under a profile)."""
     profile = ContractProfile.named(contract)
     problems: list[str] = []
-    con = duckdb.connect(warehouse, read_only=True)
-    try:
+    with reading(warehouse) as con:
         for table in tables:
             pairs = expected_records(portal, table, profile)
-            loaded = rows(con, table)
+            loaded = rows(con, table, portal_id)
             ids = [r["id"] for r in loaded]
             if len(ids) != len(set(ids)):
                 problems.append(f"{table}: duplicate ids")
@@ -126,7 +156,7 @@ def mismatches(warehouse: str, portal, tables=COMPARED, limit: int = 20,
             truth_ids = {expected["id"] for _, expected in pairs}
             unknowable: set[str] = set()
             if table == "customers" and profile.deleted_customers == "hidden":
-                referenced = _live_customer_references(con)
+                referenced = _live_customer_references(con, portal_id)
                 unknowable = {r["id"] for r, _ in pairs if r.get("deleted") and r["id"] not in referenced}
             missing = truth_ids - set(present) - unknowable
             if missing or set(present) - truth_ids:
@@ -139,11 +169,9 @@ def mismatches(warehouse: str, portal, tables=COMPARED, limit: int = 20,
                     served = served_event_item(record, profile) if table == EVENTS.name else expected
                     problems += _record_mismatches(table, record, expected, row, served)
             for child in CHILDREN.get(table, ()):
-                problems += _child_mismatches(con, table, child, pairs, present)
+                problems += _child_mismatches(con, table, child, pairs, present, portal_id)
             if len(problems) > limit:
                 break
-    finally:
-        con.close()
     return problems[:limit]
 
 
@@ -152,7 +180,8 @@ def _record_mismatches(table: str, record: dict, expected: dict, row: dict, serv
     `served` is the record as served, before the client's additions."""
     problems = []
     key = expected["id"]
-    columns = flatten(expected)
+    # the API's `portalId` is the client's `api_portal_id`: `portal_id` is the user's name of the portal
+    columns = {API_PORTAL if name == PORTAL_COLUMN else name: value for name, value in flatten(expected).items()}
     if POSITION in columns and POSITION not in row:
         columns.pop(POSITION)  # a warehouse without the client's `_position` (a plain dlt load)
     for column, value in columns.items():
@@ -165,6 +194,7 @@ def _record_mismatches(table: str, record: dict, expected: dict, row: dict, serv
         elif not same(value, row[column]):
             problems.append(f"{table} {key} {column}: {value!r} != {row[column]!r}")
     for column in flatten(record):
+        column = API_PORTAL if column == PORTAL_COLUMN else column
         if column not in columns and row.get(column) is not None:
             problems.append(f"{table} {key} {column}: not served, yet {row[column]!r} in the warehouse")
     if record.get("deleted") and "deletedAt" not in expected:  # not served: the client's observation time
@@ -182,10 +212,11 @@ def _record_mismatches(table: str, record: dict, expected: dict, row: dict, serv
     return problems
 
 
-def _child_mismatches(con, table: str, child: str, pairs: list[tuple[dict, dict]], present: dict) -> list[str]:
+def _child_mismatches(con, table: str, child: str, pairs: list[tuple[dict, dict]], present: dict,
+                      portal_id: str) -> list[str]:
     problems = []
     by_parent: dict[str, list[dict]] = {}
-    for row in sorted(rows(con, f"{table}__{child}"), key=lambda r: r["_dlt_list_idx"]):
+    for row in sorted(rows(con, f"{table}__{child}", portal_id), key=lambda r: r["_dlt_list_idx"]):
         by_parent.setdefault(row["_dlt_parent_id"], []).append(row)
     name = snake_to_camel(child)
     for record, expected_record in pairs:
@@ -214,15 +245,12 @@ def snake_to_camel(name: str) -> str:
     return head + "".join(part.title() for part in rest)
 
 
-def table_fingerprint(warehouse: str) -> dict[str, list]:
+def table_fingerprint(warehouse: Warehouse) -> dict[str, list]:
     """Every raw table's rows (sorted), and dlt's committed state rows: to prove a failed run changed nothing."""
-    con = duckdb.connect(warehouse, read_only=True)
-    try:
+    with reading(warehouse) as con:
         names = [r[0] for r in con.execute(
             "select table_name from information_schema.tables where table_schema = ? order by 1", [SCHEMA]).fetchall()]
         return {name: sorted(map(repr, con.execute(f'select * from {SCHEMA}."{name}"').fetchall())) for name in names}
-    finally:
-        con.close()
 
 
 @dataclass
@@ -249,12 +277,13 @@ class Comparison:
         return "\n".join(lines)
 
 
-def compare_raw_tables(warehouse_path: Path, portal, tables: tuple[str, ...] = RAW_TABLES,
-                       contract: ContractProfile | str = "default") -> Comparison:
-    """Every raw table in `tables` against what `contract` serves of the portal, field by field (opens the
-    warehouse read-only: call it when no connection of this process writes the file)."""
-    result = Comparison(mismatches=mismatches(str(warehouse_path), portal, tables=tables, limit=UNLIMITED,
-                                              contract=contract))
+def compare_raw_tables(warehouse_path: Warehouse, portal, tables: tuple[str, ...] = RAW_TABLES,
+                       contract: ContractProfile | str = "default", portal_id: str = DEFAULT_PORTAL) -> Comparison:
+    """Every raw table in `tables` (rows of `portal_id`) against what `contract` serves of the sandbox
+    `portal`, field by field (opens the warehouse read-only: call it when no connection of this process
+    writes the file)."""
+    result = Comparison(mismatches=mismatches(warehouse_path, portal, tables=tables, limit=UNLIMITED,
+                                              contract=contract, portal_id=portal_id))
     for table in tables:
         records = [expected for _, expected in expected_records(portal, table, contract)]
         result.records_by_table[table] = len(records)
@@ -272,10 +301,10 @@ def compare_raw_tables(warehouse_path: Path, portal, tables: tuple[str, ...] = R
     return result
 
 
-def orphan_child_rows(warehouse_path: Path) -> list[str]:
+def orphan_child_rows(warehouse_path: Warehouse) -> list[str]:
     """Child tables' rows whose `_dlt_parent_id` matches no `_dlt_id` of the parent table."""
     found = []
-    with duckdb.connect(str(warehouse_path), read_only=True) as connection:
+    with reading(warehouse_path) as connection:
         tables = {
             name
             for (name,) in connection.execute(
@@ -371,9 +400,9 @@ def compare_records(
     )
 
 
-def loaded_rows(db_path: str | Path, table: str, dataset: str = RAW_DATASET) -> list[tuple]:
+def loaded_rows(db_path: Warehouse, table: str, dataset: str = RAW_DATASET) -> list[tuple]:
     """Every `(id, last_update, _deleted_at)` row of `dataset.table`; missing columns read as NULL."""
-    with duckdb.connect(str(db_path), read_only=True) as con:
+    with reading(db_path) as con:
         columns = {
             name
             for (name,) in con.execute(
@@ -392,12 +421,12 @@ def loaded_rows(db_path: str | Path, table: str, dataset: str = RAW_DATASET) -> 
 
 
 def check_table(
-    db_path: str | Path, table: str, truth: Iterable[dict], dataset: str = RAW_DATASET
+    db_path: Warehouse, table: str, truth: Iterable[dict], dataset: str = RAW_DATASET
 ) -> TableCheck:
     """`compare_records` for one table of a DuckDB file."""
     return compare_records(table, truth, loaded_rows(db_path, table, dataset))
 
 
-def check_warehouse(db_path: str | Path, truth: dict[str, list[dict]]) -> list[TableCheck]:
+def check_warehouse(db_path: Warehouse, truth: dict[str, list[dict]]) -> list[TableCheck]:
     """`check_table` for every compared resource (raw table name = resource name)."""
     return [check_table(db_path, resource, records) for resource, records in truth.items()]

@@ -91,8 +91,10 @@ def run(args: argparse.Namespace) -> int:
     from assets.resources import InvoicingApiResource, WarehouseResource
     from dagster_project.definitions import build_definitions
     from invoicing_warehouse.report import render_report
+    from pipelines.invoicing.portals import Portal
     from sandbox.config import SandboxConfig
     from sandbox.server import SandboxServer
+    from warehouse_engine.names import DEFAULT_PORTAL
     from warehouse_engine.publish import publish_snapshot
 
     warehouse = Path(args.warehouse)
@@ -118,7 +120,9 @@ def run(args: argparse.Namespace) -> int:
             ),
             "warehouse": WarehouseResource(path=str(warehouse)),
         }
-        job = build_definitions(resources).resolve_job_def(DEMO_JOB)
+        # the demo's one portal is its sandbox, whatever portals file the working directory holds
+        portals = {DEFAULT_PORTAL: Portal(DEFAULT_PORTAL)}
+        job = build_definitions(resources, portals).resolve_job_def(DEMO_JOB)
         print(
             f"running the Dagster job {DEMO_JOB} (every raw table, SQL model and check) into {warehouse} ..."
         )
@@ -126,6 +130,7 @@ def run(args: argparse.Namespace) -> int:
             result = job.execute_in_process(
                 instance=instance,
                 raise_on_error=False,
+                partition_key=DEFAULT_PORTAL,
                 run_config={"loggers": {"console": {"config": {"log_level": "INFO"}}}},
             )
     materialized = {event.asset_key for event in result.get_asset_materialization_events()}

@@ -14,13 +14,16 @@ import json
 import sys
 from pathlib import Path
 
-from warehouse_engine.names import DOCTOR_FINDINGS_PATH
+from warehouse_engine.names import DEFAULT_PORTAL, DOCTOR_FINDINGS_PATH, PORTAL_COLUMN
 
 DEFAULT_JSON = DOCTOR_FINDINGS_PATH
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The doctor subcommand's options."""
+    from invoicing_warehouse.sync_command import add_portal_arguments
+
+    add_portal_arguments(parser, every=False)  # one portal per probe: its server, its credentials
     parser.add_argument("--json", default=DEFAULT_JSON, metavar="PATH",
                         help=f"where to write the findings (default {DEFAULT_JSON})")
     parser.add_argument("--warehouse", default=None, metavar="PATH",
@@ -29,8 +32,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="requests per second (default 8, below the service's 10)")
 
 
-def known_customer_ids(warehouse: str | None) -> set[str]:
-    """Ids of the live customers a warehouse holds (empty without one, or before its first sync)."""
+def known_customer_ids(warehouse: str | None, portal_id: str = DEFAULT_PORTAL) -> set[str]:
+    """Ids of the portal's live customers a warehouse holds (empty without one, or before its first sync)."""
     if not warehouse or not Path(warehouse).exists():
         return set()
     import duckdb
@@ -39,7 +42,8 @@ def known_customer_ids(warehouse: str | None) -> set[str]:
 
     with duckdb.connect(warehouse, read_only=True) as connection:
         try:
-            rows = connection.execute(f"select id from {RAW_DATASET}.customers where _deleted_at is null").fetchall()
+            rows = connection.execute(f"select id from {RAW_DATASET}.customers where _deleted_at is null "
+                                      f"and {PORTAL_COLUMN} = ?", [portal_id]).fetchall()
         except duckdb.Error:
             return set()  # no customers table yet: nothing known
     return {str(row[0]) for row in rows}
@@ -70,23 +74,25 @@ def render(findings: dict) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Probes, prints, writes the JSON; 1 when the sync cannot work against this account."""
+    from invoicing_warehouse.sync_command import chosen_portals
     from pipelines.invoicing.credentials import resolve_settings
     from pipelines.invoicing.errors import InvoicingApiError
     from pipelines.invoicing.probe import probe_server
     from pipelines.invoicing.probe_http import ProbeSession
 
     try:
-        settings = resolve_settings()
+        portal = chosen_portals(args)[0]
+        settings = resolve_settings(portal=portal)
     except InvoicingApiError as error:
         print(f"doctor: {error}", file=sys.stderr)
         return 1
     session = ProbeSession(settings.base_url, settings.client_id, settings.client_secret,
                            rate_limit_per_s=args.rate_limit)
     try:
-        findings = probe_server(session, known_customer_ids(args.warehouse))
+        findings = probe_server(session, known_customer_ids(args.warehouse, portal.name))
     finally:
         session.close()
-    findings["base_url"] = settings.base_url
+    findings["base_url"] = settings.base_url  # `sync` uses the findings for the portals on this server
     path = Path(args.json)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(findings, indent=2, default=str) + "\n", encoding="utf-8")

@@ -1,9 +1,13 @@
-"""`invoicing-warehouse sync`: sync the API into the DuckDB warehouse, with progress and a summary.
+"""`invoicing-warehouse sync`: sync the API into the warehouse (the DuckDB file, or the DuckLake when
+INVOICING_WAREHOUSE_ENGINE=ducklake: warehouse_engine/target.py), with progress and a summary.
 
 Configuration the dlt way: SOURCES__INVOICING__BASE_URL, SOURCES__INVOICING__CLIENT_ID,
-SOURCES__INVOICING__CLIENT_SECRET, or `[sources.invoicing]` in `.dlt/config.toml` / `.dlt/secrets.toml`.
-Exit code 0 only when every selected resource was synced; 1 for an expected failure (one line on stderr
-naming the endpoint, the status and the API's message), 2 for an unexpected one.
+SOURCES__INVOICING__CLIENT_SECRET, or `[sources.invoicing]` in `.dlt/config.toml` / `.dlt/secrets.toml`:
+the portal `default`. With a portals file (`portals.toml`, `--portals PATH`), `--portal NAME` syncs one of
+its portals and `--all` every one, one after another into the same warehouse (one writer per DuckDB file);
+a portal that fails is reported and the others still run.
+Exit code 0 only when every selected portal and resource was synced; 1 for an expected failure (one line on
+stderr naming the endpoint, the status and the API's message), 2 for an unexpected one.
 """
 
 from __future__ import annotations
@@ -16,24 +20,48 @@ import traceback
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from warehouse_engine.names import DEFAULT_WAREHOUSE_PATH, DOCTOR_FINDINGS_PATH
+from warehouse_engine.names import DEFAULT_PORTALS_PATH, DEFAULT_WAREHOUSE_PATH, DOCTOR_FINDINGS_PATH
 
 if TYPE_CHECKING:  # the sync's modules load only when it runs (the CLI imports this module to list options)
     from pipelines.invoicing.capabilities import ServerCapabilities
+    from pipelines.invoicing.portal_sync import PortalOutcome
+    from pipelines.invoicing.portals import Portal
+
+
+def add_portal_arguments(parser: argparse.ArgumentParser, *, every: bool) -> None:
+    """`--portals PATH` and `--portal NAME` (and `--all` when `every`): shared by sync, doctor and models."""
+    parser.add_argument("--portals", default=None, metavar="PATH",
+                        help=f"portals file (default {DEFAULT_PORTALS_PATH} when it exists; without one, the "
+                             "single portal `default` of sources.invoicing.*)")
+    choice = parser.add_mutually_exclusive_group()
+    choice.add_argument("--portal", default=None, metavar="NAME", help="the portal of the portals file to use")
+    if every:
+        choice.add_argument("--all", action="store_true", help="every portal of the portals file, one after another")
+
+
+def chosen_portals(args: argparse.Namespace) -> list[Portal]:
+    """The portals the options name; raises InvoicingApiError (bad file, unknown name, no choice among many)."""
+    from pipelines.invoicing.portals import configured_portals, select_portals
+
+    portals = configured_portals(args.portals or DEFAULT_PORTALS_PATH, required=args.portals is not None)
+    return select_portals(portals, args.portal, getattr(args, "all", False))
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The sync subcommand's options."""
+    add_portal_arguments(parser, every=True)
     parser.add_argument("--full-refresh", action="store_true",
-                        help="drop the raw tables and the sync state, then read everything again")
+                        help="read everything of the portal again; its rows no longer served are deleted")
     parser.add_argument("--reconcile", action="store_true",
                         help="scan every list in full: load what differs, mark records gone upstream as deleted")
     parser.add_argument("--warehouse", default=DEFAULT_WAREHOUSE_PATH, metavar="PATH",
-                        help=f"DuckDB file of the warehouse (default {DEFAULT_WAREHOUSE_PATH})")
+                        help=f"DuckDB file of the warehouse (default {DEFAULT_WAREHOUSE_PATH}; unused with "
+                             "INVOICING_WAREHOUSE_ENGINE=ducklake)")
     parser.add_argument("--resources", default=None, metavar="NAMES",
                         help="comma-separated resources to sync (default: all)")
-    parser.add_argument("--rate-limit", type=float, default=10.0, metavar="PER_S",
-                        help="requests per second allowed by the service (default 10; 0: no pacing)")
+    parser.add_argument("--rate-limit", type=float, default=None, metavar="PER_S",
+                        help="requests per second allowed by the service (default: the portal's rate_limit, "
+                             "else 10; 0: no pacing)")
     parser.add_argument("--chunk-pages", type=int, default=None, metavar="N",
                         help="pages per resource committed in one load (default 200)")
     parser.add_argument("--doctor-findings", default=DOCTOR_FINDINGS_PATH, metavar="PATH",
@@ -85,44 +113,77 @@ def _summary(report, warehouse: str) -> str:
         lines.append(f"  {table:<28} {count:>8} rows loaded")
     for table, count in sorted(report.tombstoned.items()):
         lines.append(f"  {table:<28} {count:>8} marked deleted (gone upstream)")
+    if report.conflicts:
+        lines.append(f"  {report.conflicts} load(s) retried: another writer of the lake committed first")
     lines += [f"note: {note}" for note in report.notes]
     return "\n".join(lines)
 
 
 def run(args: argparse.Namespace) -> int:
-    """Runs the sync; returns the exit code."""
-    from pipelines.invoicing.credentials import resolve_settings
+    """Syncs the chosen portal(s); returns the exit code (the worst of the portals')."""
     from pipelines.invoicing.errors import InvoicingApiError
-    from pipelines.invoicing.sync import CHUNK_PAGES, make_pipeline, run_sync
-    from warehouse_engine.publish import mark_unpublished, publish_if_changed
+    from warehouse_engine.target import WarehouseConfigError, target_from_env
 
-    resources = [r.strip() for r in args.resources.split(",") if r.strip()] if args.resources else None
     started = time.monotonic()
     try:
-        settings = resolve_settings()
+        portals = chosen_portals(args)
+        args.target = target_from_env(args.warehouse)
+    except (InvoicingApiError, WarehouseConfigError) as error:
+        print(f"sync failed: {error}", file=sys.stderr)  # nothing was synced, no state touched
+        return 1
+    from warehouse_engine.readers import mark_unpublished, publish_if_changed
+
+    behind = mark_unpublished(args.target)
+    outcomes = []
+    for portal in portals:
+        if len(portals) > 1:
+            print(f"portal {portal.name}:", file=sys.stderr, flush=True)
+        outcomes.append(_sync_one(args, portal, started))
+    codes = [code for code, _ in outcomes]
+    if len(portals) > 1:
+        for _, outcome in outcomes:
+            print(outcome.line())
+    if any(code == 0 for code in codes):
+        # the extraction only loads; publishing to readers is the shell's step after it, skipped (no copy
+        # of the whole file) when no run changed a row and the readers were current before it
+        changed = any(outcome.report is not None and outcome.report.changed_data for _, outcome in outcomes)
+        published = publish_if_changed(args.target, 'sync ' + ', '.join(p.name for p in portals),
+                                       changed=changed, behind=behind)
+        print(f"readers' snapshot: {published}" if published else "readers' snapshot: unchanged (no row changed)")
+    return max(codes)
+
+
+def _sync_one(args: argparse.Namespace, portal: Portal, started: float) -> tuple[int, PortalOutcome]:
+    """One portal's sync with progress and summary; (exit code, PortalOutcome). Never raises but Ctrl-C."""
+    from pipelines.invoicing.errors import InvoicingApiError
+    from pipelines.invoicing.portal_sync import PortalOutcome, portal_settings, sync_portal
+    from pipelines.invoicing.sync import CHUNK_PAGES
+
+    resources = [r.strip() for r in args.resources.split(",") if r.strip()] if args.resources else None
+    outcome = PortalOutcome(portal.name)
+    try:
+        settings = portal_settings(portal)
         known = doctor_capabilities(args.doctor_findings, settings.base_url)
         if known is not None:
             print(f"using the doctor's findings in {args.doctor_findings}", file=sys.stderr)
-        pipeline = make_pipeline(args.warehouse)
-        behind = mark_unpublished(Path(args.warehouse))
-        report = run_sync(pipeline, resources=resources, full_refresh=args.full_refresh, reconcile=args.reconcile,
-                          progress=ProgressPrinter(), rate_limit_per_s=args.rate_limit,
-                          chunk_pages=args.chunk_pages or CHUNK_PAGES, base_url=settings.base_url,
-                          client_id=settings.client_id, client_secret=settings.client_secret,
-                          known_capabilities=known)
+        outcome.report = sync_portal(args.target, portal, settings=settings, rate_limit_per_s=args.rate_limit,
+                                     known_capabilities=lambda _url: known, resources=resources,
+                                     full_refresh=args.full_refresh, reconcile=args.reconcile,
+                                     progress=ProgressPrinter(), chunk_pages=args.chunk_pages or CHUNK_PAGES)
     except InvoicingApiError as error:
+        outcome.error = error
         print(f"sync failed after {time.monotonic() - started:.1f} s: {error}", file=sys.stderr)
-        return 1
+        return 1, outcome
     except KeyboardInterrupt:
         print("sync interrupted; what was committed stays committed, run it again to resume", file=sys.stderr)
-        return 130
+        raise SystemExit(130) from None
     except Exception as error:  # not an expected failure: keep the traceback for the report  # noqa: BLE001
-        traceback.print_exc()
-        print(f"sync failed unexpectedly: {type(error).__name__}: {error}", file=sys.stderr)
-        return 2
-    print(_summary(report, args.warehouse))
-    # the extraction only loads; publishing the readers' copy is the shell's step after it, skipped
-    # (no copy of the whole file) when the run changed no row and the snapshot was current before it
-    snapshot = publish_if_changed(Path(args.warehouse), changed=report.changed_data, behind=behind)
-    print(f"readers' snapshot: {snapshot}" if snapshot else "readers' snapshot: unchanged (no row changed)")
-    return 0
+        from warehouse_engine.connection import scrub
+
+        outcome.error = error
+        # the catalog's password may sit in a DuckDB error's text: print the traceback scrubbed
+        print(scrub(traceback.format_exc(), args.target), file=sys.stderr, end="")
+        print(f"sync failed unexpectedly: {type(error).__name__}: {scrub(str(error), args.target)}", file=sys.stderr)
+        return 2, outcome
+    print(_summary(outcome.report, args.target.describe()))
+    return 0, outcome

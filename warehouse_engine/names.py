@@ -14,3 +14,10 @@ DEFAULT_WAREHOUSE_PATH = "data/warehouse.duckdb"
 SNAPSHOT_SUFFIX = ".read.duckdb"
 # `invoicing-warehouse doctor` writes its findings here; `sync` reads them when they are of its server.
 DOCTOR_FINDINGS_PATH = "data/doctor.json"
+
+# Every raw row names its portal (the user's name for it, `[a-z0-9_]+`) in this column; raw tables merge on
+# (PORTAL_COLUMN, id). A warehouse configured without a portals file holds the one portal DEFAULT_PORTAL.
+PORTAL_COLUMN = "portal_id"
+DEFAULT_PORTAL = "default"
+# The portals file (`--portals PATH`), at the project root unless told otherwise.
+DEFAULT_PORTALS_PATH = "portals.toml"

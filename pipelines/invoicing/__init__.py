@@ -21,9 +21,13 @@ from pipelines.invoicing.capabilities import STATE_KEY
 from pipelines.invoicing.client import InvoicingClient
 from pipelines.invoicing.credentials import resolve_settings
 from pipelines.invoicing.feed import Feed
+from pipelines.invoicing.rows import with_portal
 from pipelines.invoicing.settings import ENDPOINTS, EVENTS, Columns, Endpoint
+from warehouse_engine.names import DEFAULT_PORTAL, PORTAL_COLUMN
 
 MERGE: TMergeDispositionDict = {"disposition": "merge", "strategy": "delete-insert"}
+# Many portals share one warehouse and their ids may collide: every table merges per portal.
+KEY = (PORTAL_COLUMN, "id")
 
 
 def _named(columns: Columns) -> Columns:
@@ -53,12 +57,12 @@ def _endpoint_resource(feed: Feed, endpoint: Endpoint) -> DltResource:
         state = dlt.current.resource_state()
         for batch in feed.take(endpoint.name):
             _save_state(feed, endpoint.name, state)
-            yield batch
+            yield batch if batch is None else with_portal(batch, feed.portal_id)  # None: no page ready yet
         _save_state(feed, endpoint.name, state)
 
     nested: dict[str | Sequence[str], TResourceNestedHints] = {
         child: dlt.mark.make_nested_hints(columns=_named(cols)) for child, cols in endpoint.nested.items()}
-    return dlt.resource(rows, name=endpoint.name, write_disposition=MERGE, primary_key="id",
+    return dlt.resource(rows, name=endpoint.name, write_disposition=MERGE, primary_key=KEY,
                         columns=_column_hints(endpoint), nested_hints=nested or None)
 
 
@@ -66,28 +70,29 @@ def _events_transformer(feed: Feed, parent: DltResource) -> DltResource:
     def events(documents: list[dict]):
         rows = feed.pop_events([d["id"] for d in documents])  # built by rows.event_rows
         if rows:
-            yield rows
+            yield with_portal(rows, feed.portal_id)
 
     # merged per document too: a reloaded history replaces the old one whole (synthesised ids included)
     # dlt types a transformer's write_disposition as the bare name only, yet hands it to dlt.resource,
     # which takes the strategy dict (delete-insert)
     return dlt.transformer(events, data_from=parent, name=EVENTS.name,
                            write_disposition=cast(TWriteDisposition, MERGE),
-                           primary_key="id", merge_key="supplier_document_id", columns=_column_hints(EVENTS))
+                           primary_key=KEY, merge_key=(PORTAL_COLUMN, "supplier_document_id"),
+                           columns=_column_hints(EVENTS))
 
 
 @dlt.source(name="invoicing", section="invoicing", max_table_nesting=2)
-def invoicing(rate_limit_per_s: float = 10.0, feed: Any = None) -> list[DltResource]:
+def invoicing(rate_limit_per_s: float = 10.0, feed: Any = None, portal: str = DEFAULT_PORTAL) -> list[DltResource]:
     """Every resource of the portal as dlt resources (tables of docs/resources.md, dataset invoicing_raw).
 
     `feed` is internal: `run_sync` passes the run's Feed (reads started, settings resolved) so that reads
     continue across its chunks. Without it, the source resolves its settings (credentials.py) and reads
-    with its own client when dlt first iterates it.
+    with its own client when dlt first iterates it, as portal `portal` (today's `sources.invoicing.*`).
     """
     if feed is None:
         settings = resolve_settings()
         feed = Feed(InvoicingClient(settings.base_url, settings.client_id, settings.client_secret,
-                                    rate_limit_per_s=rate_limit_per_s))
+                                    rate_limit_per_s=rate_limit_per_s), portal_id=portal)
     resources = {name: _endpoint_resource(feed, endpoint) for name, endpoint in ENDPOINTS.items()}
     resources[EVENTS.name] = _events_transformer(feed, resources["supplier_documents"])
     return list(resources.values())

@@ -2,7 +2,9 @@
 
 Explicit values win; otherwise dlt's configuration resolution (`sources.invoicing.base_url`,
 `client_id`, `client_secret`: environment variables SOURCES__INVOICING__*, `.dlt/config.toml`,
-`.dlt/secrets.toml`). `run_sync` and the standalone source both come through here.
+`.dlt/secrets.toml`). `run_sync` and the standalone source both come through here. A portal of the portals
+file (portals.py) has its base URL there and its credentials under its name:
+`sources.invoicing.portals.<name>.client_id` / `client_secret` (SOURCES__INVOICING__PORTALS__<NAME>__...).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from dataclasses import dataclass
 import dlt
 
 from pipelines.invoicing.errors import InvoicingApiError
+from pipelines.invoicing.portals import Portal
 
 
 @dataclass(frozen=True)
@@ -27,15 +30,21 @@ class ApiSettings:
 
 
 def resolve_settings(
-    base_url: str | None = None, client_id: str | None = None, client_secret: str | None = None
+    base_url: str | None = None, client_id: str | None = None, client_secret: str | None = None,
+    portal: Portal | None = None,
 ) -> ApiSettings:
-    """Explicit values, else dlt's config resolution; raises InvoicingApiError naming what is missing."""
+    """Explicit values, else the portal's (file's base URL, credentials under its name), else dlt's config
+    resolution; raises InvoicingApiError naming what is missing."""
+    section = f"sources.invoicing.portals.{portal.name}" if portal is not None and portal.from_file \
+        else "sources.invoicing"
+    if base_url is None and portal is not None:
+        base_url = portal.base_url
     values = []
     for name, given, accessor in (("base_url", base_url, dlt.config), ("client_id", client_id, dlt.config),
                                   ("client_secret", client_secret, dlt.secrets)):
-        value = given if given is not None else accessor.get(f"sources.invoicing.{name}")
+        value = given if given is not None else accessor.get(f"{section}.{name}")
         if not value:
-            raise InvoicingApiError("configuration", f"sources.invoicing.{name}",
-                                    detail=f"not set (SOURCES__INVOICING__{name.upper()})")
+            env = "__".join(section.split(".")).upper()
+            raise InvoicingApiError("configuration", f"{section}.{name}", detail=f"not set ({env}__{name.upper()})")
         values.append(str(value))
     return ApiSettings(values[0], values[1], values[2])

@@ -17,6 +17,7 @@ HINTS = {
     "server": "the service kept failing; retry later",
     "rate_limited": "the service kept refusing for rate limiting; lower the rate or retry later",
     "http": "the request was refused; see the API message",
+    "portals": "fix the portals file (its format: portals.example.toml at the project root)",
     "configuration": "set the missing setting in the environment or in .dlt/config.toml / .dlt/secrets.toml",
 }
 
@@ -31,8 +32,10 @@ class InvoicingApiError(Exception):
         status: int | None = None,
         api_message: str | None = None,
         detail: str | None = None,
+        hint: str | None = None,
     ) -> None:
         self.kind = kind
+        self.hint = hint  # what to do, when the kind's usual hint would name the wrong setting
         self.endpoint = endpoint
         self.status = status
         self.api_message = api_message
@@ -48,7 +51,7 @@ class InvoicingApiError(Exception):
             parts.append(f"API says: {self.api_message!r}")
         if self.detail:
             parts.append(self.detail)
-        hint = HINTS.get(self.kind)
+        hint = self.hint or HINTS.get(self.kind)
         text = ": ".join(parts)
         return f"{text}; {hint}" if hint else text
 

@@ -26,6 +26,7 @@ from pipelines.invoicing.reader import Index, ResourceRead
 from pipelines.invoicing.rows import event_rows
 from pipelines.invoicing.settings import ENDPOINTS, EVENTS, WINDOW_LAG_S
 from pipelines.invoicing.windows import window_end
+from warehouse_engine.names import DEFAULT_PORTAL
 
 log = logging.getLogger(__name__)
 
@@ -45,8 +46,10 @@ class Feed:
 
     def __init__(self, client: InvoicingClient, *, from_scratch: bool = False, reconcile: bool = False,
                  page_sizes: dict | None = None, indexes: dict[str, Index] | None = None,
-                 with_events: bool = True, known_capabilities: ServerCapabilities | None = None) -> None:
+                 with_events: bool = True, known_capabilities: ServerCapabilities | None = None,
+                 portal_id: str = DEFAULT_PORTAL) -> None:
         self.client = client
+        self.portal_id = portal_id  # stamped on every row (rows.with_portal)
         self.page_sizes = PageSizes(page_sizes)
         # what the doctor found, used where the sync's own state knows nothing yet
         self.known_capabilities = known_capabilities or ServerCapabilities()

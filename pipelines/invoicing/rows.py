@@ -67,6 +67,16 @@ def to_row(endpoint: Endpoint, record: dict, *, observed: datetime | str | None 
     return row
 
 
+def with_portal(rows: list[dict], portal_id: str) -> list[dict]:
+    """Stamps each row with the portal's name (`portal_id`); the API's own `portalId` moves to
+    `apiPortalId` (column `api_portal_id`), so the two never collide. Returns `rows`, changed in place."""
+    for row in rows:
+        if "portalId" in row:
+            row["apiPortalId"] = row.pop("portalId")
+        row["portal_id"] = portal_id
+    return rows
+
+
 def event_rows(endpoint: Endpoint, document_id: str, events: list[dict]) -> tuple[list[dict], bool]:
     """Rows of one supplier document's status history (GET /supplier-documents/{id}/events), and
     whether an id had to be synthesised.

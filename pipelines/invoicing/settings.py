@@ -35,10 +35,14 @@ def _address(prefix: str) -> Columns:
 
 
 def _columns(**columns: TColumnSchema) -> Columns:
-    return {"_deleted_at": TIMESTAMP, **columns}
+    # `portal_id`: the user's name of the portal (portals.py), on every root row; child tables reach it
+    # through their root row (`_dlt_root_id` = the root row's `_dlt_id`)
+    return {"portal_id": TEXT, "_deleted_at": TIMESTAMP, **columns}
 
 
-COMMON: Columns = {"id": TEXT, "portal_id": TEXT, "metadata": TEXT, "last_update": TIMESTAMP}
+# The API's own `portalId` (an opaque id of the account) is kept as `api_portal_id` (rows.with_portal):
+# `portal_id` is the name the user gives the portal, the same in every table and in the marts.
+COMMON: Columns = {"id": TEXT, "api_portal_id": TEXT, "metadata": TEXT, "last_update": TIMESTAMP}
 VALUE_LIST: Columns = {"value": TEXT, "_deleted_at": TIMESTAMP}
 
 

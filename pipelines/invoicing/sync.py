@@ -13,9 +13,9 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
 
 import dlt
-from dlt.common.typing import TRefreshMode
 from dlt.pipeline.exceptions import PipelineStepFailed
 
 from pipelines.invoicing import invoicing
@@ -24,16 +24,25 @@ from pipelines.invoicing.client import InvoicingClient
 from pipelines.invoicing.credentials import resolve_settings
 from pipelines.invoicing.errors import InvoicingApiError
 from pipelines.invoicing.feed import Feed
+from pipelines.invoicing.lake import is_commit_conflict, lake_destination, retry_on_conflict, shares_writers
+from pipelines.invoicing.portal_upgrade import upgrade_to_portals
 from pipelines.invoicing.settings import EVENTS, RESOURCE_NAMES
 from pipelines.invoicing.warehouse import (
     apply_tombstones,
     create_empty_tables,
     load_indexes,
     remove_replayed_rows,
+    remove_unreloaded_rows,
 )
-from warehouse_engine.names import RAW_DATASET
+from warehouse_engine.names import DEFAULT_PORTAL, RAW_DATASET
+from warehouse_engine.target import WarehouseTarget
 
+# One dlt pipeline per portal: `invoicing` for `default` (the name a warehouse made before portals has, so its
+# state carries on), `invoicing__<portal>` for the others. Each has its own state (windows, capabilities)
+# in the warehouse and its own working folder, so portals never share a cursor and may run at once.
 PIPELINE_NAME = "invoicing"
+T = TypeVar("T")
+PORTAL_SEPARATOR = "__"
 DATASET_NAME = RAW_DATASET
 CHUNK_PAGES = 200  # pages per resource per load: 20,000 records at most between two commits
 CHUNK_SECONDS = 20.0  # the last load, after the last request, holds about this much reading
@@ -67,6 +76,8 @@ class SyncReport:
     limiter: dict[str, int] = field(default_factory=dict)  # pacing: locks onto the server's windows etc.
     refused: int = 0  # requests answered 400 (a parameter the server refuses; learnt in `capabilities`)
     capabilities: ServerCapabilities | None = None  # what the run learnt about the server (kept in state)
+    removed: int = 0  # rows a full refresh found no longer served and deleted
+    conflicts: int = 0  # loads retried after another writer of the same DuckLake committed first
 
     @property
     def total_requests(self) -> int:
@@ -80,22 +91,39 @@ class SyncReport:
         A run that read no new or changed record loads no row (single objects are compared by digest),
         so this is False for it; dlt's state still advances in its own small load."""
         return (any(self.rows.values()) or any(self.tombstoned.values()) or bool(self.created)
-                or self.finished_pending)
+                or self.finished_pending or bool(self.removed))
 
 
-def make_pipeline(warehouse_path: str | Path) -> dlt.Pipeline:
-    """The `invoicing` pipeline loading dataset `invoicing_raw` of the DuckDB file `warehouse_path`.
+def pipeline_name(portal_id: str) -> str:
+    """The dlt pipeline of a portal: `invoicing` for `default`, `invoicing__<portal>` otherwise."""
+    return PIPELINE_NAME if portal_id == DEFAULT_PORTAL else f"{PIPELINE_NAME}{PORTAL_SEPARATOR}{portal_id}"
+
+
+def portal_of(pipeline: dlt.Pipeline) -> str:
+    """The portal a pipeline made by `make_pipeline` loads (the inverse of `pipeline_name`)."""
+    prefix = PIPELINE_NAME + PORTAL_SEPARATOR
+    name = pipeline.pipeline_name
+    return name[len(prefix):] if name.startswith(prefix) else DEFAULT_PORTAL
+
+
+def make_pipeline(warehouse: str | Path | WarehouseTarget, portal_id: str = DEFAULT_PORTAL) -> dlt.Pipeline:
+    """The portal's pipeline (`pipeline_name`) loading dataset `invoicing_raw` of the warehouse: a DuckDB file
+    (a path or a target) or a DuckLake target (warehouse_engine/target.py).
 
     dlt's working directory sits beside the warehouse (`.<name>.dlt/`), so two warehouses never share
-    state, and a resumed run finds the load package a killed run left behind.
+    state, and a resumed run finds the load package a killed run left behind. On a DuckLake each portal's
+    pipeline gets its own staging dataset, so portals loading at once never share one.
     """
-    path = Path(warehouse_path).resolve()
-    path.parent.mkdir(parents=True, exist_ok=True)
+    target = warehouse if isinstance(warehouse, WarehouseTarget) else WarehouseTarget.duckdb_file(warehouse)
+    work_dir = target.work_dir()
+    work_dir.parent.mkdir(parents=True, exist_ok=True)
+    name = pipeline_name(portal_id)
     return dlt.pipeline(
-        pipeline_name=PIPELINE_NAME,
-        destination=dlt.destinations.duckdb(str(path)),
+        pipeline_name=name,
+        destination=lake_destination(target, name) if target.is_lake
+        else dlt.destinations.duckdb(str(Path(str(target.path)).resolve())),
         dataset_name=DATASET_NAME,
-        pipelines_dir=str(path.parent / f".{path.stem}.dlt"),
+        pipelines_dir=str(work_dir),
     )
 
 
@@ -165,7 +193,10 @@ def run_sync(
     chunk_seconds: float = CHUNK_SECONDS,
     known_capabilities: ServerCapabilities | None = None,
 ) -> SyncReport:
-    """Syncs the portal into the pipeline's dataset; raises InvoicingApiError on an expected failure.
+    """Syncs the pipeline's portal (`portal_of`) into its dataset; raises InvoicingApiError on an expected failure.
+
+    A full refresh re-reads everything of this portal and, once the run succeeded, deletes this portal's
+    rows that no load of the run wrote (other portals' rows stay: no dlt refresh, which drops whole tables).
 
     Credentials default to dlt's config resolution (credentials.py). `progress` is called about every two seconds with
     `Feed.progress()` (per resource: pages, records, rows, requests, requests_per_s, done).
@@ -174,32 +205,42 @@ def run_sync(
     started = time.monotonic()
     _limit_normalize_buffer()
     names = _selection(resources)
+    portal_id = portal_of(pipeline)
     settings = resolve_settings(base_url, client_id, client_secret)
     client = InvoicingClient(settings.base_url, settings.client_id, settings.client_secret,
                              rate_limit_per_s=rate_limit_per_s)
     feed = Feed(client, from_scratch=full_refresh, reconcile=reconcile, with_events=EVENTS.name in names,
-                known_capabilities=known_capabilities)
+                known_capabilities=known_capabilities, portal_id=portal_id)
     report = SyncReport()
     ticker_stop = threading.Event()
     try:
         plan = feed.prepare()  # credentials, scope and server time, before the warehouse is touched
-        report.finished_pending = _finish_pending(pipeline)
-        feed.indexes = load_indexes(pipeline, names, reconcile=reconcile and not full_refresh)
+        retry = retry_on_conflict if shares_writers(pipeline) else _once
+        report.finished_pending = retry(lambda: _finish_pending(pipeline))
+        retry(lambda: upgrade_to_portals(pipeline))
+        feed.indexes = load_indexes(pipeline, names, reconcile=reconcile and not full_refresh, portal_id=portal_id)
+        if full_refresh:  # every record loads again ("" is no version), ids and deletion times still known
+            feed.indexes = {name: {key: ("", value[1]) for key, value in index.items()}
+                            for name, index in feed.indexes.items()}
         # every read starts now, from the committed state, so the network stays busy while dlt loads
         feed.start({} if full_refresh else _committed_state(pipeline), names)
         if progress is not None:
             threading.Thread(target=_tick, args=(feed, progress, ticker_stop), daemon=True).start()
-        first = True
+        load_ids: list[str] = []
         while True:
             feed.begin_chunk(chunk_pages, chunk_seconds)
-            source = invoicing(feed=feed).with_resources(*names)
-            refresh = _refresh_mode(full_refresh and first, resources)
+            source = invoicing(feed=feed, portal=portal_id).with_resources(*names)
             try:
-                # dlt declares `refresh: TRefreshMode = None`, its own default None left out of the type
-                pipeline.run(source, loader_file_format="parquet", refresh=refresh)  # type: ignore[arg-type]
+                info = pipeline.run(source, loader_file_format="parquet")
             except PipelineStepFailed as failure:
-                raise feed.error or _api_error_in(failure) or failure
-            first = False
+                if (failure.step != "load" or feed.error is not None or retry is _once
+                        or not is_commit_conflict(failure)):
+                    raise feed.error or _api_error_in(failure) or failure
+                # another writer of the lake committed first: the chunk waits in its load package
+                report.conflicts += 1
+                info = retry_on_conflict(pipeline.load, failed_once=True,
+                                         on_retry=lambda *_: _count_conflict(report))
+            load_ids += info.loads_ids
             report.chunks += 1
             _add_trace(report, pipeline)
             if feed.error is not None:
@@ -209,9 +250,11 @@ def run_sync(
         feed.skew_note()
         tombstones = feed.tombstones()
         if tombstones:
-            apply_tombstones(pipeline, tombstones, plan.run_time)
+            retry(lambda: apply_tombstones(pipeline, tombstones, plan.run_time, portal_id))
         report.tombstoned = {name: len(ids) for name, ids in tombstones.items()}
-        report.created = create_empty_tables(pipeline, names)
+        if full_refresh:
+            report.removed = retry(lambda: remove_unreloaded_rows(pipeline, names, portal_id, load_ids))
+        report.created = retry(lambda: create_empty_tables(pipeline, names))
     finally:
         ticker_stop.set()
         feed.close()
@@ -223,11 +266,13 @@ def run_sync(
     return report
 
 
-def _refresh_mode(refresh: bool, resources: list[str] | None) -> TRefreshMode | None:
-    """A full refresh drops the tables and state of the whole source, or of the chosen resources only."""
-    if not refresh:
-        return None
-    return "drop_resources" if resources else "drop_sources"
+def _once(step: Callable[[], T]) -> T:
+    """`step` run once: on a DuckDB file, where there is no other writer to lose a race to."""
+    return step()
+
+
+def _count_conflict(report: SyncReport) -> None:
+    report.conflicts += 1
 
 
 def _api_error_in(failure: BaseException) -> InvoicingApiError | None:

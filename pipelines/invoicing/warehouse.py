@@ -2,7 +2,8 @@
 
 Indexes (id -> last_update, _deleted_at) let whole-list scans load only what differs; tombstones set
 `_deleted_at` on rows whose record is gone upstream (a 404 on GET by id), children included. The row is
-kept: deletes are data.
+kept: deletes are data. Everything here reads and writes one portal's rows only (`portal_id`); the upgrade
+of a warehouse made before portals existed is in portal_upgrade.py.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from dlt.destinations.sql_client import SqlClientBase
 from pipelines.invoicing.dates import format_timestamp
 from pipelines.invoicing.reader import Index
 from pipelines.invoicing.settings import ENDPOINTS, EVENTS, Columns
+from warehouse_engine.names import PORTAL_COLUMN
 
 # Lists that may fall back to a whole-list scan (their window parameters are not in the spec) or are
 # always read whole: their index is loaded on every run. The others only for a reconcile.
@@ -27,8 +29,9 @@ ALWAYS_INDEXED = ("webhooks", "suppliers", "supplier_documents", "customers")
 CUSTOMER_REFERENCES = ("documents", "transactions")
 
 
-def load_indexes(pipeline: dlt.Pipeline, names: list[str], *, reconcile: bool) -> dict[str, Index]:
-    """id -> (last_update, _deleted_at) as canonical text, for the tables a whole-list scan may read."""
+def load_indexes(pipeline: dlt.Pipeline, names: list[str], *, reconcile: bool, portal_id: str) -> dict[str, Index]:
+    """id -> (last_update, _deleted_at) as canonical text of the portal's rows, for the tables a whole-list
+    scan may read."""
     wanted = [n for n in names if n in ENDPOINTS and ENDPOINTS[n].mode in ("window", "full")
               and (reconcile or n in ALWAYS_INDEXED)]
     indexes: dict[str, Index] = {}
@@ -39,12 +42,13 @@ def load_indexes(pipeline: dlt.Pipeline, names: list[str], *, reconcile: bool) -
             for name in wanted:
                 table = client.make_qualified_table_name(name)
                 try:
-                    rows = select_rows(client, f"select id, last_update, _deleted_at from {table}")
+                    rows = select_rows(client, f"select id, last_update, _deleted_at from {table} "
+                                       f"where {PORTAL_COLUMN} = ?", portal_id)
                 except Exception:  # the table does not exist yet: nothing to compare with  # noqa: BLE001
                     rows = []
                 indexes[name] = {row[0]: (_text(row[1]), _text(row[2])) for row in rows}
                 if ENDPOINTS[name].id_scan:
-                    for referenced in _referenced_customer_ids(client):
+                    for referenced in _referenced_customer_ids(client, portal_id):
                         indexes[name].setdefault(referenced, (None, None))
     except Exception:  # no dataset yet  # noqa: BLE001
         return {name: {} for name in wanted}
@@ -59,14 +63,15 @@ def select_rows(client: SqlClientBase[Any], sql: str, *args: Any) -> Sequence[Se
     return rows
 
 
-def _referenced_customer_ids(client: SqlClientBase[Any]) -> set[str]:
+def _referenced_customer_ids(client: SqlClientBase[Any], portal_id: str) -> set[str]:
     """Customer ids the documents and transactions name (a customer deleted before it was ever listed,
     on a server that hides deleted customers, is known only from them)."""
     ids: set[str] = set()
     for table in CUSTOMER_REFERENCES:
         qualified = client.make_qualified_table_name(table)
         try:
-            rows = select_rows(client, f"select distinct customer_id from {qualified} where customer_id is not null")
+            rows = select_rows(client, f"select distinct customer_id from {qualified} "
+                               f"where customer_id is not null and {PORTAL_COLUMN} = ?", portal_id)
         except Exception:  # the table does not exist yet  # noqa: BLE001, S112
             continue
         ids.update(row[0] for row in rows)
@@ -77,8 +82,9 @@ def _text(moment: datetime | None) -> str | None:
     return format_timestamp(moment) if moment is not None else None
 
 
-def apply_tombstones(pipeline: dlt.Pipeline, tombstones: dict[str, list[str]], run_time: datetime) -> None:
-    """Sets `_deleted_at` = `run_time` on the rows (and their child rows) of ids gone upstream."""
+def apply_tombstones(pipeline: dlt.Pipeline, tombstones: dict[str, list[str]], run_time: datetime,
+                     portal_id: str) -> None:
+    """Sets `_deleted_at` = `run_time` on the portal's rows (and their child rows) of ids gone upstream."""
     with pipeline.sql_client() as client:
         for name, ids in tombstones.items():
             table = client.make_qualified_table_name(name)
@@ -88,11 +94,13 @@ def apply_tombstones(pipeline: dlt.Pipeline, tombstones: dict[str, list[str]], r
                 try:
                     client.execute_sql(
                         f"update {child_table} set _deleted_at = ? where _deleted_at is null and _dlt_root_id in "
-                        f"(select _dlt_id from {table} where id in ({marks}))", run_time, *ids)
+                        f"(select _dlt_id from {table} where {PORTAL_COLUMN} = ? and id in ({marks}))",
+                        run_time, portal_id, *ids)
                 except Exception:  # no child table yet (no record ever had a non-empty list)  # noqa: BLE001, S110
                     pass
             client.execute_sql(
-                f"update {table} set _deleted_at = ? where _deleted_at is null and id in ({marks})", run_time, *ids)
+                f"update {table} set _deleted_at = ? where _deleted_at is null and {PORTAL_COLUMN} = ? "
+                f"and id in ({marks})", run_time, portal_id, *ids)
 
 
 def remove_replayed_rows(pipeline: dlt.Pipeline) -> int:
@@ -162,3 +170,29 @@ def create_empty_tables(pipeline: dlt.Pipeline, names: list[str]) -> list[str]:
             client.execute_sql(f"create table {client.make_qualified_table_name(table)} ({', '.join(definitions)})")
             created.append(table)
     return created
+
+
+def remove_unreloaded_rows(pipeline: dlt.Pipeline, names: list[str], portal_id: str, load_ids: list[str]) -> int:
+    """After a full refresh of one portal: deletes that portal's rows (children included) of the tables
+    `names` that none of the run's loads `load_ids` wrote, i.e. records no longer served. Other portals'
+    rows are untouched (a dlt refresh would drop whole tables). Returns how many root rows went."""
+    removed = 0
+    tables = [n for n in names if n in ENDPOINTS or n == EVENTS.name]
+    marks = ", ".join(["?"] * len(load_ids))
+    kept = f"{PORTAL_COLUMN} = ? and _dlt_load_id not in ({marks})" if load_ids else f"{PORTAL_COLUMN} = ?"
+    with pipeline.sql_client() as client:
+        existing = {row[0] for row in select_rows(
+            client, "select table_name from information_schema.tables where table_schema = ?", client.dataset_name)}
+        for name in tables:
+            if name not in existing:
+                continue
+            table = client.make_qualified_table_name(name)
+            endpoint = ENDPOINTS.get(name) or EVENTS
+            for child in endpoint.nested:
+                if f"{name}__{child}" in existing:
+                    client.execute_sql(
+                        f"delete from {client.make_qualified_table_name(f'{name}__{child}')} where _dlt_root_id in "
+                        f"(select _dlt_id from {table} where {kept})", portal_id, *load_ids)
+            removed += select_rows(client, f"select count(*) from {table} where {kept}", portal_id, *load_ids)[0][0]
+            client.execute_sql(f"delete from {table} where {kept}", portal_id, *load_ids)
+    return removed

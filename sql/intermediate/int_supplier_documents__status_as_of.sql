@@ -26,13 +26,14 @@ dated_events as (
 ),
 
 first_change_after as (
-    select supplier_document_id, previous_status_key
+    select portal_id, supplier_document_id, previous_status_key
     from (
         select
+            dated_events.portal_id,
             dated_events.supplier_document_id,
             dated_events.previous_status_key,
             row_number() over (
-                partition by dated_events.supplier_document_id
+                partition by dated_events.portal_id, dated_events.supplier_document_id
                 order by dated_events.occurred_at, dated_events.event_position, dated_events.event_id
             ) as change_rank
         from dated_events
@@ -43,7 +44,7 @@ first_change_after as (
 ),
 
 documents_with_dated_history as (
-    select distinct supplier_document_id from dated_events
+    select distinct portal_id, supplier_document_id from dated_events
 ),
 
 final as (
@@ -62,9 +63,12 @@ final as (
     from supplier_documents
     cross join report_date
     cross join time_zone
-    left join first_change_after on first_change_after.supplier_document_id = supplier_documents.supplier_document_id
+    left join first_change_after
+        on first_change_after.portal_id = supplier_documents.portal_id
+        and first_change_after.supplier_document_id = supplier_documents.supplier_document_id
     left join documents_with_dated_history
-        on documents_with_dated_history.supplier_document_id = supplier_documents.supplier_document_id
+        on documents_with_dated_history.portal_id = supplier_documents.portal_id
+        and documents_with_dated_history.supplier_document_id = supplier_documents.supplier_document_id
 )
 
 select * from final

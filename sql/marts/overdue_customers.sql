@@ -1,5 +1,6 @@
 -- the customers the api lists for GET /customers?documentStatus=LATE on the report date: not deleted, with
 -- at least one overdue invoice (open, due date strictly before the report date), with what collections needs.
+-- one row per (portal_id, customer_id).
 with receivables as (
     select * from marts.receivables
 ),
@@ -16,7 +17,7 @@ overdue_invoices as (
     select
         *,
         row_number() over (
-            partition by customer_id order by due_date, emit_date, reference, invoice_id
+            partition by portal_id, customer_id order by due_date, emit_date, reference, invoice_id
         ) as overdue_rank
     from receivables
     where is_overdue
@@ -27,9 +28,9 @@ oldest_overdue_invoice as (
 ),
 
 overdue_per_customer as (
-    select customer_id, sum(open_amount) as overdue_amount, count(*) as overdue_invoice_count
+    select portal_id, customer_id, sum(open_amount) as overdue_amount, count(*) as overdue_invoice_count
     from overdue_invoices
-    group by customer_id
+    group by portal_id, customer_id
 ),
 
 final as (
@@ -50,11 +51,17 @@ final as (
         oldest.days_past_due as oldest_days_past_due,
         by_customer.last_payment_date,
         -- the template the api would pick for a reminder about the oldest overdue invoice
-        oldest.next_reminder_template
+        oldest.next_reminder_template,
+        customers.portal_id
     from overdue_per_customer
-    inner join customers on customers.customer_id = overdue_per_customer.customer_id
-    inner join oldest_overdue_invoice as oldest on oldest.customer_id = overdue_per_customer.customer_id
-    left join receivables_by_customer as by_customer on by_customer.customer_id = overdue_per_customer.customer_id
+    inner join customers
+        on customers.portal_id = overdue_per_customer.portal_id
+        and customers.customer_id = overdue_per_customer.customer_id
+    inner join oldest_overdue_invoice as oldest
+        on oldest.portal_id = overdue_per_customer.portal_id and oldest.customer_id = overdue_per_customer.customer_id
+    left join receivables_by_customer as by_customer
+        on by_customer.portal_id = overdue_per_customer.portal_id
+        and by_customer.customer_id = overdue_per_customer.customer_id
     where not customers.is_deleted
 )
 

@@ -1,5 +1,5 @@
 -- one row per supplier with documents to pay on the report date: amounts due per aging bucket
--- (credit notes negative), what is overdue, and the next due date.
+-- (credit notes negative), what is overdue, and the next due date. one row per (portal_id, supplier_id).
 with supplier_payables as (
     select * from marts.supplier_payables
 ),
@@ -11,6 +11,7 @@ suppliers as (
 per_supplier as (
     select
         any_value(as_of_date) as as_of_date,
+        portal_id,
         supplier_id,
         sum(amount_due) filter (where aging_bucket = 'current') as due_current,
         sum(amount_due) filter (where aging_bucket = '1-30') as due_1_30,
@@ -24,7 +25,7 @@ per_supplier as (
         min(due_date) as oldest_due_date,
         min(due_date) filter (where not is_overdue) as next_due_date
     from supplier_payables
-    group by supplier_id
+    group by portal_id, supplier_id
 ),
 
 final as (
@@ -43,9 +44,10 @@ final as (
         per_supplier.overdue_document_count,
         per_supplier.document_count,
         per_supplier.oldest_due_date,
-        per_supplier.next_due_date
+        per_supplier.next_due_date,
+        per_supplier.portal_id
     from per_supplier
-    left join suppliers on suppliers.supplier_id = per_supplier.supplier_id
+    left join suppliers on suppliers.portal_id = per_supplier.portal_id and suppliers.supplier_id = per_supplier.supplier_id
 )
 
 select * from final

@@ -1,6 +1,7 @@
 -- what falls due each week (weeks start on monday), from the week of the report date onwards.
 -- documents already past due on the report date, and those without a due date, are counted in the week
 -- of the report date, in overdue_amount and undated_amount; the rest in the week of their due date.
+-- one row per (portal_id, week_start); cumulative_amount runs within the portal.
 with report_date as (
     select * from intermediate.int_report_date
 ),
@@ -21,6 +22,7 @@ placed as (
 
 per_week as (
     select
+        portal_id,
         week_start,
         coalesce(sum(amount_due) filter (where is_overdue), 0) as overdue_amount,
         coalesce(sum(amount_due) filter (where due_date is null), 0) as undated_amount,
@@ -28,7 +30,7 @@ per_week as (
         sum(amount_due) as total_amount,
         count(*) as document_count
     from placed
-    group by week_start
+    group by portal_id, week_start
 ),
 
 final as (
@@ -41,7 +43,9 @@ final as (
         per_week.falling_due_amount,
         per_week.total_amount,
         per_week.document_count,
-        sum(per_week.total_amount) over (order by per_week.week_start) as cumulative_amount
+        sum(per_week.total_amount) over (partition by per_week.portal_id order by per_week.week_start)
+            as cumulative_amount,
+        per_week.portal_id
     from per_week
     cross join report_date
 )

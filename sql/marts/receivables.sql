@@ -7,6 +7,7 @@
 -- serve its `messages` history (whether a RELAUNCH went out decides between RELAUNCH1 and RELAUNCH2).
 -- open amount = total incl. tax after global discount - payments and credit notes dated on or before the
 -- report date. as of today this is the api's `remaining`.
+-- one row per (portal_id, invoice_id): every join is within one portal, whose ids may collide with another's.
 with report_date as (
     select * from intermediate.int_report_date
 ),
@@ -41,16 +42,17 @@ invoices as (
 
 settled_per_invoice as (
     select
+        portal_id,
         invoice_id,
         coalesce(sum(amount) filter (where usage_type = 'TRANSACTION'), 0) as paid_by_payments,
         coalesce(sum(abs(amount)) filter (where usage_type = 'CREDIT_NOTE'), 0) as settled_by_credit_notes
     from usages
-    group by invoice_id
+    group by portal_id, invoice_id
 ),
 
 -- reminder rule 4: RELAUNCH2 once a RELAUNCH1 or RELAUNCH2 reminder went out on or before the report date
 reminded_invoices as (
-    select distinct messages.document_id
+    select distinct messages.portal_id, messages.document_id
     from messages
     cross join report_date
     where messages.template in ('RELAUNCH1', 'RELAUNCH2')
@@ -60,6 +62,7 @@ reminded_invoices as (
 open_invoices as (
     select
         report_date.as_of_date,
+        invoices.portal_id,
         invoices.document_id as invoice_id,
         invoices.reference,
         coalesce(invoices.document_subtype = 'DEPOSIT', false) as is_deposit,
@@ -81,9 +84,11 @@ open_invoices as (
         end as has_reminder
     from invoices
     cross join report_date
-    left join settled_per_invoice as settled on settled.invoice_id = invoices.document_id
-    left join customers on customers.customer_id = invoices.customer_id
-    left join reminded_invoices on reminded_invoices.document_id = invoices.document_id
+    left join settled_per_invoice as settled
+        on settled.portal_id = invoices.portal_id and settled.invoice_id = invoices.document_id
+    left join customers on customers.portal_id = invoices.portal_id and customers.customer_id = invoices.customer_id
+    left join reminded_invoices
+        on reminded_invoices.portal_id = invoices.portal_id and reminded_invoices.document_id = invoices.document_id
 ),
 
 final as (
@@ -110,7 +115,9 @@ final as (
             when aging_buckets.is_overdue then 'RELAUNCH1'
             when open_invoices.days_past_due >= -7 then 'PRELAUNCH'
             else 'STANDARD'
-        end as next_reminder_template
+        end as next_reminder_template,
+        -- last, so that the columns before it keep their places
+        open_invoices.portal_id
     from open_invoices
     asof inner join aging_buckets on coalesce(open_invoices.days_past_due, 0) >= aging_buckets.min_days_past_due
     where open_invoices.open_amount > 0

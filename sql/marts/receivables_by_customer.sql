@@ -1,6 +1,7 @@
 -- one row per customer who owes money or holds unapplied money on the report date.
 -- total_open equals the api's customer `dueAmount` (sum of `remaining` of open invoices) as of today.
 -- unapplied payments and credit notes are shown beside it, not subtracted from it.
+-- one row per (portal_id, customer_id).
 with report_date as (
     select * from intermediate.int_report_date
 ),
@@ -27,6 +28,7 @@ usages as (
 
 open_per_customer as (
     select
+        portal_id,
         customer_id,
         sum(open_amount) filter (where aging_bucket = 'current') as open_current,
         sum(open_amount) filter (where aging_bucket = '1-30') as open_1_30,
@@ -39,12 +41,13 @@ open_per_customer as (
         count(*) as open_invoice_count,
         min(due_date) as oldest_due_date
     from receivables
-    group by customer_id
+    group by portal_id, customer_id
 ),
 
 -- what each payment (TRANSACTION) or credit note (CREDIT_NOTE) paid on invoices up to the report date
 used_per_source as (
     select
+        portal_id,
         usage_type,
         case usage_type when 'TRANSACTION' then transaction_id else credit_note_id end as source_id,
         -- a credit note's usages may be served negative: what it settled is their size
@@ -56,19 +59,21 @@ used_per_source as (
 -- credit note remainder: amount incl. tax - what was applied to invoices on or before the report date.
 -- a credit note is known by its subtype alone (the contract's), and counts by its size whatever its sign.
 credit_notes as (
-    select document_id, customer_id, abs(amount_vat_net) as amount_vat_net
+    select portal_id, document_id, customer_id, abs(amount_vat_net) as amount_vat_net
     from documents
     where document_subtype = 'CREDIT_NOTE' and not is_draft
 ),
 
 unapplied_credit_per_customer as (
     select
+        credit_notes.portal_id,
         credit_notes.customer_id,
         sum(credit_notes.amount_vat_net - coalesce(applied.used, 0)) as unapplied_credit_notes
     from credit_notes
     left join used_per_source as applied
-        on applied.usage_type = 'CREDIT_NOTE' and applied.source_id = credit_notes.document_id
-    group by credit_notes.customer_id
+        on applied.portal_id = credit_notes.portal_id
+        and applied.usage_type = 'CREDIT_NOTE' and applied.source_id = credit_notes.document_id
+    group by credit_notes.portal_id, credit_notes.customer_id
 ),
 
 -- payments received on or before the report date (negative amounts are refunds, not payments)
@@ -81,21 +86,23 @@ payments as (
 
 payments_per_customer as (
     select
+        payments.portal_id,
         payments.customer_id,
         sum(payments.amount - coalesce(used.used, 0) - payments.refunded_amount) as unapplied_payments,
         max(payments.payment_date) as last_payment_date
     from payments
     left join used_per_source as used
-        on used.usage_type = 'TRANSACTION' and used.source_id = payments.transaction_id
-    group by payments.customer_id
+        on used.portal_id = payments.portal_id
+        and used.usage_type = 'TRANSACTION' and used.source_id = payments.transaction_id
+    group by payments.portal_id, payments.customer_id
 ),
 
 customer_ids as (
-    select customer_id from open_per_customer
+    select portal_id, customer_id from open_per_customer
     union
-    select customer_id from unapplied_credit_per_customer where unapplied_credit_notes <> 0
+    select portal_id, customer_id from unapplied_credit_per_customer where unapplied_credit_notes <> 0
     union
-    select customer_id from payments_per_customer where unapplied_payments <> 0
+    select portal_id, customer_id from payments_per_customer where unapplied_payments <> 0
 ),
 
 final as (
@@ -117,13 +124,20 @@ final as (
         open.oldest_due_date,
         payments_per_customer.last_payment_date,
         coalesce(payments_per_customer.unapplied_payments, 0) as unapplied_payments,
-        coalesce(unapplied_credit_per_customer.unapplied_credit_notes, 0) as unapplied_credit_notes
+        coalesce(unapplied_credit_per_customer.unapplied_credit_notes, 0) as unapplied_credit_notes,
+        customer_ids.portal_id
     from customer_ids
     cross join report_date
-    left join open_per_customer as open on open.customer_id = customer_ids.customer_id
-    left join customers on customers.customer_id = customer_ids.customer_id
-    left join payments_per_customer on payments_per_customer.customer_id = customer_ids.customer_id
-    left join unapplied_credit_per_customer on unapplied_credit_per_customer.customer_id = customer_ids.customer_id
+    left join open_per_customer as open
+        on open.portal_id = customer_ids.portal_id and open.customer_id = customer_ids.customer_id
+    left join customers
+        on customers.portal_id = customer_ids.portal_id and customers.customer_id = customer_ids.customer_id
+    left join payments_per_customer
+        on payments_per_customer.portal_id = customer_ids.portal_id
+        and payments_per_customer.customer_id = customer_ids.customer_id
+    left join unapplied_credit_per_customer
+        on unapplied_credit_per_customer.portal_id = customer_ids.portal_id
+        and unapplied_credit_per_customer.customer_id = customer_ids.customer_id
 )
 
 select * from final

@@ -3,6 +3,7 @@
 -- intermediate.int_supplier_documents__status_as_of's: a document whose status then is unknown is left
 -- out, and the check supplier_status_as_of_known fails naming it. credit notes count negative in amount_due;
 -- a document without any amount counts 0 and the check payables_have_amount names it.
+-- one row per (portal_id, supplier_document_id).
 with report_date as (
     select * from intermediate.int_report_date
 ),
@@ -41,10 +42,12 @@ payables as (
         ) as amount_due,
         status_on_date.currency,
         status_on_date.due_date - report_date.as_of_date as days_until_due,
-        report_date.as_of_date - status_on_date.due_date as days_past_due
+        report_date.as_of_date - status_on_date.due_date as days_past_due,
+        status_on_date.portal_id
     from status_on_date
     cross join report_date
-    left join suppliers on suppliers.supplier_id = status_on_date.supplier_id
+    left join suppliers
+        on suppliers.portal_id = status_on_date.portal_id and suppliers.supplier_id = status_on_date.supplier_id
     where status_on_date.status_as_of = 'approved'
         and coalesce(status_on_date.issue_date, report_date.as_of_date) <= report_date.as_of_date
 ),

@@ -1,5 +1,5 @@
 -- one row per line of a document that exists upstream (all versions; join to stg_invoicing__documents for
--- live ones). lines are a dlt child table: parent's _dlt_id = line's _dlt_parent_id.
+-- live ones). lines are a dlt child table: parent's _dlt_id = line's _dlt_parent_id; portal_id is the parent's.
 
 -- materialized: view
 with lines as (
@@ -7,11 +7,12 @@ with lines as (
 ),
 
 documents as (
-    select id, _dlt_id from invoicing_raw.documents where _deleted_at is null
+    select portal_id, id, _dlt_id from invoicing_raw.documents where _deleted_at is null
 ),
 
 renamed as (
     select
+        cast(documents.portal_id as varchar) as portal_id,
         cast(documents.id as varchar) as document_id,
         cast(lines._dlt_list_idx as integer) as line_index,
         cast(lines.line_type as varchar) as line_type,

@@ -11,11 +11,12 @@ time_zone as (
 ),
 
 documents as (
-    select id, _dlt_id from invoicing_raw.documents where _deleted_at is null
+    select portal_id, id, _dlt_id from invoicing_raw.documents where _deleted_at is null
 ),
 
 renamed as (
     select
+        cast(documents.portal_id as varchar) as portal_id,
         cast(documents.id as varchar) as document_id,
         cast(messages._dlt_list_idx as integer) as message_index,
         cast(messages.date as timestamptz) as sent_at,

@@ -15,6 +15,7 @@ time_zone as (
 
 renamed as (
     select
+        cast(source.portal_id as varchar) as portal_id,
         cast(source.id as varchar) as event_id,
         cast(source.supplier_document_id as varchar) as supplier_document_id,
         cast(source._position as bigint) as event_position,
@@ -34,7 +35,7 @@ renamed as (
     cross join time_zone
     where source._deleted_at is null
     window history as (
-        partition by source.supplier_document_id
+        partition by source.portal_id, source.supplier_document_id
         order by source._position, cast(source.date as timestamptz), source.id
     )
 ),

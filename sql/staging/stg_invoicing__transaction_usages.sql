@@ -17,13 +17,13 @@ time_zone as (
 ),
 
 transactions as (
-    select id, date from invoicing_raw.transactions
+    select portal_id, id, date from invoicing_raw.transactions
 ),
 
 -- any version of the credit note: a document id is one version, and a version keeps its emit date.
 -- only credit notes (the contract's subtype): the join stays small beside a million documents
 credit_notes as (
-    select id, emit_date from invoicing_raw.documents where subtype = 'CREDIT_NOTE'
+    select portal_id, id, emit_date from invoicing_raw.documents where subtype = 'CREDIT_NOTE'
 ),
 
 linked as (
@@ -44,8 +44,10 @@ linked as (
             end
         ) as derived_type
     from source
-    left join transactions on transactions.id = coalesce(source.transaction_id, source.transaction__id)
-    left join credit_notes on credit_notes.id = source.credit_note_id
+    left join transactions
+        on transactions.portal_id = source.portal_id
+        and transactions.id = coalesce(source.transaction_id, source.transaction__id)
+    left join credit_notes on credit_notes.portal_id = source.portal_id and credit_notes.id = source.credit_note_id
     where source._deleted_at is null
 ),
 

@@ -67,10 +67,12 @@ def test_ids_unique_fails_on_a_duplicate_id_and_only_there(tmp_path):
         tmp_path,
         [
             "create schema invoicing_raw",
-            "create table invoicing_raw.customers (id varchar, name varchar)",
-            "insert into invoicing_raw.customers values ('c1', 'Ana'), ('c2', 'Bo')",
-            "create table invoicing_raw.items (id varchar, name varchar)",
-            "insert into invoicing_raw.items values ('i1', 'Tea'), ('i2', 'Cake')",
+            "create table invoicing_raw.customers (portal_id varchar, id varchar, name varchar)",
+            "insert into invoicing_raw.customers values ('default', 'c1', 'Ana'), ('default', 'c2', 'Bo')",
+            # the same id in another portal is another record
+            "insert into invoicing_raw.customers values ('acme', 'c2', 'Bo of Acme')",
+            "create table invoicing_raw.items (portal_id varchar, id varchar, name varchar)",
+            "insert into invoicing_raw.items values ('default', 'i1', 'Tea'), ('default', 'i2', 'Cake')",
         ],
     )
     clean = _run_checks(warehouse, raw_ids_unique, RAW_KEYS)
@@ -78,7 +80,7 @@ def test_ids_unique_fails_on_a_duplicate_id_and_only_there(tmp_path):
     assert len(clean) == len(SPEC_RAW_TABLES)  # one check per raw table, absent tables pass
 
     with duckdb.connect(warehouse.path) as connection:
-        connection.execute("insert into invoicing_raw.customers values ('c2', 'Bo again')")
+        connection.execute("insert into invoicing_raw.customers values ('default', 'c2', 'Bo again')")
     results = _run_checks(warehouse, raw_ids_unique, RAW_KEYS)
     assert results[("invoicing_raw/customers", "ids_unique")] is False
     assert results[("invoicing_raw/items", "ids_unique")] is True
@@ -89,8 +91,8 @@ def test_ids_unique_fails_on_a_null_id(tmp_path):
         tmp_path,
         [
             "create schema invoicing_raw",
-            "create table invoicing_raw.webhooks (id varchar)",
-            "insert into invoicing_raw.webhooks values ('w1'), (null)",
+            "create table invoicing_raw.webhooks (portal_id varchar, id varchar)",
+            "insert into invoicing_raw.webhooks values ('default', 'w1'), ('default', null)",
         ],
     )
     assert _run_checks(warehouse, raw_ids_unique, RAW_KEYS)[("invoicing_raw/webhooks", "ids_unique")] is False
@@ -103,12 +105,12 @@ def test_documents_customers_exist(tmp_path, dangling):
         tmp_path,
         [
             "create schema invoicing_raw",
-            "create table invoicing_raw.customers (id varchar)",
-            "insert into invoicing_raw.customers values ('c1')",
-            "create table invoicing_raw.documents (id varchar, customer_id varchar)",
-            f"insert into invoicing_raw.documents values ('d1', 'c1'), ('d2', '{customer_of_d2}')",
-            "create table invoicing_raw.transaction_usages (id varchar, invoice_id varchar)",
-            "insert into invoicing_raw.transaction_usages values ('u1', 'd1')",
+            "create table invoicing_raw.customers (portal_id varchar, id varchar)",
+            "insert into invoicing_raw.customers values ('p', 'c1'), ('q', 'c9')",  # c9 is another portal's
+            "create table invoicing_raw.documents (portal_id varchar, id varchar, customer_id varchar)",
+            f"insert into invoicing_raw.documents values ('p', 'd1', 'c1'), ('p', 'd2', '{customer_of_d2}')",
+            "create table invoicing_raw.transaction_usages (portal_id varchar, id varchar, invoice_id varchar)",
+            "insert into invoicing_raw.transaction_usages values ('p', 'u1', 'd1')",
         ],
     )
     results = _run_checks(warehouse, [documents_customers_exist, usages_invoices_exist], RAW_KEYS)
@@ -125,10 +127,10 @@ def test_usage_of_an_unknown_invoice_fails(tmp_path):
         tmp_path,
         [
             "create schema invoicing_raw",
-            "create table invoicing_raw.documents (id varchar, customer_id varchar)",
-            "insert into invoicing_raw.documents values ('d1', 'c1')",
-            "create table invoicing_raw.transaction_usages (id varchar, invoice_id varchar)",
-            "insert into invoicing_raw.transaction_usages values ('u1', 'd1'), ('u2', 'd7')",
+            "create table invoicing_raw.documents (portal_id varchar, id varchar, customer_id varchar)",
+            "insert into invoicing_raw.documents values ('default', 'd1', 'c1')",
+            "create table invoicing_raw.transaction_usages (portal_id varchar, id varchar, invoice_id varchar)",
+            "insert into invoicing_raw.transaction_usages values ('default', 'u1', 'd1'), ('default', 'u2', 'd7')",
         ],
     )
     results = _run_checks(warehouse, [usages_invoices_exist], RAW_KEYS)
@@ -136,16 +138,19 @@ def test_usage_of_an_unknown_invoice_fails(tmp_path):
 
 
 def test_mart_keys_unique_uses_each_marts_grain(tmp_path):
-    # receivables is keyed by invoice_id although as_of_date comes first; the schedule by week_start.
+    # receivables is keyed by (portal_id, invoice_id) although as_of_date comes first: one invoice id in two
+    # portals is two rows; the schedule by (portal_id, week_start).
     warehouse = _warehouse(
         tmp_path,
         [
             "create schema marts",
-            "create table marts.receivables (as_of_date date, invoice_id varchar, open_amount decimal(18,2))",
-            "insert into marts.receivables values ('2026-01-01', 'd1', 10), ('2026-01-01', 'd2', 5)",
-            "create table marts.payables_schedule (as_of_date date, week_start date)",
-            "insert into marts.payables_schedule values ('2026-01-01', '2025-12-29')",
-            "insert into marts.payables_schedule values ('2026-01-01', '2025-12-29')",
+            "create table marts.receivables (as_of_date date, invoice_id varchar, open_amount decimal(18,2), "
+            "portal_id varchar)",
+            "insert into marts.receivables values ('2026-01-01', 'd1', 10, 'p'), ('2026-01-01', 'd2', 5, 'p'), "
+            "('2026-01-01', 'd1', 7, 'q')",
+            "create table marts.payables_schedule (as_of_date date, week_start date, portal_id varchar)",
+            "insert into marts.payables_schedule values ('2026-01-01', '2025-12-29', 'p')",
+            "insert into marts.payables_schedule values ('2026-01-01', '2025-12-29', 'p')",
         ],
     )
     keys = [AssetKey(["marts", "receivables"]), AssetKey(["marts", "payables_schedule"])]

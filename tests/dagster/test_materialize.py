@@ -30,6 +30,7 @@ from dagster_expectations import SPEC_RAW_TABLES, sql_model_paths
 from assets.api_checks import total_open_matches_api_due_amount
 from assets.resources import InvoicingApiResource, WarehouseResource
 from dagster_project.definitions import build_definitions
+from pipelines.invoicing.portals import Portal
 from warehouse_engine.publish import default_snapshot_path
 from sandbox.config import SandboxConfig
 from sandbox.server import SandboxServer
@@ -56,11 +57,11 @@ class Harness:
             ),
             "warehouse": WarehouseResource(path=warehouse_path),
         }
-        self.defs = build_definitions(self.resources)
+        self.defs = build_definitions(self.resources, {"default": Portal("default")})
 
     def run(self, job: str = "sync_job", selection: list[AssetKey] | None = None):
         return self.defs.resolve_job_def(job).execute_in_process(
-            instance=self.instance, raise_on_error=False, asset_selection=selection
+            instance=self.instance, raise_on_error=False, asset_selection=selection, partition_key="default"
         )
 
     def query(self, sql: str, params: list | None = None) -> list[tuple]:
@@ -259,11 +260,13 @@ def test_bad_credentials_fail_once_with_an_actionable_message(harness, tmp_path)
                 base_url=harness.sandbox.base_url, client_id=harness.sandbox.client_id, client_secret=secret
             ),
             "warehouse": WarehouseResource(path=str(tmp_path / "other.duckdb")),
-        }
+        },
+        {"default": Portal("default")},
     )
     result = defs.resolve_job_def("sync_job").execute_in_process(
         instance=harness.instance,
         raise_on_error=False,
+        partition_key="default",
         asset_selection=[AssetKey(["invoicing_raw", "customers"])],
     )
     assert not result.success

@@ -15,13 +15,13 @@ from model_fixture import build_warehouse, fetch
 
 from warehouse_engine.sql_runner import build_models
 
-MART_KEYS = {
-    "receivables": "invoice_id",
-    "receivables_by_customer": "customer_id",
-    "overdue_customers": "customer_id",
-    "supplier_payables": "supplier_document_id",
-    "payables_by_supplier": "supplier_id",
-    "payables_schedule": "week_start",
+MART_KEYS = {  # every grain is within one portal
+    "receivables": "portal_id, invoice_id",
+    "receivables_by_customer": "portal_id, customer_id",
+    "overdue_customers": "portal_id, customer_id",
+    "supplier_payables": "portal_id, supplier_document_id",
+    "payables_by_supplier": "portal_id, supplier_id",
+    "payables_schedule": "portal_id, week_start",
 }
 
 
@@ -36,7 +36,8 @@ def _load_bench_generator():
 def assert_invariants(conn: duckdb.DuckDBPyConnection) -> None:
     for mart, key in MART_KEYS.items():
         total, distinct, nulls = conn.execute(
-            f"select count(*), count(distinct {key}), count(*) filter (where {key} is null) from marts.{mart}"
+            f"select count(*), count(distinct ({key})), "
+            f"count(*) filter (where {' or '.join(f'{c} is null' for c in key.split(', '))}) from marts.{mart}"
         ).fetchone()
         assert total == distinct and nulls == 0, f"marts.{mart}: key {key} not unique or null"
 

@@ -43,9 +43,9 @@ def _doctor(sandbox, tmp_path, monkeypatch, capsys, known: set[str], secret: str
     warehouse = tmp_path / "warehouse.duckdb"
     with duckdb.connect(str(warehouse)) as connection:  # a warehouse that synced these customers
         connection.execute("create schema invoicing_raw")
-        connection.execute("create table invoicing_raw.customers (id text, _deleted_at timestamptz)")
+        connection.execute("create table invoicing_raw.customers (portal_id text, id text, _deleted_at timestamptz)")
         for customer_id in known:
-            connection.execute("insert into invoicing_raw.customers values (?, null)", [customer_id])
+            connection.execute("insert into invoicing_raw.customers values ('default', ?, null)", [customer_id])
     monkeypatch.setenv("SOURCES__INVOICING__BASE_URL", sandbox.base_url)
     monkeypatch.setenv("SOURCES__INVOICING__CLIENT_ID", sandbox.client_id)
     monkeypatch.setenv("SOURCES__INVOICING__CLIENT_SECRET", secret or sandbox.client_secret)

@@ -55,7 +55,7 @@ def test_no_secret_or_token_anywhere(make_sandbox, tmp_path, monkeypatch, caplog
         defs = build_definitions(default_resources())
         with DagsterInstance.get() as instance:
             result = defs.resolve_job_def("sync_job").execute_in_process(
-                instance=instance, raise_on_error=False
+                instance=instance, raise_on_error=False, partition_key="default"
             )
             assert result.success, [e.message for e in result.all_events if e.is_failure]
             event_texts = [repr(record) for record in instance.all_logs(result.run_id)]
