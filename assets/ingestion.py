@@ -113,12 +113,12 @@ def _sync(context: AssetExecutionContext, config: SyncConfig, portal: Portal, in
     resources = sorted(selected) if context.is_subset else None
     context.log.info(
         f"syncing {', '.join(resources) if resources else 'every endpoint'} of portal {portal.name} "
-        f"into {warehouse.path}"
+        f"into {warehouse.target().describe()}"
     )
     try:
         settings, rate = _settings(portal, invoicing_api)
         report = sync_portal(
-            warehouse.path,
+            warehouse.target(),
             portal,
             settings=settings,
             rate_limit_per_s=rate,

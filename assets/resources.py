@@ -15,7 +15,9 @@ import duckdb
 from dagster import ConfigurableResource, EnvVar
 from pydantic import Field
 
+from warehouse_engine.connection import connect
 from warehouse_engine.names import DEFAULT_WAREHOUSE_PATH
+from warehouse_engine.target import WarehouseTarget, target_from_env
 
 WAREHOUSE_PATH_ENV = "INVOICING_WAREHOUSE_PATH"
 API_ENV = {
@@ -37,9 +39,10 @@ class InvoicingApiResource(ConfigurableResource):
 
 
 class WarehouseResource(ConfigurableResource):
-    """The DuckDB warehouse file. DuckDB allows one writing process per file: runs that write it
-    are serialised by the run queue (see dagster.yaml), and each step opens and closes its own
-    connection so that steps of one run never hold two."""
+    """The warehouse: the DuckDB file `path`, or the DuckLake when INVOICING_WAREHOUSE_ENGINE=ducklake
+    (its catalog and data folder from the environment, warehouse_engine/target.py). DuckDB allows one
+    writing process per file: runs that write it are serialised by the run queue (see dagster.yaml), and
+    each step opens and closes its own connection so that steps of one run never hold two."""
 
     path: str = Field(default=DEFAULT_WAREHOUSE_PATH, description="DuckDB file of the warehouse")
 
@@ -48,12 +51,14 @@ class WarehouseResource(ConfigurableResource):
         """The warehouse path as a Path (relative paths are relative to the working directory)."""
         return Path(self.path)
 
+    def target(self) -> WarehouseTarget:
+        """The configured warehouse (the file `path` unless the environment chooses DuckLake)."""
+        return target_from_env(self.path)
+
     @contextmanager
     def connect(self, read_only: bool = False) -> Iterator[duckdb.DuckDBPyConnection]:
         """A connection to the warehouse, closed on exit. Creates the parent folder when writing."""
-        if not read_only:
-            self.file.parent.mkdir(parents=True, exist_ok=True)
-        connection = duckdb.connect(str(self.file), read_only=read_only)
+        connection = connect(self.target(), read_only=read_only)
         try:
             yield connection
         finally:

@@ -34,7 +34,8 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from decimal import Decimal
@@ -47,8 +48,10 @@ from harness.served_truth import ABSENT_FIELDS, POSITION, absent_keys, expected_
 from pipelines.invoicing.settings import EVENTS
 from sandbox.contract import ContractProfile
 from sandbox.served import served_event_item
+from warehouse_engine.connection import connect
 from warehouse_engine.names import DEFAULT_PORTAL, PORTAL_COLUMN, RAW_DATASET
 from warehouse_engine.sql_runner import one_row
+from warehouse_engine.target import WarehouseTarget
 
 SCHEMA = RAW_DATASET
 COMPARED = ("user", "portal", "customers", "items", "documents", "transactions", "transaction_usages",
@@ -57,6 +60,27 @@ CHILDREN = {"documents": ("lines", "messages"), "suppliers": ("tags",), "supplie
 RAW_TABLES = COMPARED  # webhooks need the `write` scope, which the read-only sync never asks for
 UNLIMITED = 10**9
 API_PORTAL = "api_portal_id"  # where the client keeps the API's `portalId` (portal_id names the portal)
+
+
+# A warehouse to compare: a DuckDB file's path, a WarehouseTarget (a DuckLake too, through the engine's
+# own connection), or an open connection (a lake at an old snapshot, say), which is left open.
+Warehouse = str | Path | WarehouseTarget | duckdb.DuckDBPyConnection
+
+
+@contextmanager
+def reading(warehouse: Warehouse) -> Iterator[duckdb.DuckDBPyConnection]:
+    """A read-only connection on `warehouse`, closed on exit unless the caller passed it open."""
+    if isinstance(warehouse, duckdb.DuckDBPyConnection):
+        yield warehouse
+        return
+    if isinstance(warehouse, WarehouseTarget):
+        connection = connect(warehouse, read_only=True)
+    else:
+        connection = duckdb.connect(str(warehouse), read_only=True)
+    try:
+        yield connection
+    finally:
+        connection.close()
 
 
 def snake(name: str) -> str:
@@ -125,14 +149,13 @@ def _live_customer_references(con, portal_id: str | None) -> set[str]:
     return found
 
 
-def mismatches(warehouse: str, portal, tables=COMPARED, limit: int = 20,
+def mismatches(warehouse: Warehouse, portal, tables=COMPARED, limit: int = 20,
                contract: ContractProfile | str = "default", portal_id: str = DEFAULT_PORTAL) -> list[str]:
     """Differences between the warehouse's rows of `portal_id` and what `contract` serves of the sandbox
     `portal` (empty when exact; the module docstring says what exact means under a profile)."""
     profile = ContractProfile.named(contract)
     problems: list[str] = []
-    con = duckdb.connect(warehouse, read_only=True)
-    try:
+    with reading(warehouse) as con:
         aware = portal_aware(con)
         api_column = API_PORTAL if aware else PORTAL_COLUMN  # where the API's `portalId` lands
         owner: str | None = portal_id if aware else None  # None: every row (a plain dlt load)
@@ -162,8 +185,6 @@ def mismatches(warehouse: str, portal, tables=COMPARED, limit: int = 20,
                 problems += _child_mismatches(con, table, child, pairs, present, owner)
             if len(problems) > limit:
                 break
-    finally:
-        con.close()
     return problems[:limit]
 
 
@@ -238,15 +259,12 @@ def snake_to_camel(name: str) -> str:
     return head + "".join(part.title() for part in rest)
 
 
-def table_fingerprint(warehouse: str) -> dict[str, list]:
+def table_fingerprint(warehouse: Warehouse) -> dict[str, list]:
     """Every raw table's rows (sorted), and dlt's committed state rows: to prove a failed run changed nothing."""
-    con = duckdb.connect(warehouse, read_only=True)
-    try:
+    with reading(warehouse) as con:
         names = [r[0] for r in con.execute(
             "select table_name from information_schema.tables where table_schema = ? order by 1", [SCHEMA]).fetchall()]
         return {name: sorted(map(repr, con.execute(f'select * from {SCHEMA}."{name}"').fetchall())) for name in names}
-    finally:
-        con.close()
 
 
 @dataclass
@@ -273,12 +291,12 @@ class Comparison:
         return "\n".join(lines)
 
 
-def compare_raw_tables(warehouse_path: Path, portal, tables: tuple[str, ...] = RAW_TABLES,
+def compare_raw_tables(warehouse_path: Warehouse, portal, tables: tuple[str, ...] = RAW_TABLES,
                        contract: ContractProfile | str = "default", portal_id: str = DEFAULT_PORTAL) -> Comparison:
     """Every raw table in `tables` (rows of `portal_id`) against what `contract` serves of the sandbox
     `portal`, field by field (opens the warehouse read-only: call it when no connection of this process
     writes the file)."""
-    result = Comparison(mismatches=mismatches(str(warehouse_path), portal, tables=tables, limit=UNLIMITED,
+    result = Comparison(mismatches=mismatches(warehouse_path, portal, tables=tables, limit=UNLIMITED,
                                               contract=contract, portal_id=portal_id))
     for table in tables:
         records = [expected for _, expected in expected_records(portal, table, contract)]
@@ -297,10 +315,10 @@ def compare_raw_tables(warehouse_path: Path, portal, tables: tuple[str, ...] = R
     return result
 
 
-def orphan_child_rows(warehouse_path: Path) -> list[str]:
+def orphan_child_rows(warehouse_path: Warehouse) -> list[str]:
     """Child tables' rows whose `_dlt_parent_id` matches no `_dlt_id` of the parent table."""
     found = []
-    with duckdb.connect(str(warehouse_path), read_only=True) as connection:
+    with reading(warehouse_path) as connection:
         tables = {
             name
             for (name,) in connection.execute(
@@ -396,9 +414,9 @@ def compare_records(
     )
 
 
-def loaded_rows(db_path: str | Path, table: str, dataset: str = RAW_DATASET) -> list[tuple]:
+def loaded_rows(db_path: Warehouse, table: str, dataset: str = RAW_DATASET) -> list[tuple]:
     """Every `(id, last_update, _deleted_at)` row of `dataset.table`; missing columns read as NULL."""
-    with duckdb.connect(str(db_path), read_only=True) as con:
+    with reading(db_path) as con:
         columns = {
             name
             for (name,) in con.execute(
@@ -417,12 +435,12 @@ def loaded_rows(db_path: str | Path, table: str, dataset: str = RAW_DATASET) -> 
 
 
 def check_table(
-    db_path: str | Path, table: str, truth: Iterable[dict], dataset: str = RAW_DATASET
+    db_path: Warehouse, table: str, truth: Iterable[dict], dataset: str = RAW_DATASET
 ) -> TableCheck:
     """`compare_records` for one table of a DuckDB file."""
     return compare_records(table, truth, loaded_rows(db_path, table, dataset))
 
 
-def check_warehouse(db_path: str | Path, truth: dict[str, list[dict]]) -> list[TableCheck]:
+def check_warehouse(db_path: Warehouse, truth: dict[str, list[dict]]) -> list[TableCheck]:
     """`check_table` for every compared resource (raw table name = resource name)."""
     return [check_table(db_path, resource, records) for resource, records in truth.items()]

@@ -1,4 +1,5 @@
-"""`invoicing-warehouse models`: builds the SQL models (staging, then marts) into the DuckDB warehouse."""
+"""`invoicing-warehouse models`: builds the SQL models (staging, then marts) into the warehouse: the DuckDB file,
+or the DuckLake when INVOICING_WAREHOUSE_ENGINE=ducklake (warehouse_engine/target.py)."""
 
 from __future__ import annotations
 
@@ -10,8 +11,9 @@ from pathlib import Path
 
 import duckdb
 
+from warehouse_engine.connection import WarehouseUnavailable, connect
 from warehouse_engine.names import DEFAULT_WAREHOUSE_PATH
-from warehouse_engine.publish import publish_snapshot
+from warehouse_engine.readers import publish
 from warehouse_engine.sql_runner import (
     MissingRawTableError,
     ModelDefinitionError,
@@ -19,6 +21,7 @@ from warehouse_engine.sql_runner import (
     build_models,
     today_in_portal_zone,
 )
+from warehouse_engine.target import WarehouseConfigError, target_from_env
 
 DEFAULT_WAREHOUSE = Path(DEFAULT_WAREHOUSE_PATH)
 
@@ -44,23 +47,28 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=Path,
         default=DEFAULT_WAREHOUSE,
         metavar="PATH",
-        help=f"DuckDB warehouse file (default: {DEFAULT_WAREHOUSE})",
+        help=f"DuckDB warehouse file (default: {DEFAULT_WAREHOUSE}; unused with INVOICING_WAREHOUSE_ENGINE=ducklake)",
     )
 
 
 def run(args: argparse.Namespace) -> int:
     """Builds every model; prints one line per model (rows, seconds). Returns the exit code."""
-    warehouse: Path = args.warehouse
     as_of: date = args.as_of or today_in_portal_zone()
-    if not warehouse.is_file():
+    try:
+        target = target_from_env(args.warehouse)
+    except WarehouseConfigError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    warehouse = target.describe()
+    if not target.is_lake and not Path(str(target.path)).is_file():
         print(
             f"error: warehouse {warehouse} does not exist; run `invoicing-warehouse sync` first",
             file=sys.stderr,
         )
         return 1
     try:
-        conn = duckdb.connect(str(warehouse))
-    except duckdb.Error as exc:
+        conn = connect(target)
+    except (duckdb.Error, WarehouseUnavailable) as exc:
         print(f"error: cannot open warehouse {warehouse}: {exc}", file=sys.stderr)
         return 1
 
@@ -83,5 +91,5 @@ def run(args: argparse.Namespace) -> int:
     finally:
         conn.close()
     print(f"built {len(built)} models in {time.perf_counter() - started:.2f} s")
-    print(f"readers' snapshot: {publish_snapshot(warehouse)}")
+    print(f"readers' snapshot: {publish(target, f'models as of {as_of.isoformat()}')}")
     return 0

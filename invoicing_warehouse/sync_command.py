@@ -1,4 +1,5 @@
-"""`invoicing-warehouse sync`: sync the API into the DuckDB warehouse, with progress and a summary.
+"""`invoicing-warehouse sync`: sync the API into the warehouse (the DuckDB file, or the DuckLake when
+INVOICING_WAREHOUSE_ENGINE=ducklake: warehouse_engine/target.py), with progress and a summary.
 
 Configuration the dlt way: SOURCES__INVOICING__BASE_URL, SOURCES__INVOICING__CLIENT_ID,
 SOURCES__INVOICING__CLIENT_SECRET, or `[sources.invoicing]` in `.dlt/config.toml` / `.dlt/secrets.toml`:
@@ -54,7 +55,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--reconcile", action="store_true",
                         help="scan every list in full: load what differs, mark records gone upstream as deleted")
     parser.add_argument("--warehouse", default=DEFAULT_WAREHOUSE_PATH, metavar="PATH",
-                        help=f"DuckDB file of the warehouse (default {DEFAULT_WAREHOUSE_PATH})")
+                        help=f"DuckDB file of the warehouse (default {DEFAULT_WAREHOUSE_PATH}; unused with "
+                             "INVOICING_WAREHOUSE_ENGINE=ducklake)")
     parser.add_argument("--resources", default=None, metavar="NAMES",
                         help="comma-separated resources to sync (default: all)")
     parser.add_argument("--rate-limit", type=float, default=None, metavar="PER_S",
@@ -111,6 +113,8 @@ def _summary(report, warehouse: str) -> str:
         lines.append(f"  {table:<28} {count:>8} rows loaded")
     for table, count in sorted(report.tombstoned.items()):
         lines.append(f"  {table:<28} {count:>8} marked deleted (gone upstream)")
+    if report.conflicts:
+        lines.append(f"  {report.conflicts} load(s) retried: another writer of the lake committed first")
     lines += [f"note: {note}" for note in report.notes]
     return "\n".join(lines)
 
@@ -118,13 +122,18 @@ def _summary(report, warehouse: str) -> str:
 def run(args: argparse.Namespace) -> int:
     """Syncs the chosen portal(s); returns the exit code (the worst of the portals')."""
     from pipelines.invoicing.errors import InvoicingApiError
+    from warehouse_engine.target import WarehouseConfigError, target_from_env
 
     started = time.monotonic()
     try:
         portals = chosen_portals(args)
-    except InvoicingApiError as error:
+        args.target = target_from_env(args.warehouse)
+    except (InvoicingApiError, WarehouseConfigError) as error:
         print(f"sync failed: {error}", file=sys.stderr)  # nothing was synced, no state touched
         return 1
+    from warehouse_engine.readers import mark_unpublished, publish_if_changed
+
+    behind = mark_unpublished(args.target)
     outcomes = []
     for portal in portals:
         if len(portals) > 1:
@@ -135,10 +144,12 @@ def run(args: argparse.Namespace) -> int:
         for _, outcome in outcomes:
             print(outcome.line())
     if any(code == 0 for code in codes):
-        from warehouse_engine.publish import publish_snapshot
-
-        # the extraction only loads; publishing the readers' copy is the shell's step after it
-        print(f"readers' snapshot: {publish_snapshot(Path(args.warehouse))}")
+        # the extraction only loads; publishing to readers is the shell's step after it, skipped (no copy
+        # of the whole file) when no run changed a row and the readers were current before it
+        changed = any(outcome.report is not None and outcome.report.changed_data for _, outcome in outcomes)
+        published = publish_if_changed(args.target, 'sync ' + ', '.join(p.name for p in portals),
+                                       changed=changed, behind=behind)
+        print(f"readers' snapshot: {published}" if published else "readers' snapshot: unchanged (no row changed)")
     return max(codes)
 
 
@@ -155,7 +166,7 @@ def _sync_one(args: argparse.Namespace, portal: Portal, started: float) -> tuple
         known = doctor_capabilities(args.doctor_findings, settings.base_url)
         if known is not None:
             print(f"using the doctor's findings in {args.doctor_findings}", file=sys.stderr)
-        outcome.report = sync_portal(args.warehouse, portal, settings=settings, rate_limit_per_s=args.rate_limit,
+        outcome.report = sync_portal(args.target, portal, settings=settings, rate_limit_per_s=args.rate_limit,
                                      known_capabilities=lambda _url: known, resources=resources,
                                      full_refresh=args.full_refresh, reconcile=args.reconcile,
                                      progress=ProgressPrinter(), chunk_pages=args.chunk_pages or CHUNK_PAGES)
@@ -167,9 +178,12 @@ def _sync_one(args: argparse.Namespace, portal: Portal, started: float) -> tuple
         print("sync interrupted; what was committed stays committed, run it again to resume", file=sys.stderr)
         raise SystemExit(130) from None
     except Exception as error:  # not an expected failure: keep the traceback for the report  # noqa: BLE001
+        from warehouse_engine.connection import scrub
+
         outcome.error = error
-        traceback.print_exc()
-        print(f"sync failed unexpectedly: {type(error).__name__}: {error}", file=sys.stderr)
+        # the catalog's password may sit in a DuckDB error's text: print the traceback scrubbed
+        print(scrub(traceback.format_exc(), args.target), file=sys.stderr, end="")
+        print(f"sync failed unexpectedly: {type(error).__name__}: {scrub(str(error), args.target)}", file=sys.stderr)
         return 2, outcome
-    print(_summary(outcome.report, args.warehouse))
+    print(_summary(outcome.report, args.target.describe()))
     return 0, outcome

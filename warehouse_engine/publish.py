@@ -11,6 +11,12 @@ file holds every committed change and the WAL is empty), copies the file to a te
 beside the snapshot, fsyncs it, and `os.replace`s it onto the snapshot path. A reader that has the
 old snapshot open keeps reading the old inode, consistent and unblocked; the next connection it
 opens sees the new figures. The writer never touches a file a reader has open, so neither waits.
+
+A sync that changed no row need not copy the whole file again (most 15-minute runs): the sync marks
+the warehouse "unpublished" before it writes (`mark_unpublished`) and `publish_if_changed` copies only
+when the run changed data or the mark was already there (an earlier run that died before publishing).
+dlt's own bookkeeping tables (`_dlt_loads`, `_dlt_pipeline_state`) of the snapshot may then lag
+behind by the no-change runs; the data tables never do.
 """
 
 from __future__ import annotations
@@ -28,6 +34,33 @@ def default_snapshot_path(warehouse_path: Path) -> Path:
     """`data/warehouse.duckdb` -> `data/warehouse.read.duckdb` (beside the warehouse)."""
     warehouse_path = Path(warehouse_path)
     return warehouse_path.with_name(warehouse_path.stem + SNAPSHOT_SUFFIX)
+
+
+def unpublished_mark(warehouse_path: Path) -> Path:
+    """`data/warehouse.duckdb` -> `data/.warehouse.duckdb.unpublished`: there while the warehouse may hold
+    changes its snapshot does not."""
+    warehouse_path = Path(warehouse_path)
+    return warehouse_path.with_name(f".{warehouse_path.name}.unpublished")
+
+
+def mark_unpublished(warehouse_path: Path) -> bool:
+    """Marks the warehouse as possibly ahead of its snapshot, before a writer changes it.
+
+    Returns True when the snapshot was already behind (a mark left by a run that never published, or
+    no snapshot at all): the next `publish_if_changed` then publishes whatever the run changes."""
+    mark = unpublished_mark(warehouse_path)
+    behind = mark.exists() or not default_snapshot_path(warehouse_path).exists()
+    mark.touch()
+    return behind
+
+
+def publish_if_changed(warehouse_path: Path, *, changed: bool, behind: bool) -> Path | None:
+    """Publishes (`publish_snapshot`) when the run `changed` data or the snapshot was `behind` before it
+    (`mark_unpublished`'s answer); else only clears the mark. Returns the snapshot path, None if skipped."""
+    if changed or behind:
+        return publish_snapshot(warehouse_path)
+    unpublished_mark(warehouse_path).unlink(missing_ok=True)
+    return None
 
 
 def publish_snapshot(warehouse_path: Path, snapshot_path: Path | None = None) -> Path:
@@ -68,6 +101,8 @@ def publish_snapshot(warehouse_path: Path, snapshot_path: Path | None = None) ->
         os.replace(temporary, snapshot_path)
         # fsync the directory too: without it a power cut could bring back the old name
         _fsync(snapshot_path.parent)
+        if snapshot_path == default_snapshot_path(warehouse_path):
+            unpublished_mark(warehouse_path).unlink(missing_ok=True)  # the snapshot holds every change
     finally:
         if temporary.exists():
             temporary.unlink()

@@ -18,6 +18,7 @@ from pipelines.invoicing.credentials import ApiSettings, resolve_settings
 from pipelines.invoicing.errors import InvoicingApiError
 from pipelines.invoicing.portals import Portal
 from pipelines.invoicing.sync import SyncReport, make_pipeline, run_sync
+from warehouse_engine.target import WarehouseTarget
 
 DEFAULT_RATE_LIMIT = 10.0  # the service's limit per source IP
 
@@ -50,7 +51,7 @@ def portal_settings(portal: Portal) -> ApiSettings:
 
 
 def sync_portal(
-    warehouse_path: str | Path,
+    warehouse_path: str | Path | WarehouseTarget,
     portal: Portal,
     *,
     rate_limit_per_s: float | None = None,
@@ -58,7 +59,7 @@ def sync_portal(
     settings: ApiSettings | None = None,
     **options: Any,
 ) -> SyncReport:
-    """Syncs `portal` into the warehouse at `warehouse_path` (rows stamped with its name, its own dlt state).
+    """Syncs `portal` into the warehouse at `warehouse_path` (a DuckDB file, or a target: a DuckLake too) (rows stamped with its name, its own dlt state).
 
     The rate is `rate_limit_per_s`, else the portal's `rate_limit`, else 10/s. `known_capabilities`, given
     the base URL, returns the doctor's findings for it. `options` go to `run_sync` (resources,

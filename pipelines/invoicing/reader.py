@@ -20,7 +20,7 @@ from pipelines.invoicing.dates import format_timestamp, parse_timestamp
 from pipelines.invoicing.errors import InvoicingApiError
 from pipelines.invoicing.paging import Page, ParametersRefused, WindowNotHonoured, keyset_pages, skip_pages
 from pipelines.invoicing.read_host import ReadHost, RunPlan
-from pipelines.invoicing.rows import normalized, to_row
+from pipelines.invoicing.rows import normalized, record_digest, to_row
 from pipelines.invoicing.settings import Endpoint
 from pipelines.invoicing.windows import (
     MAX_SLICES,
@@ -55,6 +55,10 @@ class ResourceRead:
         self.index: Index = index or {}
         self.prev_overlap: dict[str, str] = {} if scratch else dict(state.get("overlap_seen") or {})
         self.cursor: str | None = None if plan.from_scratch else state.get("cursor")
+        # single objects: the digest of the version loaded, so an unchanged one is not loaded again (and
+        # a run where nothing changed loads no row at all)
+        self.prev_digest: str | None = None if scratch else state.get("digest")
+        self.digest = self.prev_digest
         self.slices: dict[int, Slice] = {}
         if endpoint.mode == "window":
             planned = plan_slices(state, plan.until, from_scratch=scratch)
@@ -307,6 +311,8 @@ class ResourceRead:
     # ---- consumer ----------------------------------------------------------------------------------------
     def unchanged(self, record: dict) -> bool:
         """True when the warehouse already holds this exact version (skipped, not reloaded)."""
+        if self.endpoint.mode == "single":
+            return self.prev_digest is not None and record_digest(record) == self.prev_digest
         last_update = normalized(record.get("lastUpdate"))
         if self.whole_scan or self._fell_back:
             # the deletion flag, not the timestamp: an observation time (rows.deleted_at_of) is no change
@@ -366,6 +372,8 @@ class ResourceRead:
                 self.newest = moment if self.newest is None else max(self.newest, moment)
             if self.endpoint.mode == "window" and last_update is not None and last_update >= self.overlap_from:
                 self.new_overlap[record_id] = last_update
+            if self.endpoint.mode == "single":
+                self.digest = record_digest(record)  # committed with this page's rows (state below)
             if self.unchanged(record):
                 continue
             previous = self.yielded.get(record_id, "")
@@ -391,6 +399,8 @@ class ResourceRead:
 
     def state(self) -> dict:
         """What dlt stores for this resource with the rows taken so far."""
+        if self.endpoint.mode == "single":
+            return {"digest": self.digest} if self.digest else {}
         if self.endpoint.mode != "window":
             return {}
         if self.completed:

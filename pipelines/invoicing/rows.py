@@ -3,6 +3,7 @@ null containers; supplier-document events completed from their request (`event_r
 
 from __future__ import annotations
 
+import hashlib
 import json
 from datetime import datetime
 from typing import Any
@@ -17,6 +18,13 @@ def normalized(moment: Any) -> str | None:
     if moment is None:
         return None
     return format_timestamp(parse_timestamp(moment) if isinstance(moment, str) else moment)
+
+
+def record_digest(record: dict) -> str:
+    """A digest of a record's whole content: a single object (GET /me, /portal) has no lastUpdate, so
+    this is how a run tells that the warehouse already holds exactly what the API serves."""
+    canonical = json.dumps(record, sort_keys=True, default=str, ensure_ascii=False)
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
 def deleted_at_of(record: dict, observed: datetime | str | None = None, known: str | None = None) -> str | None:

@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
 
 import dlt
 from dlt.pipeline.exceptions import PipelineStepFailed
@@ -23,6 +24,7 @@ from pipelines.invoicing.client import InvoicingClient
 from pipelines.invoicing.credentials import resolve_settings
 from pipelines.invoicing.errors import InvoicingApiError
 from pipelines.invoicing.feed import Feed
+from pipelines.invoicing.lake import is_commit_conflict, lake_destination, retry_on_conflict, shares_writers
 from pipelines.invoicing.portal_upgrade import upgrade_to_portals
 from pipelines.invoicing.settings import EVENTS, RESOURCE_NAMES
 from pipelines.invoicing.warehouse import (
@@ -33,11 +35,13 @@ from pipelines.invoicing.warehouse import (
     remove_unreloaded_rows,
 )
 from warehouse_engine.names import DEFAULT_PORTAL, RAW_DATASET
+from warehouse_engine.target import WarehouseTarget
 
 # One dlt pipeline per portal: `invoicing` for `default` (the name a warehouse made before portals has, so its
 # state carries on), `invoicing__<portal>` for the others. Each has its own state (windows, capabilities)
 # in the warehouse and its own working folder, so portals never share a cursor and may run at once.
 PIPELINE_NAME = "invoicing"
+T = TypeVar("T")
 PORTAL_SEPARATOR = "__"
 DATASET_NAME = RAW_DATASET
 CHUNK_PAGES = 200  # pages per resource per load: 20,000 records at most between two commits
@@ -60,6 +64,8 @@ class SyncReport:
     pages: dict[str, int] = field(default_factory=dict)
     records_read: dict[str, int] = field(default_factory=dict)
     tombstoned: dict[str, int] = field(default_factory=dict)
+    created: list[str] = field(default_factory=list)  # empty tables created (create_empty_tables)
+    finished_pending: bool = False  # loaded what a killed run had left (_finish_pending)
     chunks: int = 0
     extract_s: float = 0.0
     normalize_s: float = 0.0
@@ -71,10 +77,21 @@ class SyncReport:
     refused: int = 0  # requests answered 400 (a parameter the server refuses; learnt in `capabilities`)
     capabilities: ServerCapabilities | None = None  # what the run learnt about the server (kept in state)
     removed: int = 0  # rows a full refresh found no longer served and deleted
+    conflicts: int = 0  # loads retried after another writer of the same DuckLake committed first
 
     @property
     def total_requests(self) -> int:
         return sum(self.requests.values())
+
+    @property
+    def changed_data(self) -> bool:
+        """Whether the run changed any data table: rows loaded, rows marked deleted, tables created, or
+        a killed run's load finished.
+
+        A run that read no new or changed record loads no row (single objects are compared by digest),
+        so this is False for it; dlt's state still advances in its own small load."""
+        return (any(self.rows.values()) or any(self.tombstoned.values()) or bool(self.created)
+                or self.finished_pending or bool(self.removed))
 
 
 def pipeline_name(portal_id: str) -> str:
@@ -89,19 +106,24 @@ def portal_of(pipeline: dlt.Pipeline) -> str:
     return name[len(prefix):] if name.startswith(prefix) else DEFAULT_PORTAL
 
 
-def make_pipeline(warehouse_path: str | Path, portal_id: str = DEFAULT_PORTAL) -> dlt.Pipeline:
-    """The portal's pipeline (`pipeline_name`) loading dataset `invoicing_raw` of the DuckDB file `warehouse_path`.
+def make_pipeline(warehouse: str | Path | WarehouseTarget, portal_id: str = DEFAULT_PORTAL) -> dlt.Pipeline:
+    """The portal's pipeline (`pipeline_name`) loading dataset `invoicing_raw` of the warehouse: a DuckDB file
+    (a path or a target) or a DuckLake target (warehouse_engine/target.py).
 
     dlt's working directory sits beside the warehouse (`.<name>.dlt/`), so two warehouses never share
-    state, and a resumed run finds the load package a killed run left behind.
+    state, and a resumed run finds the load package a killed run left behind. On a DuckLake each portal's
+    pipeline gets its own staging dataset, so portals loading at once never share one.
     """
-    path = Path(warehouse_path).resolve()
-    path.parent.mkdir(parents=True, exist_ok=True)
+    target = warehouse if isinstance(warehouse, WarehouseTarget) else WarehouseTarget.duckdb_file(warehouse)
+    work_dir = target.work_dir()
+    work_dir.parent.mkdir(parents=True, exist_ok=True)
+    name = pipeline_name(portal_id)
     return dlt.pipeline(
-        pipeline_name=pipeline_name(portal_id),
-        destination=dlt.destinations.duckdb(str(path)),
+        pipeline_name=name,
+        destination=lake_destination(target, name) if target.is_lake
+        else dlt.destinations.duckdb(str(Path(str(target.path)).resolve())),
         dataset_name=DATASET_NAME,
-        pipelines_dir=str(path.parent / f".{path.stem}.dlt"),
+        pipelines_dir=str(work_dir),
     )
 
 
@@ -123,14 +145,18 @@ def _limit_normalize_buffer() -> None:
         dlt.config[key] = NORMALIZE_BUFFER_ROWS
 
 
-def _finish_pending(pipeline: dlt.Pipeline) -> None:
-    """Loads what a killed run extracted but did not load, so that state and data agree again."""
+def _finish_pending(pipeline: dlt.Pipeline) -> bool:
+    """Loads what a killed run extracted but did not load, so that state and data agree again.
+
+    Returns whether there was such a load (its rows are data this run changed, too)."""
     pipeline.sync_destination()
-    if pipeline.has_pending_data:
-        if pipeline.list_extracted_load_packages():
-            pipeline.normalize()
-        pipeline.load()
-        remove_replayed_rows(pipeline)
+    if not pipeline.has_pending_data:
+        return False
+    if pipeline.list_extracted_load_packages():
+        pipeline.normalize()
+    pipeline.load()
+    remove_replayed_rows(pipeline)
+    return True
 
 
 def _committed_state(pipeline: dlt.Pipeline) -> dict:
@@ -189,8 +215,9 @@ def run_sync(
     ticker_stop = threading.Event()
     try:
         plan = feed.prepare()  # credentials, scope and server time, before the warehouse is touched
-        _finish_pending(pipeline)
-        upgrade_to_portals(pipeline)
+        retry = retry_on_conflict if shares_writers(pipeline) else _once
+        report.finished_pending = retry(lambda: _finish_pending(pipeline))
+        retry(lambda: upgrade_to_portals(pipeline))
         feed.indexes = load_indexes(pipeline, names, reconcile=reconcile and not full_refresh, portal_id=portal_id)
         if full_refresh:  # every record loads again ("" is no version), ids and deletion times still known
             feed.indexes = {name: {key: ("", value[1]) for key, value in index.items()}
@@ -206,7 +233,13 @@ def run_sync(
             try:
                 info = pipeline.run(source, loader_file_format="parquet")
             except PipelineStepFailed as failure:
-                raise feed.error or _api_error_in(failure) or failure
+                if (failure.step != "load" or feed.error is not None or retry is _once
+                        or not is_commit_conflict(failure)):
+                    raise feed.error or _api_error_in(failure) or failure
+                # another writer of the lake committed first: the chunk waits in its load package
+                report.conflicts += 1
+                info = retry_on_conflict(pipeline.load, failed_once=True,
+                                         on_retry=lambda *_: _count_conflict(report))
             load_ids += info.loads_ids
             report.chunks += 1
             _add_trace(report, pipeline)
@@ -217,11 +250,11 @@ def run_sync(
         feed.skew_note()
         tombstones = feed.tombstones()
         if tombstones:
-            apply_tombstones(pipeline, tombstones, plan.run_time, portal_id)
+            retry(lambda: apply_tombstones(pipeline, tombstones, plan.run_time, portal_id))
         report.tombstoned = {name: len(ids) for name, ids in tombstones.items()}
         if full_refresh:
-            report.removed = remove_unreloaded_rows(pipeline, names, portal_id, load_ids)
-        create_empty_tables(pipeline, names)
+            report.removed = retry(lambda: remove_unreloaded_rows(pipeline, names, portal_id, load_ids))
+        report.created = retry(lambda: create_empty_tables(pipeline, names))
     finally:
         ticker_stop.set()
         feed.close()
@@ -231,6 +264,15 @@ def run_sync(
         if progress is not None:
             progress(feed.progress())
     return report
+
+
+def _once(step: Callable[[], T]) -> T:
+    """`step` run once: on a DuckDB file, where there is no other writer to lose a race to."""
+    return step()
+
+
+def _count_conflict(report: SyncReport) -> None:
+    report.conflicts += 1
 
 
 def _api_error_in(failure: BaseException) -> InvoicingApiError | None:

@@ -69,7 +69,8 @@ def test_incremental_syncs_follow_changes_and_a_quiet_run_costs_one_request_per_
             pages = -(-len(portal.snapshot(name)) // STRICT_PAGE) + 1
             bound = {"customers": 1 + pages}.get(name, pages if name in READ_WHOLE_ON_STRICT else 1)
             assert count <= bound, (name, count, nothing.requests)
-    assert {t: n for t, n in nothing.rows.items() if t not in ("user", "portal")} == {}
+    # not even the single objects (GET /me, /portal): unchanged, they are recognised by digest
+    assert nothing.rows == {} and not nothing.changed_data
 
     item = portal.snapshot("items")[0]
     portal.update("items", item["id"], {"price": 12.34, "name": "Renamed item"})
@@ -210,3 +211,17 @@ def test_a_portal_without_data_gets_every_table_and_later_data_lands_in_them(war
         assert mismatches(warehouse, sandbox.portal) == []
     finally:
         sandbox.stop()
+
+
+def test_a_run_that_finishes_a_killed_runs_load_counts_as_a_change(start_sandbox, warehouse):
+    # the sync command publishes the readers' snapshot only after a run that changed data: rows a killed
+    # run extracted and this run loads are such a change, even when the API has nothing new
+    sandbox = start_sandbox(seed=7, scale=60)
+    sync(sandbox, warehouse)
+    quiet(sandbox)
+    assert not sync(sandbox, warehouse).changed_data
+    make_pipeline(warehouse).extract([{"id": "left-behind"}], table_name="left_behind")  # extracted, never loaded
+    quiet(sandbox)
+    report = sync(sandbox, warehouse)
+    assert report.finished_pending and report.changed_data and report.rows == {}
+    assert scalar(warehouse, "select count(*) from invoicing_raw.left_behind where id = 'left-behind'") == 1

@@ -1,0 +1,91 @@
+"""dlt's `ducklake` destination for a DuckLake warehouse target (warehouse_engine/target.py).
+
+The lake is the one `warehouse_engine.connection.connect` attaches: same name (`invoicing_lake`, which is
+also its metadata schema in the PostgreSQL catalog), same data folder. The extensions come from the PyPI
+wheels; they are installed before dlt opens its first connection, whose ATTACH then autoloads them.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import duckdb
+from dlt.common.configuration.specs.connection_string_credentials import ConnectionStringCredentials
+from dlt.common.destination.exceptions import SchemaUpdateError
+from dlt.destinations import ducklake
+from dlt.destinations.impl.ducklake.configuration import DuckLakeCredentials
+
+from warehouse_engine.connection import install_lake_extensions
+from warehouse_engine.target import LAKE_NAME, WarehouseTarget
+
+T = TypeVar("T")
+
+
+def lake_destination(target: WarehouseTarget, pipeline_name: str) -> Any:
+    """A `ducklake` destination on `target`; its staging dataset is the pipeline's own
+    (`invoicing_raw_staging_<pipeline>`), so pipelines loading one lake at once never truncate each
+    other's staging tables."""
+    assert target.catalog is not None and target.data_path is not None
+    install_lake_extensions()
+    target.data_path.mkdir(parents=True, exist_ok=True)
+    catalog = ConnectionStringCredentials({
+        "drivername": "postgres",
+        "username": target.catalog.user,
+        "password": target.catalog.password,
+        "host": target.catalog.host,
+        "port": target.catalog.port,
+        "database": target.catalog.database,
+    })
+    credentials = DuckLakeCredentials(ducklake_name=LAKE_NAME, catalog=catalog, storage=str(target.data_path))
+    return ducklake(credentials=credentials, staging_dataset_name_layout=f"%s_staging_{pipeline_name}")
+
+
+# Several writers on one lake (one pipeline per portal) may commit at the same moment. DuckLake retries
+# a commit that touches other tables itself; what it cannot merge fails the later commit ("conflict"), and
+# two first runs may race to create the same schema, table or column (dlt's SchemaUpdateError). Every such
+# failure leaves the load package pending and the state uncommitted, so loading it again is safe: dlt reads
+# the destination again and applies only what is missing.
+CONFLICT_RETRIES = 6
+CONFLICT_BACKOFF_S = 0.5
+_CONFLICT_WORDS = ("conflict", "already exists", "concurrent")
+
+
+def is_commit_conflict(error: BaseException) -> bool:
+    """True when `error` (or an error it was raised from) is a lost race with another writer of the lake."""
+    seen: BaseException | None = error
+    for _ in range(20):  # a bounded walk down the chain of causes
+        if seen is None:
+            return False
+        if isinstance(seen, (SchemaUpdateError, duckdb.TransactionException)):
+            return True
+        if isinstance(seen, duckdb.Error) and any(word in str(seen).lower() for word in _CONFLICT_WORDS):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
+def retry_on_conflict(step: Callable[[], T], *, failed_once: bool = False,
+                      on_retry: Callable[[int, BaseException], None] | None = None) -> T:
+    """Runs `step`; when it loses a race with another writer, runs it again (at most CONFLICT_RETRIES
+    times, after 0.5 s, 1 s, 2 s ... with jitter so that two writers do not collide again).
+    `failed_once`: the caller's own first try already lost one race, so wait before the first run."""
+    for attempt in range(CONFLICT_RETRIES + 1):
+        if failed_once or attempt:
+            time.sleep(CONFLICT_BACKOFF_S * 2 ** attempt * (0.5 + random.random()))
+        try:
+            return step()
+        except Exception as error:
+            if attempt == CONFLICT_RETRIES or not is_commit_conflict(error):
+                raise
+            if on_retry is not None:
+                on_retry(attempt + 1, error)
+    raise AssertionError("unreachable: the last attempt returns or raises")
+
+
+def shares_writers(pipeline: Any) -> bool:
+    """True when the pipeline loads a DuckLake, where other writers may commit at the same time. A DuckDB
+    file has one writer: a conflict there is a bug to report, not a race to retry."""
+    return str(pipeline.destination.destination_type).endswith("ducklake")
