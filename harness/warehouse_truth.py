@@ -115,13 +115,23 @@ def same(expected, actual) -> bool:
     return expected == actual
 
 
-def rows(con, table: str, portal_id: str = DEFAULT_PORTAL) -> list[dict]:
-    """The rows of one portal in a raw table; a child table's through its root row (`_dlt_root_id`)."""
+def portal_aware(con) -> bool:
+    """Whether the warehouse was loaded by this project's client, whose rows name their portal (`portal_id`,
+    the API's own id in `api_portal_id`); a plain dlt load of the API has neither: one portal, all rows."""
+    return bool(con.execute("select count(*) from information_schema.columns where table_schema = ? "
+                            "and column_name = ?", [SCHEMA, API_PORTAL]).fetchone()[0])
+
+
+def rows(con, table: str, portal_id: str | None = DEFAULT_PORTAL) -> list[dict]:
+    """The rows of one portal in a raw table (all rows when `portal_id` is None); a child table's through its
+    root row (`_dlt_root_id`)."""
     exists = con.execute("select count(*) from information_schema.tables where table_schema = ? and table_name = ?",
                          [SCHEMA, table]).fetchone()[0]
     if not exists:
         return []
-    if "__" in table:
+    if portal_id is None:
+        cursor = con.execute(f'select * from {SCHEMA}."{table}"')
+    elif "__" in table:
         root = table.split("__", 1)[0]
         cursor = con.execute(f'select * from {SCHEMA}."{table}" where _dlt_root_id in '
                              f'(select _dlt_id from {SCHEMA}."{root}" where {PORTAL_COLUMN} = ?)', [portal_id])
@@ -131,7 +141,7 @@ def rows(con, table: str, portal_id: str = DEFAULT_PORTAL) -> list[dict]:
     return [dict(zip(names, row)) for row in cursor.fetchall()]
 
 
-def _live_customer_references(con, portal_id: str) -> set[str]:
+def _live_customer_references(con, portal_id: str | None) -> set[str]:
     """Customer ids referenced by a live document or transaction row of the portal in the warehouse."""
     found: set[str] = set()
     for table in ("documents", "transactions"):
@@ -146,9 +156,12 @@ def mismatches(warehouse: Warehouse, portal, tables=COMPARED, limit: int = 20,
     profile = ContractProfile.named(contract)
     problems: list[str] = []
     with reading(warehouse) as con:
+        aware = portal_aware(con)
+        api_column = API_PORTAL if aware else PORTAL_COLUMN  # where the API's `portalId` lands
+        owner: str | None = portal_id if aware else None  # None: every row (a plain dlt load)
         for table in tables:
             pairs = expected_records(portal, table, profile)
-            loaded = rows(con, table, portal_id)
+            loaded = rows(con, table, owner)
             ids = [r["id"] for r in loaded]
             if len(ids) != len(set(ids)):
                 problems.append(f"{table}: duplicate ids")
@@ -156,7 +169,7 @@ def mismatches(warehouse: Warehouse, portal, tables=COMPARED, limit: int = 20,
             truth_ids = {expected["id"] for _, expected in pairs}
             unknowable: set[str] = set()
             if table == "customers" and profile.deleted_customers == "hidden":
-                referenced = _live_customer_references(con, portal_id)
+                referenced = _live_customer_references(con, owner)
                 unknowable = {r["id"] for r, _ in pairs if r.get("deleted") and r["id"] not in referenced}
             missing = truth_ids - set(present) - unknowable
             if missing or set(present) - truth_ids:
@@ -167,21 +180,22 @@ def mismatches(warehouse: Warehouse, portal, tables=COMPARED, limit: int = 20,
                 row = present.get(expected["id"])
                 if row is not None:
                     served = served_event_item(record, profile) if table == EVENTS.name else expected
-                    problems += _record_mismatches(table, record, expected, row, served)
+                    problems += _record_mismatches(table, record, expected, row, served, api_column)
             for child in CHILDREN.get(table, ()):
-                problems += _child_mismatches(con, table, child, pairs, present, portal_id)
+                problems += _child_mismatches(con, table, child, pairs, present, owner)
             if len(problems) > limit:
                 break
     return problems[:limit]
 
 
-def _record_mismatches(table: str, record: dict, expected: dict, row: dict, served: dict) -> list[str]:
+def _record_mismatches(table: str, record: dict, expected: dict, row: dict, served: dict,
+                       api_column: str = API_PORTAL) -> list[str]:
     """One record's fields (served ones equal, unserved ones NULL), `_deleted_at` and `_absent_fields`;
     `served` is the record as served, before the client's additions."""
     problems = []
     key = expected["id"]
     # the API's `portalId` is the client's `api_portal_id`: `portal_id` is the user's name of the portal
-    columns = {API_PORTAL if name == PORTAL_COLUMN else name: value for name, value in flatten(expected).items()}
+    columns = {api_column if name == PORTAL_COLUMN else name: value for name, value in flatten(expected).items()}
     if POSITION in columns and POSITION not in row:
         columns.pop(POSITION)  # a warehouse without the client's `_position` (a plain dlt load)
     for column, value in columns.items():
@@ -194,7 +208,7 @@ def _record_mismatches(table: str, record: dict, expected: dict, row: dict, serv
         elif not same(value, row[column]):
             problems.append(f"{table} {key} {column}: {value!r} != {row[column]!r}")
     for column in flatten(record):
-        column = API_PORTAL if column == PORTAL_COLUMN else column
+        column = api_column if column == PORTAL_COLUMN else column
         if column not in columns and row.get(column) is not None:
             problems.append(f"{table} {key} {column}: not served, yet {row[column]!r} in the warehouse")
     if record.get("deleted") and "deletedAt" not in expected:  # not served: the client's observation time
@@ -213,7 +227,7 @@ def _record_mismatches(table: str, record: dict, expected: dict, row: dict, serv
 
 
 def _child_mismatches(con, table: str, child: str, pairs: list[tuple[dict, dict]], present: dict,
-                      portal_id: str) -> list[str]:
+                      portal_id: str | None) -> list[str]:
     problems = []
     by_parent: dict[str, list[dict]] = {}
     for row in sorted(rows(con, f"{table}__{child}", portal_id), key=lambda r: r["_dlt_list_idx"]):
