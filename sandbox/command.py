@@ -152,8 +152,12 @@ def run(args: argparse.Namespace) -> int:
         return 2
     stop = threading.Event()
     previous = {sig: signal.signal(sig, lambda *_: stop.set()) for sig in (signal.SIGINT, signal.SIGTERM)}
-    server = (host_from(args) if args.portals > 1
-              else SandboxServer(config_from(args), host=args.host, port=args.port))
+    if args.portals > 1:
+        host = host_from(args)
+        server, portals = host, dict(host.portals)
+    else:
+        single = SandboxServer(config_from(args), host=args.host, port=args.port)
+        server, portals = single, {"": single}  # one portal: the lines scripts already read
     try:
         print(f"generating seed {args.seed}, scale {args.scale}...", file=sys.stderr, flush=True)
         try:
@@ -163,14 +167,12 @@ def run(args: argparse.Namespace) -> int:
             return 1
         if args.host not in ("127.0.0.1", "localhost", "::1"):
             print(f"warning: serving on {args.host}, reachable from other machines", file=sys.stderr)
-        portals = server.portals if args.portals > 1 else {"": server}
         for name, portal in portals.items():
-            prefix = f"{name} " if name else ""  # one portal: the lines scripts already read
+            prefix = f"{name} " if name else ""
             print(f"{prefix}base_url: {portal.base_url}", flush=True)
             print(f"{prefix}client_id: {portal.client_id}", flush=True)
             print(f"{prefix}client_secret: {portal.client_secret}", flush=True)
-        if not args.portals > 1:
-            print(f"openapi: {server.base_url}/openapi.json", flush=True)
+            print(f"{prefix}openapi: {portal.base_url}/openapi.json", flush=True)
         print("serving; Ctrl-C to stop", file=sys.stderr, flush=True)
         while not stop.wait(0.5):
             pass
