@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -37,6 +38,15 @@ def minimum_requests(portal) -> int:
     return 4 + sum(n // PAGE + 1 for n in counts.values()) + counts["supplier_documents"]
 
 
+def steady_rate(samples: list[tuple[float, int]], total: int) -> float:
+    """Requests/s between the moments 5 % and 95 % of `total` had been served."""
+    low = next((s for s in samples if s[1] >= 0.05 * total), None)
+    high = next((s for s in samples if s[1] >= 0.95 * total), None)
+    if low is None or high is None or high[0] <= low[0]:
+        return float("nan")
+    return (high[1] - low[1]) / (high[0] - low[0])
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--portals", type=int, default=20)
@@ -54,8 +64,19 @@ def main() -> None:
         print(f"sandbox host generated and serving in {time.monotonic() - started:.0f} s", flush=True)
         minimum = {name: minimum_requests(server.portal) for name, server in host.portals.items()}
         began = time.monotonic()
+        samples: list[tuple[float, int]] = []
+        done = threading.Event()
+
+        def sample() -> None:  # (seconds since the start, requests served so far), every 0.5 s
+            while not done.wait(0.5):
+                samples.append((time.monotonic() - began, host.requests()))
+
+        sampler = threading.Thread(target=sample, daemon=True)
+        sampler.start()
         runs = sync_all(host, Path(scratch), Path(scratch) / "budget", timeout=7200)
         wall = time.monotonic() - began
+        done.set()
+        sampler.join(5)
         served, refused = host.requests(), host.rate_limited()
     failed = [name for name, run in runs.items() if run.returncode != 0]
     for name, run in runs.items():
@@ -66,6 +87,8 @@ def main() -> None:
     print(f"requests served {served} (minimum {sum(minimum.values())}), 429s answered {refused}")
     print(f"aggregate {served / wall:.2f} requests/s over {wall:.1f} s (all portals, from the first start "
           f"to the last exit)")
+    print(f"steady rate {steady_rate(samples, served):.2f} requests/s (from the 5 % to the 95 % of the "
+          f"requests served: the processes' start-up and final loads left out)")
     print(f"per-portal wall: min {min(walls):.1f} s, max {max(walls):.1f} s, fairness max/min "
           f"{max(walls) / min(walls):.2f}")
     print(f"full sync of all portals {wall:.1f} s against the ideal {ideal:.1f} s "
