@@ -25,7 +25,7 @@ from starlette.routing import Mount
 
 from sandbox.config import SandboxConfig
 from sandbox.ratelimit import FixedWindowLimiter
-from sandbox.server import HttpThread, SandboxServer
+from sandbox.server import HttpThread, SandboxServer, Served
 
 PREFIX = "/portals"
 
@@ -44,7 +44,7 @@ class _MountedPortal(SandboxServer):
         return f"http://{self._host.host}:{self._host.port}{PREFIX}/{self.name}/api/v2"
 
 
-class SandboxHost:
+class SandboxHost(Served):
     """`portals` seeded portals named p1..pN (seeds `seed`, `seed` + 1, ...; credentials per portal), or
     one per name of `configs`, on one port of `host` behind one limiter of `rate_limit_per_s` per IP."""
 
@@ -108,9 +108,3 @@ class SandboxHost:
         if self._http is not None:
             self._http.stop()
         self._http = None
-
-    def __enter__(self) -> Self:
-        return self.start()
-
-    def __exit__(self, *exc_info) -> None:
-        self.stop()

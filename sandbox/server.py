@@ -115,7 +115,23 @@ class HttpThread:
         self._socket = None
 
 
-class SandboxServer:
+class Served:
+    """`with` starts and stops what `start` and `stop` start and stop."""
+
+    def start(self) -> Self:
+        raise NotImplementedError
+
+    def stop(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(self, *exc_info) -> None:
+        self.stop()
+
+
+class SandboxServer(Served):
     """A running emulator of the Invoicing API v2 on 127.0.0.1 (or `host`).
 
     Without `clock`, the server's clock runs at real time plus `config.clock_offset_s` and follows changes of
@@ -221,9 +237,3 @@ class SandboxServer:
         if self._http is not None:
             self._http.stop()
         self._http = None
-
-    def __enter__(self) -> Self:
-        return self.start()
-
-    def __exit__(self, *exc_info) -> None:
-        self.stop()
