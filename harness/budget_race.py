@@ -42,7 +42,7 @@ def reserve_and_die(url: str, budget_dir: str, reserved) -> None:
     `reserved`; its parent then kills it while it holds the lock."""
     budget = HostBudget(url, Path(budget_dir))
     RateLimiter(10, shared=budget).acquire()
-    with budget.hold(time.monotonic()):
+    with budget.hold():
         reserved.set()
         time.sleep(120)  # bounded: the test kills it long before
 

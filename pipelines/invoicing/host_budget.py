@@ -26,6 +26,7 @@ import os
 import re
 import tempfile
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -70,7 +71,7 @@ class HostBudget:
         self._lock = threading.Lock()
 
     @contextlib.contextmanager
-    def hold(self, now: float) -> Iterator[dict]:
+    def hold(self) -> Iterator[dict]:
         """The state (a dict, empty when new or stale) under the exclusive lock; what the caller leaves
         in it is saved when the block ends without an error."""
         with self._lock:
@@ -81,6 +82,9 @@ class HostBudget:
                               f"set {DIR_ENV} to a writable directory") from error
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX)
+                # read the clock only once the lock is ours: a time taken before waiting for it could be
+                # older than the last writer's, and its state would look written in the future
+                now = time.monotonic()
                 state = self._read(fd, now)
                 yield state
                 data = json.dumps({"format": FORMAT, "host": self.key, "touched": now, "state": state},

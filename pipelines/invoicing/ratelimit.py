@@ -64,7 +64,7 @@ LATE_SLOT_SHARE = 0.7
 class SharedState(Protocol):
     """The pacing state of one API host shared by processes (see `host_budget.HostBudget`)."""
 
-    def hold(self, now: float) -> contextlib.AbstractContextManager[dict]: ...
+    def hold(self) -> contextlib.AbstractContextManager[dict]: ...
 
 
 @dataclass(frozen=True)
@@ -119,7 +119,7 @@ class RateLimiter:
             if self._shared is None:
                 yield
                 return
-            with self._shared.hold(self._clock()) as state:
+            with self._shared.hold() as state:
                 self._load(state)
                 yield
                 state.clear()

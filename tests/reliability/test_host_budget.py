@@ -103,5 +103,5 @@ def test_an_unreadable_or_stale_state_is_started_afresh(tmp_path):
     saved["touched"] -= 3600  # an hour unused: the server may have moved its windows since
     saved["state"]["grid"] = [0.5, 0.1, 10]
     budget.path.write_text(json.dumps(saved))
-    with budget.hold(time.monotonic()) as state:
+    with budget.hold() as state:
         assert state == {}
