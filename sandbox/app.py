@@ -188,8 +188,10 @@ def create_app(
     *,
     tokens: TokenStore | None = None,
     stats: SandboxStats | None = None,
+    limiter: FixedWindowLimiter | None = None,
 ) -> FastAPI:
-    """The ASGI app serving `portal` under /api/v2 (OpenAPI document at /api/v2/openapi.json)."""
+    """The ASGI app serving `portal` under /api/v2 (OpenAPI document at /api/v2/openapi.json); `limiter`
+    is the per-IP limiter in front of it (a `SandboxHost` passes one limiter to all its portals)."""
     stats = stats if stats is not None else SandboxStats()
     app = FastAPI(
         title="Invoicing API v2 (sandbox)",
@@ -244,7 +246,7 @@ def create_app(
         config=config,
         clock=clock,
         stats=stats,
-        limiter=FixedWindowLimiter(config),
+        limiter=limiter if limiter is not None else FixedWindowLimiter(config),
         faults=FaultInjector(config, stats),
         tokens=tokens,
         applied_offset_s=float(config.clock_offset_s or 0.0),

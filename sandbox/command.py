@@ -21,6 +21,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--port", type=int, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT}; 0 = any free)"
     )
+    parser.add_argument(
+        "--portals",
+        type=int,
+        default=1,
+        help="serve this many portals p1..pN (seeds SEED, SEED+1, ...) on one port behind one per-IP limit",
+    )
     parser.add_argument("--seed", type=int, default=DEFAULTS.seed, help="seed of the generated data")
     parser.add_argument("--scale", type=int, default=DEFAULTS.scale, help="about this many documents")
     parser.add_argument("--client-id", default=DEFAULTS.client_id, help="the API client's id")
@@ -124,13 +130,34 @@ def config_from(args: argparse.Namespace) -> SandboxConfig:
     )
 
 
+def host_from(args: argparse.Namespace):
+    """The `SandboxHost` of `--portals N`: portal pI has seed SEED + I - 1 and its own credentials."""
+    from sandbox.host import SandboxHost
+
+    config = config_from(args)
+    configs = {
+        f"p{i}": replace(config, seed=args.seed + i - 1, client_id=f"{args.client_id}-p{i}",
+                         client_secret=f"{args.client_secret}-p{i}")
+        for i in range(1, args.portals + 1)
+    }
+    return SandboxHost(configs=configs, rate_limit_per_s=args.rate_limit, host=args.host, port=args.port)
+
+
 def run(args: argparse.Namespace) -> int:
     """Starts the sandbox, prints where and how to reach it, serves until Ctrl-C or SIGTERM; returns 0."""
     from sandbox.server import SandboxServer
 
+    if args.portals < 1:
+        print("error: --portals must be at least 1", file=sys.stderr)
+        return 2
     stop = threading.Event()
     previous = {sig: signal.signal(sig, lambda *_: stop.set()) for sig in (signal.SIGINT, signal.SIGTERM)}
-    server = SandboxServer(config_from(args), host=args.host, port=args.port)
+    if args.portals > 1:
+        host = host_from(args)
+        server, portals = host, dict(host.portals)
+    else:
+        single = SandboxServer(config_from(args), host=args.host, port=args.port)
+        server, portals = single, {"": single}  # one portal: the lines scripts already read
     try:
         print(f"generating seed {args.seed}, scale {args.scale}...", file=sys.stderr, flush=True)
         try:
@@ -140,10 +167,12 @@ def run(args: argparse.Namespace) -> int:
             return 1
         if args.host not in ("127.0.0.1", "localhost", "::1"):
             print(f"warning: serving on {args.host}, reachable from other machines", file=sys.stderr)
-        print(f"base_url: {server.base_url}", flush=True)
-        print(f"client_id: {server.client_id}", flush=True)
-        print(f"client_secret: {server.client_secret}", flush=True)
-        print(f"openapi: {server.base_url}/openapi.json", flush=True)
+        for name, portal in portals.items():
+            prefix = f"{name} " if name else ""
+            print(f"{prefix}base_url: {portal.base_url}", flush=True)
+            print(f"{prefix}client_id: {portal.client_id}", flush=True)
+            print(f"{prefix}client_secret: {portal.client_secret}", flush=True)
+            print(f"{prefix}openapi: {portal.base_url}/openapi.json", flush=True)
         print("serving; Ctrl-C to stop", file=sys.stderr, flush=True)
         while not stop.wait(0.5):
             pass

@@ -24,6 +24,7 @@ from sandbox.auth import TokenStore
 from sandbox.clock import Clock
 from sandbox.config import SandboxConfig
 from sandbox.faults import SandboxStats
+from sandbox.ratelimit import FixedWindowLimiter
 from sandbox.webhooks import WebhookDispatcher
 
 if TYPE_CHECKING:  # imported when mutations start (see start_mutations)
@@ -52,75 +53,19 @@ class ConfiguredClock(Clock):
         return super().now()
 
 
-class SandboxServer:
-    """A running emulator of the Invoicing API v2 on 127.0.0.1 (or `host`).
+class HttpThread:
+    """uvicorn serving one ASGI app in a background thread on a socket bound here (bounded start and stop)."""
 
-    Without `clock`, the server's clock runs at real time plus `config.clock_offset_s` and follows changes of
-    that setting; a `clock` passed in is used as it is (a later change of the setting still applies to it).
-    `portal` replaces the domain (tests of the HTTP layer alone).
-    """
-
-    def __init__(
-        self,
-        config: SandboxConfig | None = None,
-        *,
-        host: str = "127.0.0.1",
-        port: int = 0,
-        generate: bool = True,
-        clock: Clock | None = None,
-        portal=None,
-    ) -> None:
-        self.config = config if config is not None else SandboxConfig()
-        self.clock = clock if clock is not None else ConfiguredClock(self.config)
-        if portal is None:
-            from sandbox.domain import Portal  # late: the domain is the heavy part
-
-            portal = Portal(self.clock, self.config)
-        self.portal = portal
+    def __init__(self, app, host: str, port: int) -> None:
+        self.app = app
         self.host = host
         self.port = port
-        self.generate = generate
-        self.generated: dict | None = None
-        self.stats = SandboxStats()
-        self.tokens = TokenStore(self.config, self.clock, self.stats)
-        self.app = create_app(self.portal, self.config, self.clock, tokens=self.tokens, stats=self.stats)
-        self.webhooks = WebhookDispatcher(self.portal, self.config, self.stats)
-        self.mutator: Mutator | None = None
         self._server: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None
         self._socket: socket.socket | None = None
 
-    @property
-    def client_id(self) -> str:
-        """The API client's id (from the config)."""
-        return self.config.client_id
-
-    @property
-    def client_secret(self) -> str:
-        """The API client's secret (from the config)."""
-        return self.config.client_secret
-
-    @property
-    def base_url(self) -> str:
-        """`http://HOST:PORT/api/v2` once started."""
-        return f"http://{self.host}:{self.port}/api/v2"
-
-    def token(self, scope: str = "read write") -> str:
-        """A fresh bearer token for `scope`, issued directly (no HTTP request, no rate-limit count)."""
-        return self.tokens.issue(scope).value
-
-    def start(self) -> Self:
-        """Generates the data (when asked), serves it, starts webhooks and mutations; returns self."""
-        if self._thread is not None:
-            return self
-        if self.generate and self.generated is None:
-            from sandbox.generator import generate
-
-            # The history ends at the start of the sandbox's day, not at this second, so that one seed
-            # gives the same portal (ids, amounts, overdue list) for a whole day: demos and reports repeat.
-            self.generated = generate(
-                self.portal, self.config.seed, self.config.scale, end=self.clock.today()
-            )
+    def start(self) -> int:
+        """Binds, serves, waits until uvicorn has started; returns the port."""
         family = socket.AF_INET6 if ":" in self.host else socket.AF_INET
         self._socket = socket.socket(family, socket.SOCK_STREAM)
         self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -152,10 +97,124 @@ class SandboxServer:
                     f"sandbox did not start on {self.host}:{self.port} within {START_TIMEOUT_S} s"
                 )
             time.sleep(0.01)
+        return self.port
+
+    def stop(self) -> None:
+        """Stops the server (bounded wait) and closes the socket; safe to call twice."""
+        if self._server is not None:
+            self._server.should_exit = True
+        if self._thread is not None:
+            self._thread.join(STOP_TIMEOUT_S)
+            if self._thread.is_alive() and self._server is not None:
+                self._server.force_exit = True
+                self._thread.join(STOP_TIMEOUT_S)
+        if self._socket is not None:
+            self._socket.close()
+        self._thread = None
+        self._server = None
+        self._socket = None
+
+
+class Served:
+    """`with` starts and stops what `start` and `stop` start and stop."""
+
+    def start(self) -> Self:
+        raise NotImplementedError
+
+    def stop(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(self, *exc_info) -> None:
+        self.stop()
+
+
+class SandboxServer(Served):
+    """A running emulator of the Invoicing API v2 on 127.0.0.1 (or `host`).
+
+    Without `clock`, the server's clock runs at real time plus `config.clock_offset_s` and follows changes of
+    that setting; a `clock` passed in is used as it is (a later change of the setting still applies to it).
+    `portal` replaces the domain (tests of the HTTP layer alone); `limiter` replaces the server's own
+    per-IP limiter (one shared by the portals of a `SandboxHost`).
+    """
+
+    def __init__(
+        self,
+        config: SandboxConfig | None = None,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        generate: bool = True,
+        clock: Clock | None = None,
+        portal=None,
+        limiter: FixedWindowLimiter | None = None,
+    ) -> None:
+        self.config = config if config is not None else SandboxConfig()
+        self.clock = clock if clock is not None else ConfiguredClock(self.config)
+        if portal is None:
+            from sandbox.domain import Portal  # late: the domain is the heavy part
+
+            portal = Portal(self.clock, self.config)
+        self.portal = portal
+        self.host = host
+        self.port = port
+        self.generate = generate
+        self.generated: dict | None = None
+        self.stats = SandboxStats()
+        self.tokens = TokenStore(self.config, self.clock, self.stats)
+        self.app = create_app(self.portal, self.config, self.clock, tokens=self.tokens, stats=self.stats,
+                              limiter=limiter)
+        self.webhooks = WebhookDispatcher(self.portal, self.config, self.stats)
+        self.mutator: Mutator | None = None
+        self._http: HttpThread | None = None
+
+    @property
+    def client_id(self) -> str:
+        """The API client's id (from the config)."""
+        return self.config.client_id
+
+    @property
+    def client_secret(self) -> str:
+        """The API client's secret (from the config)."""
+        return self.config.client_secret
+
+    @property
+    def base_url(self) -> str:
+        """`http://HOST:PORT/api/v2` once started."""
+        return f"http://{self.host}:{self.port}/api/v2"
+
+    def token(self, scope: str = "read write") -> str:
+        """A fresh bearer token for `scope`, issued directly (no HTTP request, no rate-limit count)."""
+        return self.tokens.issue(scope).value
+
+    def start(self) -> Self:
+        """Generates the data (when asked), serves it, starts webhooks and mutations; returns self."""
+        if self._http is not None:
+            return self
+        self.prepare()
+        self._http = HttpThread(self.app, self.host, self.port)
+        self.port = self._http.start()
+        self.begin()
+        return self
+
+    def prepare(self) -> None:
+        """Generates the seeded data once (when asked); `start` calls it, a `SandboxHost` too."""
+        if self.generate and self.generated is None:
+            from sandbox.generator import generate
+
+            # The history ends at the start of the sandbox's day, not at this second, so that one seed
+            # gives the same portal (ids, amounts, overdue list) for a whole day: demos and reports repeat.
+            self.generated = generate(
+                self.portal, self.config.seed, self.config.scale, end=self.clock.today()
+            )
+
+    def begin(self) -> None:
+        """Starts webhooks and (when configured) mutations, once the app is served."""
         self.webhooks.start()
         if self.config.mutations_per_s and self.config.mutations_per_s > 0:
             self.start_mutations(self.config.mutations_per_s)
-        return self
 
     def start_mutations(self, rate_per_s: float) -> None:
         """Starts (or restarts at a new rate) the background application user."""
@@ -175,21 +234,6 @@ class SandboxServer:
         """Stops mutations, webhooks and the HTTP server (bounded wait); safe to call twice."""
         self.stop_mutations()
         self.webhooks.stop()
-        if self._server is not None:
-            self._server.should_exit = True
-        if self._thread is not None:
-            self._thread.join(STOP_TIMEOUT_S)
-            if self._thread.is_alive() and self._server is not None:
-                self._server.force_exit = True
-                self._thread.join(STOP_TIMEOUT_S)
-        if self._socket is not None:
-            self._socket.close()
-        self._thread = None
-        self._server = None
-        self._socket = None
-
-    def __enter__(self) -> Self:
-        return self.start()
-
-    def __exit__(self, *exc_info) -> None:
-        self.stop()
+        if self._http is not None:
+            self._http.stop()
+        self._http = None

@@ -22,6 +22,7 @@ import httpx
 
 from pipelines.invoicing.auth import TokenAuth, TokenGrant
 from pipelines.invoicing.errors import InvoicingApiError, api_message_of
+from pipelines.invoicing.host_budget import HostBudget
 from pipelines.invoicing.ratelimit import RateLimiter
 
 USER_AGENT = "invoicing-warehouse/0.1.0"  # the CDN in front of the service refuses some default agents
@@ -93,6 +94,7 @@ class InvoicingClient:
         scope: str = "read",
         sleep: Callable[[float], None] = time.sleep,
         clock: Callable[[], float] = time.monotonic,
+        shared_budget: bool | None = None,
     ) -> None:
         if not base_url:
             raise InvoicingApiError("configuration", "base_url", detail="no base URL configured")
@@ -104,7 +106,12 @@ class InvoicingClient:
         self.backoff_base_s = backoff_base_s
         self.backoff_cap_s = backoff_cap_s
         self._sleep = sleep
-        self.limiter = RateLimiter(rate_limit_per_s, clock=clock, sleep=sleep)
+        # Every process of this machine calling the same host paces on one budget (host_budget.py);
+        # a client on a simulated clock (tests) cannot share real time with other processes.
+        if shared_budget is None:
+            shared_budget = clock is time.monotonic
+        shared = HostBudget(self.base_url) if shared_budget and rate_limit_per_s > 0 else None
+        self.limiter = RateLimiter(rate_limit_per_s, clock=clock, sleep=sleep, shared=shared)
         self.stats = ClientStats()
         self.auth = TokenAuth(self._fetch_token, clock=clock)
         self._contacted = False

@@ -1,4 +1,9 @@
-"""One pacing limiter shared by every request of a run, threads included.
+"""One pacing limiter shared by every request to one API host: threads, and with a `SharedState` (the host's
+budget file, `host_budget.py`) every process of the machine, pace on the same grants.
+
+Each caller reserves the next free moment (span pacing) or slot (window-locked pacing) under the lock,
+then sleeps until it: callers are served in the order they asked, whichever thread or process they are
+in, and a crashed caller wastes at most the slot it had reserved.
 
 The service allows 10 requests per second. The limiter paces in one of two ways:
 
@@ -26,25 +31,40 @@ arc, so the limiter stays on span pacing.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import math
 import threading
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Protocol
+
+from pipelines.invoicing.window_phase import (
+    MAX_ARC_S,
+    WINDOW_S,
+    Grid,
+    WindowPhase,
+    arc_overlaps,
+)
+
+__all__ = ["MAX_ARC_S", "Grant", "RateLimiter", "SharedState", "WindowPhase"]
 
 log = logging.getLogger(__name__)
 
 DEFAULT_SAFETY = 0.95
 MIN_GAP_SHARE = 0.75
-WINDOW_S = 1.0  # the service's limit is per second
-MIN_CROSSINGS = 12  # window starts observed before the arc is trusted
-MAX_CROSSINGS = 60  # the arc is learnt from the most recent ones
-MAX_ARC_S = 0.04
 # A thread that wakes later than this after its slot (a busy interpreter) takes another slot: its request
 # could otherwise reach the server in the next window. The rest of the margin is for the way there.
 LATE_SLOT_SHARE = 0.7
+
+
+class SharedState(Protocol):
+    """The pacing state of one API host shared by processes (see `host_budget.HostBudget`)."""
+
+    def hold(self) -> contextlib.AbstractContextManager[dict]: ...
 
 
 @dataclass(frozen=True)
@@ -53,82 +73,6 @@ class Grant:
 
     seq: int
     at: float
-
-
-class WindowPhase:
-    """Where, in the client's clock modulo one window, the server's fixed windows begin.
-
-    Every observed window start is a pair of consecutive grants: the last request of one window (granted
-    at `before`) and the first of the next (granted at `after`). The boundary, as the client's grants see it,
-    lies after the latest `before` and at or before the earliest `after`; where those cross (a request
-    delayed on its way landed in the next window) the overlap is how far arrival times scatter. The arc
-    from one to the other is where a grant must not be. One extreme on each side is left out, so a single
-    request delayed by a busy moment does not keep the limiter from ever locking; the room the grid
-    leaves on both sides of the arc is there for such a request.
-    """
-
-    def __init__(self) -> None:
-        self._crossings: deque[tuple[float, float]] = deque(maxlen=MAX_CROSSINGS)
-
-    def clear(self) -> None:
-        self._crossings.clear()
-
-    def add(self, before: float, after: float) -> None:
-        """Records one window start between two grants (times of the client's clock)."""
-        self._crossings.append((before % WINDOW_S, after % WINDOW_S))
-
-    def arc(self) -> tuple[float, float] | None:
-        """(start, width) in seconds of the phases the boundary can have, once known within MAX_ARC_S."""
-        if len(self._crossings) < MIN_CROSSINGS:
-            return None
-        centre = _circular_mean([b - ((b - a) % WINDOW_S) / 2 for a, b in self._crossings])
-        befores = sorted(_around(a, centre) for a, _ in self._crossings)
-        afters = sorted(_around(b, centre) for _, b in self._crossings)
-        latest_before, earliest_after = befores[-2], afters[1]  # one extreme left out on each side
-        start, end = min(latest_before, earliest_after), max(latest_before, earliest_after)
-        if end - start > MAX_ARC_S:
-            return None
-        return (centre + start) % WINDOW_S, end - start
-
-
-def _around(phase: float, centre: float) -> float:
-    """The phase as an offset from `centre`, in [-half a window, half a window)."""
-    return (phase - centre + WINDOW_S / 2) % WINDOW_S - WINDOW_S / 2
-
-
-def _circular_mean(phases: list[float]) -> float:
-    angle = math.atan2(sum(math.sin(2 * math.pi * p / WINDOW_S) for p in phases),
-                       sum(math.cos(2 * math.pi * p / WINDOW_S) for p in phases))
-    return (angle / (2 * math.pi) * WINDOW_S) % WINDOW_S
-
-
-def _arc_overlaps(arc: tuple[float, float], earlier: float, later: float) -> bool:
-    """Whether the arc (start, width) and the pair's arc (earlier, later] share a phase."""
-    start, width = arc
-    span = (later - earlier) % WINDOW_S
-    offset = (start - earlier) % WINDOW_S  # where the arc starts, seen from `earlier`
-    return offset < span or offset + width > WINDOW_S
-
-
-@dataclass(frozen=True)
-class Grid:
-    """Slots `base + k * step`: `step` = one window / the slots per window."""
-
-    base: float
-    step: float
-    per_window: int
-
-    def slot_at_or_after(self, moment: float) -> float:
-        return self.base + math.ceil((moment - self.base) / self.step - 1e-9) * self.step
-
-    def last_slot_of_window(self, slot: float) -> float:
-        """The last slot of the window `slot` belongs to: a grant up to then still counts in that window."""
-        index = round((slot - self.base) / self.step)
-        return self.base + ((index // self.per_window) * self.per_window + self.per_window - 1) * self.step
-
-    def window_start_at_or_after(self, moment: float) -> float:
-        window = self.step * self.per_window
-        return self.base + math.ceil((moment - self.base) / window - 1e-9) * window
 
 
 class RateLimiter:
@@ -141,6 +85,7 @@ class RateLimiter:
         safety: float = DEFAULT_SAFETY,
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], None] = time.sleep,
+        shared: SharedState | None = None,
     ) -> None:
         self.rate_per_s = float(rate_per_s or 0)
         self.burst = max(1, round(self.rate_per_s)) if self.rate_per_s > 0 else 0
@@ -150,6 +95,7 @@ class RateLimiter:
         self._clock = clock
         self._sleep = sleep
         self._lock = threading.Lock()
+        self._shared = shared  # where the state lives between two holds when processes share the budget
         self._recent: deque[float] = deque(maxlen=self.burst or 1)  # the last `burst` grants
         self._paused_until = 0.0  # set after a 429: nobody sends before this
         self._seq = 0
@@ -165,37 +111,81 @@ class RateLimiter:
         self.lost_locks = 0  # times a 429 or a contradicting answer dropped the lock
         self.late_wakeups = 0  # grid slots given up because their thread woke too late
 
+    @contextmanager
+    def _hold(self) -> Iterator[None]:
+        """The limiter's state, to read and change: this process's alone, or loaded from (and saved back
+        to) the host's shared state under its file lock, so every process paces on the same grants."""
+        with self._lock:
+            if self._shared is None:
+                yield
+                return
+            with self._shared.hold() as state:
+                self._load(state)
+                yield
+                state.clear()
+                state.update(self._dump())
+
+    def _dump(self) -> dict:
+        """The state that paces and learns, as plain data (see `_hold`)."""
+        oldest_kept = self._seq - 100
+        return {
+            "recent": list(self._recent), "paused_until": self._paused_until, "seq": self._seq,
+            "answers": [[seq, at, place] for seq, (at, place) in self._answers.items() if seq >= oldest_kept],
+            "crossings": self._phase.crossings(),
+            "grid": None if self._grid is None else [self._grid.base, self._grid.step, self._grid.per_window],
+            "arc": list(self._arc), "locked_from_seq": self._locked_from_seq, "epoch": self._epoch,
+            "late_slot_s": self._late_slot_s, "next_slot": self._next_slot,
+        }
+
+    def _load(self, state: dict) -> None:
+        """Takes over the state another process (or this one) saved; an empty one leaves this one's own."""
+        if not state:
+            return
+        self._recent = deque(state["recent"], maxlen=self.burst or 1)
+        self._paused_until = state["paused_until"]
+        self._seq = state["seq"]
+        self._answers = {seq: (at, place) for seq, at, place in state["answers"]}
+        self._phase.restore(state["crossings"])
+        self._grid = None if state["grid"] is None else Grid(*state["grid"])
+        self._arc = (state["arc"][0], state["arc"][1])
+        self._locked_from_seq = state["locked_from_seq"]
+        self._epoch = state["epoch"]
+        self._late_slot_s = state["late_slot_s"]
+        self._next_slot = state["next_slot"]
+
     @property
     def locked(self) -> bool:
         """Whether the limiter paces on the server's windows (exactly the limit)."""
         return self._grid is not None
 
     def acquire(self) -> Grant:
-        """Blocks until this thread may send one request; pass the Grant to `observe` with the answer."""
+        """Blocks until this thread may send one request; pass the Grant to `observe` with the answer.
+
+        Each caller reserves the next free moment (span pacing) or grid slot, then sleeps until it: callers
+        are served in the order they asked, across threads and, with a shared state, across processes.
+        """
         while True:
-            with self._lock:
+            with self._hold():
                 now = self._clock()
-                if self._grid is None:
-                    ready_at = self._span_ready_at()
-                    if now >= ready_at:
-                        return self._grant(now)
-                    wait = ready_at - now
+                grid = self._grid
+                if grid is None:
+                    slot = max(now, self._span_ready_at())
+                    if self.rate_per_s > 0:
+                        self._recent.append(slot)  # reserved: the next caller paces after it
                 else:
-                    grid = self._grid
                     slot = grid.slot_at_or_after(max(now, self._paused_until, self._next_slot))
                     self._next_slot = slot + grid.step / 2
-                    epoch = self._epoch
-                    wait = None
-            if wait is not None:
-                self._sleep(wait)
-                continue
+                epoch = self._epoch
             while (now := self._clock()) < slot:
                 self._sleep(slot - now)
-            with self._lock:
-                if now > grid.last_slot_of_window(slot) + self._late_slot_s:
+            with self._hold():
+                if grid is None:
+                    if self._paused_until <= slot:
+                        return self._grant(now, record=False)
+                elif now > grid.last_slot_of_window(slot) + self._late_slot_s:
                     self.late_wakeups += 1  # its request could reach the next window: take another slot
                 elif epoch == self._epoch and self._paused_until <= slot:
-                    return self._grant(now)
+                    return self._grant(now, record=True)
 
     def _span_ready_at(self) -> float:
         ready_at = self._paused_until
@@ -205,15 +195,15 @@ class RateLimiter:
             ready_at = max(ready_at, self._recent[0] + self.span)
         return ready_at
 
-    def _grant(self, now: float) -> Grant:
-        if self.rate_per_s > 0:
+    def _grant(self, now: float, *, record: bool) -> Grant:
+        if record and self.rate_per_s > 0:
             self._recent.append(now)
         self._seq += 1
         return Grant(self._seq, now)
 
     def pause(self, seconds: float) -> None:
         """Holds every thread back for `seconds` from now (the server said 429), and drops the lock."""
-        with self._lock:
+        with self._hold():
             self._paused_until = max(self._paused_until, self._clock() + max(0.0, seconds))
             self._unlock("a 429 answer")
 
@@ -222,7 +212,7 @@ class RateLimiter:
         if self.slots_per_window == 0 or limit is None or remaining is None or limit <= 0:
             return
         place = limit - remaining  # 1 for the first request of a server window
-        with self._lock:
+        with self._hold():
             self._answers[grant.seq] = (grant.at, place)
             for earlier, later in ((grant.seq - 1, grant.seq), (grant.seq, grant.seq + 1)):
                 if earlier in self._answers and later in self._answers:
@@ -245,7 +235,7 @@ class RateLimiter:
         if self._grid is not None:
             if earlier_seq < self._locked_from_seq:
                 return  # granted before the lock, by span pacing: may fall anywhere near the boundary
-            if crossed != _arc_overlaps(self._arc, earlier_at % WINDOW_S, later_at % WINDOW_S):
+            if crossed != arc_overlaps(self._arc, earlier_at % WINDOW_S, later_at % WINDOW_S):
                 self._unlock("an answer outside the learnt window phase")
             return
         if crossed:

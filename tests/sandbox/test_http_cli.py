@@ -19,8 +19,8 @@ START_TIMEOUT_S = 30
 CONSOLE_SCRIPT = Path(sys.executable).with_name("invoicing-warehouse")
 
 
-def start_cli(*options: str) -> tuple[subprocess.Popen, dict[str, str]]:
-    """Starts the subcommand and reads its `key: value` lines up to the OpenAPI address (bounded)."""
+def start_cli(*options: str, until: str = "openapi") -> tuple[subprocess.Popen, dict[str, str]]:
+    """Starts the subcommand and reads its `key: value` lines up to the key `until` (bounded)."""
     process = subprocess.Popen(
         [
             str(CONSOLE_SCRIPT),
@@ -42,7 +42,7 @@ def start_cli(*options: str) -> tuple[subprocess.Popen, dict[str, str]]:
         for line in process.stdout:
             key, _, value = line.strip().partition(": ")
             printed[key] = value
-            if key == "openapi":
+            if key == until:
                 break
         done.set()
 

@@ -1,0 +1,114 @@
+"""One rate budget per API host, shared by every process and thread of this machine that calls it.
+
+The service allows 10 requests per second per source IP: two syncs on one machine that paced themselves
+alone would together send 20. So the limiter's state (the recent grants and reservations, a pause after a
+429, what it learnt of the server's windows and the grid of slots) lives in one small file per API host,
+read and written under an exclusive `flock`. Every process then paces on the same grants, exactly as the
+threads of one process do, and a process alone paces exactly as it did with a state of its own.
+
+- Key: the base URL's scheme, host and port (credentials and path left out), so every portal served by
+  one host shares its budget.
+- Where: `INVOICING_RATE_BUDGET_DIR`, else `$XDG_RUNTIME_DIR`, else the system temp dir.
+- Times are `time.monotonic()`: CLOCK_MONOTONIC is one clock for the whole machine on Linux, so grant
+  times written by one process compare with another's.
+- A crashed process cannot keep the budget locked: the kernel releases its `flock` with its file
+  descriptor. What it reserved and never used costs at most the slots it had reserved (about a second),
+  and a state left untouched for `STALE_S` is forgotten (the server may have restarted its windows).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import logging
+import os
+import re
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import urlsplit
+
+log = logging.getLogger(__name__)
+
+DIR_ENV = "INVOICING_RATE_BUDGET_DIR"
+STALE_S = 60.0
+FORMAT = 1
+DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def host_key(base_url: str) -> str:
+    """`scheme://host:port` of `base_url`: what one per-IP budget covers (no credentials, no path)."""
+    parts = urlsplit(base_url)
+    if not parts.scheme or not parts.hostname:
+        raise ValueError(f"not an absolute URL: {parts.scheme or '?'}://{parts.hostname or '?'}")
+    port = parts.port or DEFAULT_PORTS.get(parts.scheme, 0)
+    return f"{parts.scheme}://{parts.hostname.lower()}:{port}"
+
+
+def budget_dir() -> Path:
+    """The directory of the hosts' state files (see the module's doc)."""
+    chosen = os.environ.get(DIR_ENV) or os.environ.get("XDG_RUNTIME_DIR") or tempfile.gettempdir()
+    return Path(chosen)
+
+
+class HostBudget:
+    """The shared pacing state of one API host: `hold` gives it under the host's file lock."""
+
+    def __init__(self, base_url: str, directory: Path | None = None) -> None:
+        self.key = host_key(base_url)
+        folder = directory if directory is not None else budget_dir()
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            raise OSError(f"cannot create the rate budget directory {folder} ({error.strerror}); "
+                          f"set {DIR_ENV} to a writable directory") from error
+        name = re.sub(r"[^A-Za-z0-9.-]+", "_", self.key)
+        self.path = folder / f"invoicing-rate-budget-{os.getuid()}-{name}.json"
+        # flock excludes open files, not threads sharing one: threads of this process queue here first
+        self._lock = threading.Lock()
+
+    @contextlib.contextmanager
+    def hold(self) -> Iterator[dict]:
+        """The state (a dict, empty when new or stale) under the exclusive lock; what the caller leaves
+        in it is saved when the block ends without an error."""
+        with self._lock:
+            try:
+                fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+            except OSError as error:
+                raise OSError(f"cannot open the rate budget file {self.path} ({error.strerror}); "
+                              f"set {DIR_ENV} to a writable directory") from error
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX)
+                # read the clock only once the lock is ours: a time taken before waiting for it could be
+                # older than the last writer's, and its state would look written in the future
+                now = time.monotonic()
+                state = self._read(fd, now)
+                yield state
+                data = json.dumps({"format": FORMAT, "host": self.key, "touched": now, "state": state},
+                                  separators=(",", ":")).encode()
+                os.pwrite(fd, data, 0)
+                os.ftruncate(fd, len(data))
+            finally:
+                os.close(fd)  # releases the lock
+
+    def _read(self, fd: int, now: float) -> dict:
+        raw = b""
+        while chunk := os.pread(fd, 65536, len(raw)):
+            raw += chunk
+        if not raw:
+            return {}
+        try:
+            saved = json.loads(raw)
+        except ValueError:
+            log.warning("rate budget: unreadable state in %s, starting afresh", self.path)
+            return {}
+        if not isinstance(saved, dict) or saved.get("format") != FORMAT or saved.get("host") != self.key:
+            return {}
+        touched = saved.get("touched", 0.0)
+        if not isinstance(touched, float | int) or not 0 <= now - touched <= STALE_S:
+            return {}  # long unused, or written before this machine booted (the monotonic clock restarted)
+        state = saved.get("state")
+        return state if isinstance(state, dict) else {}

@@ -1,0 +1,21 @@
+"""Session-wide settings of the whole suite."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+
+import pytest
+
+
+@pytest.fixture(scope="session", autouse=True)
+def private_rate_budgets(tmp_path_factory) -> Iterator[None]:
+    """The hosts' shared rate budgets of this test session live in its own directory (the sync processes
+    it starts inherit it): another session's syncs, or a developer's, never pace this one's."""
+    previous = os.environ.get("INVOICING_RATE_BUDGET_DIR")
+    os.environ["INVOICING_RATE_BUDGET_DIR"] = str(tmp_path_factory.mktemp("rate-budgets"))
+    yield
+    if previous is None:
+        os.environ.pop("INVOICING_RATE_BUDGET_DIR", None)
+    else:
+        os.environ["INVOICING_RATE_BUDGET_DIR"] = previous

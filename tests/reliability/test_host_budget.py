@@ -1,0 +1,107 @@
+"""Issue 15, point 2: one rate budget per host, shared by real processes (multiprocessing, spawn).
+
+Four processes hammer one `SandboxHost` (one per-IP limiter of 10/s) through their own `RateLimiter`s on
+the host's shared state file. The truths are the server's own: its 429 count, and the grant times read
+against its fixed one-second windows (whole seconds of CLOCK_MONOTONIC, one clock for every process).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import multiprocessing
+import time
+from collections import Counter
+
+from harness.budget_race import hammer, reserve_and_die
+from pipelines.invoicing.host_budget import HostBudget, host_key
+from pipelines.invoicing.ratelimit import RateLimiter
+from sandbox.host import SandboxHost
+
+PROCESSES = 4
+REQUESTS = 50
+SPAWN = multiprocessing.get_context("spawn")
+
+
+def race(host: SandboxHost, budget_dir, requests: int = REQUESTS) -> list[tuple[float, int, int]]:
+    """Every portal's process hammers the host at once; returns (granted at, pid, status) in grant order."""
+    results = SPAWN.Queue()
+    start_at = time.monotonic() + 3  # the processes' imports take a while
+    workers = [SPAWN.Process(target=hammer, args=(portal.base_url + "/me", str(budget_dir), requests,
+                                                   start_at, results))
+               for portal in host.portals.values()]
+    for worker in workers:
+        worker.start()
+    try:
+        reports = [results.get(timeout=120) for _ in workers]
+    finally:
+        for worker in workers:
+            worker.join(30)
+            if worker.is_alive():
+                worker.kill()
+    return sorted((at, pid, status) for pid, answers, _ in reports for at, status in answers)
+
+
+def test_processes_on_one_budget_never_exceed_the_limit_and_share_it_fairly(tmp_path):
+    with SandboxHost(portals=PROCESSES, scale=20) as host:
+        grants = race(host, tmp_path)
+        refused = host.rate_limited()
+        served = host.requests()
+    assert refused == 0
+    assert served == len(grants) == PROCESSES * REQUESTS
+    assert Counter(status for _, _, status in grants) == {401: PROCESSES * REQUESTS}  # no token: 401, counted
+    windows = Counter(math.floor(at) for at, _, _ in grants)  # the sandbox's windows: whole seconds
+    assert max(windows.values()) <= 10
+    # While every process wants grants, they take turns: between the last first grant and the first last
+    # grant, no process has more than two grants more than another.
+    firsts, lasts = {}, {}
+    for at, pid, _ in grants:
+        firsts.setdefault(pid, at)
+        lasts[pid] = at
+    together = Counter(pid for at, pid, _ in grants if max(firsts.values()) <= at <= min(lasts.values()))
+    assert len(together) == PROCESSES and sum(together.values()) >= 2 * PROCESSES
+    assert max(together.values()) - min(together.values()) <= 2
+
+
+def test_a_process_killed_while_holding_the_budget_blocks_nobody(tmp_path):
+    with SandboxHost(portals=1, scale=20) as host:
+        url = host.portals["p1"].base_url + "/me"
+        reserved = SPAWN.Event()
+        holder = SPAWN.Process(target=reserve_and_die, args=(url, str(tmp_path), reserved))
+        holder.start()
+        try:
+            assert reserved.wait(60)
+        finally:
+            holder.kill()  # SIGKILL while it holds the lock and a reservation
+            holder.join(30)
+        assert holder.exitcode == -9
+        grants = race(host, tmp_path, requests=12)
+        assert len(grants) == 12 and host.rate_limited() == 0
+
+
+def test_the_budget_is_keyed_on_scheme_host_and_port_and_its_state_is_shared(tmp_path):
+    assert host_key("https://api.example.fr/api/v2") == "https://api.example.fr:443"
+    assert host_key("http://user:pw@127.0.0.1:8765/portals/p1/api/v2") == "http://127.0.0.1:8765"
+    one = HostBudget("http://127.0.0.1:8765/portals/p1/api/v2", tmp_path)
+    other = HostBudget("http://127.0.0.1:8765/portals/p2/api/v2", tmp_path)
+    assert one.path == other.path and "pw" not in str(one.path)
+    first, second = RateLimiter(10, shared=one), RateLimiter(10, shared=other)
+    grants = [limiter.acquire() for _ in range(3) for limiter in (first, second)]
+    assert [g.seq for g in grants] == [1, 2, 3, 4, 5, 6]  # one sequence: the two limiters pace as one
+    # paced as one: each reservation the minimum gap (0.75 / rate) after the one before, whichever limiter
+    # made it (two limiters pacing alone would take 2 gaps); 10 ms for the first grant's own bookkeeping
+    assert grants[-1].at - grants[0].at >= 5 * 0.075 - 0.01
+
+
+def test_an_unreadable_or_stale_state_is_started_afresh(tmp_path):
+    budget = HostBudget("http://127.0.0.1:8765/api/v2", tmp_path)
+    budget.path.write_text('{"format": 1, "host": "http://127.0.0.1:8765", "touch')  # a write cut short
+    limiter = RateLimiter(10, shared=budget)
+    assert limiter.acquire().seq == 1
+    saved = json.loads(budget.path.read_text())
+    assert saved["host"] == "http://127.0.0.1:8765" and saved["state"]["seq"] == 1
+    saved["touched"] -= 3600  # an hour unused: the server may have moved its windows since
+    saved["state"]["grid"] = [0.5, 0.1, 10]
+    budget.path.write_text(json.dumps(saved))
+    with budget.hold() as state:
+        assert state == {}
