@@ -16,9 +16,8 @@ import duckdb
 
 from warehouse_engine.connection import connect
 from warehouse_engine.publish import connect_reader as connect_snapshot
-from warehouse_engine.publish import default_snapshot_path, publish_snapshot
+from warehouse_engine.publish import default_snapshot_path, publish_snapshot, unpublished_mark
 from warehouse_engine.publish import mark_unpublished as mark_file_unpublished
-from warehouse_engine.publish import publish_if_changed as publish_file_if_changed
 from warehouse_engine.target import LAKE_NAME, WarehouseTarget
 
 PUBLISHED = "published"
@@ -65,7 +64,7 @@ def publish_if_changed(target: WarehouseTarget, note: str = "", *, changed: bool
     if target.is_lake or changed or behind:
         return publish(target, note)
     assert target.path is not None
-    publish_file_if_changed(Path(target.path), changed=False, behind=False)  # clears the mark only
+    unpublished_mark(Path(target.path)).unlink(missing_ok=True)  # readers are current: nothing to copy
     return None
 
 
