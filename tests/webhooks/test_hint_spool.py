@@ -1,0 +1,70 @@
+"""The hints spool: replay guard, one pending hint per record, acknowledgement that keeps newer arrivals,
+and appends from another process while a reader holds the spool open."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from pipelines.invoicing.hint_spool import Hint, HintSpool, spool_path
+
+
+def _hint(record_id: str, event: str = "document.updated", resource: str = "documents") -> Hint:
+    return Hint("default", resource, record_id, event)
+
+
+def test_spool_sits_beside_the_warehouse(tmp_path):
+    assert spool_path(tmp_path / "warehouse.duckdb") == tmp_path / "warehouse.hints.sqlite"
+
+
+def test_a_replayed_delivery_spools_nothing(tmp_path):
+    with HintSpool(tmp_path / "s.sqlite") as spool:
+        assert spool.append("d1", _hint("A"), received_at=100.0)
+        assert not spool.append("d1", _hint("B"), received_at=101.0)
+        assert [(h.record_id, h.received_at) for h in spool.pending()] == [("A", 100.0)]
+
+
+def test_a_flood_keeps_one_hint_per_record_with_the_newest_event(tmp_path):
+    with HintSpool(tmp_path / "s.sqlite") as spool:
+        for n in range(50):
+            spool.append(f"d{n}", _hint("A", "document.updated"), received_at=100.0 + n)
+        spool.append("d50", _hint("A", "document.deleted"), received_at=200.0)
+        spool.append("d51", _hint("A", resource="customers", event="customer.updated"), received_at=201.0)
+        pending = spool.pending()
+        assert spool.pending_count() == 2
+        by_resource = {h.resource: h for h in pending}
+        # received_at stays the first arrival: the latency of the oldest unapplied change
+        assert by_resource["documents"].event == "document.deleted"
+        assert by_resource["documents"].received_at == 100.0
+        assert by_resource["customers"].event == "customer.updated"
+
+
+def test_acknowledging_keeps_a_hint_delivered_again_after_it_was_read(tmp_path):
+    with HintSpool(tmp_path / "s.sqlite") as spool:
+        spool.append("d1", _hint("A"))
+        spool.append("d2", _hint("B"))
+        read = spool.pending()
+        spool.append("d3", _hint("A"))  # A changes again while the run fetches it
+        assert spool.acknowledge(read) == 1
+        assert [h.record_id for h in spool.pending()] == ["A"]
+
+
+def test_pending_filters_by_portal(tmp_path):
+    with HintSpool(tmp_path / "s.sqlite") as spool:
+        spool.append("d1", Hint("acme", "customers", "C1", "customer.updated"))
+        spool.append("d2", Hint("beta", "customers", "C1", "customer.updated"))
+        assert [h.portal_id for h in spool.pending("beta")] == ["beta"]
+        assert spool.pending_count() == 2
+
+
+def test_another_process_appends_while_this_one_reads(tmp_path):
+    path = tmp_path / "s.sqlite"
+    with HintSpool(path) as spool:
+        assert spool.pending() == []
+        child = (
+            "import sys; from pipelines.invoicing.hint_spool import Hint, HintSpool\n"
+            "with HintSpool(sys.argv[1]) as s:\n"
+            "    for n in range(20): s.append(f'd{n}', Hint('default', 'items', f'I{n}', 'product.updated'))\n"
+        )
+        subprocess.run([sys.executable, "-c", child, str(path)], check=True, timeout=60)
+        assert sorted(h.record_id for h in spool.pending()) == sorted(f"I{n}" for n in range(20))
