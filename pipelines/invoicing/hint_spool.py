@@ -24,6 +24,7 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Self
 
 SPOOL_SUFFIX = ".hints.sqlite"
 KEPT_DELIVERY_IDS = 100_000
@@ -88,7 +89,7 @@ class HintSpool:
         """Closes the connection."""
         self._connection.close()
 
-    def __enter__(self) -> HintSpool:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:
