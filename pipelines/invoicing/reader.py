@@ -53,7 +53,9 @@ class ResourceRead:
         scratch = plan.from_scratch or plan.reconcile
         self.whole_scan = endpoint.mode == "full" or (endpoint.mode == "window" and plan.reconcile)
         self.index: Index = index or {}
-        self.prev_overlap: dict[str, str] = {} if scratch else dict(state.get("overlap_seen") or {})
+        # ids read by the last run with a recent lastUpdate (overlap_seen), kept even for a reconcile
+        self.prev_seen: dict[str, str] = {} if plan.from_scratch else dict(state.get("overlap_seen") or {})
+        self.prev_overlap: dict[str, str] = {} if scratch else self.prev_seen
         self.cursor: str | None = None if plan.from_scratch else state.get("cursor")
         # single objects: the digest of the version loaded, so an unchanged one is not loaded again (and
         # a run where nothing changed loads no row at all)
@@ -316,9 +318,14 @@ class ResourceRead:
         last_update = normalized(record.get("lastUpdate"))
         if self.whole_scan or self._fell_back:
             # the deletion flag, not the timestamp: an observation time (rows.deleted_at_of) is no change
+            # A version read while its second was not over (the last run saw it with this recent lastUpdate)
+            # may have been followed by another change in the same second, with the same lastUpdate
+            # (whole seconds): read unbounded, a whole scan cannot tell, so it reloads such a record.
+            # Windowed reads need not: their bound lags the server's time by WINDOW_LAG_S.
             stored = self.index.get(record["id"])
             return (stored is not None and stored[0] == last_update
-                    and (stored[1] is not None) == bool(record.get("deleted")))
+                    and (stored[1] is not None) == bool(record.get("deleted"))
+                    and self.prev_seen.get(record["id"]) != last_update)
         return last_update is not None and self.prev_overlap.get(record["id"]) == last_update
 
     def take(self, max_pages: float, deadline: float) -> Iterator[list[dict] | None]:
@@ -370,7 +377,7 @@ class ResourceRead:
             if last_update is not None:
                 moment = parse_timestamp(last_update)
                 self.newest = moment if self.newest is None else max(self.newest, moment)
-            if self.endpoint.mode == "window" and last_update is not None and last_update >= self.overlap_from:
+            if self.endpoint.mode != "single" and last_update is not None and last_update >= self.overlap_from:
                 self.new_overlap[record_id] = last_update
             if self.endpoint.mode == "single":
                 self.digest = record_digest(record)  # committed with this page's rows (state below)
@@ -401,8 +408,8 @@ class ResourceRead:
         """What dlt stores for this resource with the rows taken so far."""
         if self.endpoint.mode == "single":
             return {"digest": self.digest} if self.digest else {}
-        if self.endpoint.mode != "window":
-            return {}
+        if self.endpoint.mode != "window":  # read whole every run: only what the next one must not skip
+            return {"overlap_seen": self.new_overlap} if self.completed else {}
         if self.completed:
             return {"cursor": self.cursor, "window": None, "overlap_seen": self.new_overlap}
         window = {"until": normalized(self.plan.until), "slices": [s.to_state() for s in self.slices.values()]}
