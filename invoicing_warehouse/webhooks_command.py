@@ -87,6 +87,7 @@ def serve(args: argparse.Namespace) -> int:
         listener = socket.socket(family, socket.SOCK_STREAM)
         listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         listener.bind((args.host, args.port))
+        listener.listen(2048)  # connections queue from now on, so the address printed below is already good
     except OSError as error:
         receiver.close()
         print(f"webhooks serve: cannot start on {args.host}:{args.port}: {error}", file=sys.stderr)
