@@ -12,7 +12,7 @@ sandbox behaves exactly as without this module).
 - delay (`webhook_delay_ms` + uniform `webhook_delay_jitter_ms`): first attempt that much later (jitter
   reorders too).
 - reordering (`webhook_reorder_rate`): held back until `webhook_reorder_depth` later deliveries went out.
-- bursts (`webhook_burst_size` > 1): held until that many wait, then released together.
+- bursts (`webhook_burst_size` > 1): held until at least that many wait, then released together.
 Held deliveries (reorder, burst) go out at the latest `webhook_hold_max_ms` after they were held, so nothing
 waits forever when the writes stop.
 """
