@@ -4,6 +4,8 @@ the sync's (which still asks for `read` only), errors that name the setting and 
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from invoicing_warehouse.cli import main
@@ -28,10 +30,8 @@ def sandbox():
 def env(monkeypatch, tmp_path):
     """A clean environment in an empty directory (no portals file, no .dlt of the developer)."""
     monkeypatch.chdir(tmp_path)
-    import os
-
     for name in list(os.environ):
-        if name.startswith("SOURCES__INVOICING__") or name.startswith("INVOICING_WEBHOOK_"):
+        if name.startswith(("SOURCES__INVOICING__", "INVOICING_WEBHOOK_")):
             monkeypatch.delenv(name)
     return monkeypatch
 
