@@ -16,6 +16,7 @@ import argparse
 import logging
 import os
 import socket
+import sqlite3
 import sys
 
 from invoicing_warehouse.sync_command import add_portal_arguments, chosen_portals
@@ -88,9 +89,10 @@ def serve(args: argparse.Namespace) -> int:
         listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         listener.bind((args.host, args.port))
         listener.listen(2048)  # connections queue from now on, so the address printed below is already good
-    except OSError as error:
+    except (OSError, sqlite3.Error) as error:
         receiver.close()
-        print(f"webhooks serve: cannot start on {args.host}:{args.port}: {error}", file=sys.stderr)
+        print(f"webhooks serve: cannot start on {args.host}:{args.port} with the spool "
+              f"{receiver.settings.spool_path}: {error}", file=sys.stderr)
         return 1
     port = listener.getsockname()[1]
     if args.host not in LOCAL_HOSTS:
