@@ -5,12 +5,15 @@ bursts: nothing lost)."""
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import sqlite3
 from collections.abc import Iterator
 
 from harness.receiver_process import wait_until
 from pipelines.invoicing.hint_events import EVENTS, hint_for_event
+from sandbox.command import add_arguments, config_from
+from sandbox.config import SandboxConfig
 from sandbox.mutator import Mutator
 from sandbox.server import SandboxServer
 from tests.sandbox.conftest import client_for, created, small_config
@@ -112,3 +115,19 @@ def test_reordered_delayed_and_burst_deliveries_lose_nothing(tmp_path):
         assert sorted(arrived) == sorted(d.id for d in deliveries)
         assert arrived != [d.id for d in deliveries]  # reordered indeed
         assert _spooled(served) == {_key(d) for d in deliveries}
+
+
+def test_the_sandbox_command_sets_every_delivery_fault_and_leaves_them_off_by_default():
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    names = ("webhook_loss_rate", "webhook_duplicate_rate", "webhook_reorder_rate", "webhook_reorder_depth",
+             "webhook_delay_ms", "webhook_delay_jitter_ms", "webhook_burst_size", "webhook_hold_max_ms")
+    defaults = config_from(parser.parse_args([]))
+    assert {n: getattr(defaults, n) for n in names} == {n: getattr(SandboxConfig(), n) for n in names}
+    assert defaults.webhook_loss_rate == defaults.webhook_duplicate_rate == defaults.webhook_reorder_rate == 0
+    assert defaults.webhook_delay_ms == defaults.webhook_delay_jitter_ms == defaults.webhook_burst_size == 0
+    given = config_from(parser.parse_args([
+        "--webhook-loss-rate", "0.1", "--webhook-duplicate-rate", "0.2", "--webhook-reorder-rate", "0.3",
+        "--webhook-reorder-depth", "4", "--webhook-delay-ms", "50", "--webhook-delay-jitter-ms", "25",
+        "--webhook-burst-size", "10", "--webhook-hold-max-ms", "2000"]))
+    assert [getattr(given, n) for n in names] == [0.1, 0.2, 0.3, 4, 50.0, 25.0, 10, 2000.0]
