@@ -134,7 +134,7 @@ class Receiver:
             status, outcome = await self._receive(request)
         except Refused as refusal:
             self._count(f"refused_{refusal.status}")
-            log.info("POST %s -> %s %s", path, refusal.status, refusal.reason)
+            log.info("POST %s -> %s %s", path, refusal.status, refusal.reason[:120])
             if refusal.status == 404 and refusal.reason == "not found":
                 return await self._not_found(request, refusal)
             return JSONResponse({"error": refusal.reason}, status_code=refusal.status)
