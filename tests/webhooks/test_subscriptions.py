@@ -8,11 +8,13 @@ import os
 
 import pytest
 
+from harness.receiver_process import wait_until
 from invoicing_warehouse.cli import main
 from pipelines.invoicing.hint_events import EVENTS
 from pipelines.invoicing.sync import make_pipeline, run_sync
 from sandbox.server import SandboxServer
-from tests.sandbox.conftest import small_config
+from tests.sandbox.conftest import client_for, created, small_config
+from tests.support.webhook_receiver import serving_receiver
 
 TOKEN = "subscription-test-token-0123456789"
 
@@ -150,3 +152,16 @@ def test_a_portal_of_the_portals_file_uses_its_own_webhook_client(sandbox, env, 
     code, output = _cli(capsys, "register", "--portal", "acme", "--url", url)
     assert code == 0 and "created: " in output
     assert _recorded(sandbox) == [(url, sorted(EVENTS), True)]
+
+
+def test_a_registered_receiver_gets_the_sandboxs_writes_as_hints(sandbox, env, capsys, tmp_path):
+    _configure(env, sandbox)
+    with serving_receiver(tmp_path) as served:
+        code, output = _cli(capsys, "register", "--url", served.url())
+        assert code == 0 and served.token not in output
+        with client_for(sandbox) as api:
+            customer = created(api.post("/customers", json={"name": "Client sonné"}), 201)
+            item = created(api.post("/items", json={"name": "Sonnette", "type": "product", "price": 10,
+                                                    "vat": 20}), 201)
+        expected = {("customers", customer["id"], "customer.created"), ("items", item["id"], "product.created")}
+        assert wait_until(lambda: {(h.resource, h.record_id, h.event) for h in served.pending()} == expected)
