@@ -18,6 +18,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "models": ("invoicing_warehouse.models_command", "build the SQL models (staging, intermediate and marts)"),
     "doctor": ("invoicing_warehouse.doctor_command", "probe a live account against the contract ledger (read-only)"),
     "demo": ("invoicing_warehouse.demo", "seeded sandbox -> Dagster asset graph -> warehouse -> report"),
+    "dashboard": ("invoicing_warehouse.dashboard_command", "the finance dashboard (Streamlit) on the readers' copy"),
 }
 
 
