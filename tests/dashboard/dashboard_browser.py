@@ -71,13 +71,13 @@ def caption_shows(page: Page, as_of: str) -> None:
 
 
 def choose_as_of(page: Page, as_of: str) -> None:
-    """Types a date into the sidebar's As-of picker (YYYY/MM/DD) and waits for the page to show it."""
-    field = page.locator('[data-testid="stDateInput"] input')
-    field.click()
-    field.press("Control+a")
-    field.type(as_of.replace("-", "/"))
-    field.press("Enter")
-    page.locator("h1").first.click()  # closes the calendar
+    """Types a date into the sidebar's As-of picker and waits for the page to show it. The picker is a
+    field of year, month and day segments: typing fills them in turn; leaving the field commits the date."""
+    page.locator('[data-testid="stDateInput"] [role="spinbutton"]').first.click()
+    page.keyboard.type(as_of.replace("-", ""))
+    page.keyboard.press("Enter")
+    page.keyboard.press("Escape")
+    page.locator('[data-testid="stMain"] h1').first.click()
     caption_shows(page, as_of)
 
 
