@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import date
+from datetime import date, datetime
 from pathlib import Path
 from typing import TypeVar
 
@@ -83,13 +83,19 @@ def payables(view: View, as_of: date) -> queries.PayablesFigures:
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
+def full_list(view: View, name: str, parameters: tuple) -> pd.DataFrame:
+    """Every row of the long list `name` (queries._LISTS), for its CSV download."""
+    return _load(view, lambda connection: queries.listing(connection, name, list(parameters), None).rows)
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
 def cash_outlook(view: View) -> pd.DataFrame:
     """The Cash outlook page's rows."""
     return _load(view, lambda connection: queries.cash_outlook(connection, view.portal))
 
 
 @st.cache_data(max_entries=8, show_spinner=False)
-def freshness_tables(warehouse: str, key: str) -> tuple[pd.DataFrame, object]:
+def freshness_tables(warehouse: str, key: str) -> tuple[pd.DataFrame, datetime | None]:
     """Per raw table rows and last load, and the last successful load, of the readers' copy."""
     with marts(View(warehouse, key, None, "")) as connection:
         return freshness.raw_tables(connection), freshness.last_sync(connection)

@@ -13,6 +13,7 @@ import os
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import duckdb
 import pandas as pd
@@ -55,6 +56,11 @@ def raw_tables(connection: duckdb.DuckDBPyConnection) -> pd.DataFrame:
     ]
     if not tables:
         return pd.DataFrame(columns=["raw_table", "rows", "last_loaded_at", "load_id"])
+    loads_join = (
+        f"left join {RAW_DATASET}._dlt_loads as loads on loads.load_id = per_table.load_id"
+        if _has_loads(connection)
+        else "left join (select null::varchar as load_id, null::timestamptz as inserted_at) as loads on false"
+    )
     per_table = " union all ".join(
         f"select '{table}' as raw_table, count(*) as rows, max(_dlt_load_id) as load_id "
         f'from {RAW_DATASET}."{table}"'
@@ -64,13 +70,25 @@ def raw_tables(connection: duckdb.DuckDBPyConnection) -> pd.DataFrame:
         connection,
         f"""select per_table.raw_table, per_table.rows, loads.inserted_at as last_loaded_at, per_table.load_id
             from ({per_table}) as per_table
-            left join {RAW_DATASET}._dlt_loads as loads on loads.load_id = per_table.load_id
+            {loads_join}
             order by per_table.raw_table""",
     )
 
 
+def _has_loads(connection: duckdb.DuckDBPyConnection) -> bool:
+    # dlt's load table; a warehouse filled by other means (the benchmarks' generator) has none
+    row = connection.execute(
+        "select count(*) from information_schema.tables where table_schema = ? and table_name = '_dlt_loads' "
+        "and table_catalog = current_database()",
+        [RAW_DATASET],
+    ).fetchone()
+    return bool(row and row[0])
+
+
 def last_sync(connection: duckdb.DuckDBPyConnection) -> datetime | None:
     """When the last successful dlt load the copy knows of finished (no-change runs may not be there)."""
+    if not _has_loads(connection):
+        return None
     row = connection.execute(f"select max(inserted_at) from {RAW_DATASET}._dlt_loads where status = 0").fetchone()
     return row[0] if row else None
 
@@ -79,10 +97,10 @@ def checks(snapshot_path: Path, connection: duckdb.DuckDBPyConnection) -> pd.Dat
     """Every warehouse-only check of assets/ on the readers' copy: check, asset, passed, severity, detail."""
     # imported here: Dagster takes a second or two to import, and only this page needs it
     from assets.checks import (
+        documents_customers_exist,
         duplicate_keys,
         mart_key_columns,
         raw_ids_unique,
-        documents_customers_exist,
         usages_invoices_exist,
     )
     from assets.contract_checks import CONTRACT_VALUE_CHECKS
@@ -92,7 +110,7 @@ def checks(snapshot_path: Path, connection: duckdb.DuckDBPyConnection) -> pd.Dat
     rows = []
     for check in [*raw_ids_unique, documents_customers_exist, usages_invoices_exist, *CONTRACT_VALUE_CHECKS]:
         spec = next(iter(check.check_specs))
-        result = check(warehouse=resource)
+        result: Any = check(warehouse=resource)  # an AssetCheckResult (Dagster types the call loosely)
         rows.append(
             (spec.name, spec.asset_key.to_user_string(), bool(result.passed),
              result.severity.value, result.description or "")

@@ -6,7 +6,7 @@ figure shown equals the mart to the cent. No layout here: the pages (dashboard/s
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import date
+from datetime import date, timedelta
 from decimal import Decimal
 from typing import Any
 
@@ -15,6 +15,71 @@ import pandas as pd
 
 WEEKS_AHEAD = 8
 BUCKETS = ("current", "1-30", "31-60", "61-90", "90+")
+# what a page shows of a long list (at 1,000,000 documents an overdue list holds tens of thousands of rows);
+# the CSV download holds every row, read only when asked (full_list)
+TOP_OVERDUE = 20
+DISPLAY_ROWS = 100
+DRILL_DOWN_CUSTOMERS = 500
+
+# every long list a page shows the head of: name -> (select, order by), filtered by portal (and report date
+# bounds for this week's payables: `? and ?`)
+_LISTS = {
+    "overdue_customers": (
+        """select customer_name, customer_reference, overdue_amount, overdue_invoice_count, total_open,
+                  oldest_overdue_reference, oldest_due_date, oldest_days_past_due, next_reminder_template,
+                  last_payment_date, email, phone, customer_id
+           from marts.overdue_customers where portal_id = ?""",
+        "overdue_amount desc, customer_name, customer_id",
+    ),
+    "drill_down_customers": (
+        """select customer_id, coalesce(customer_name, customer_id) as customer_name, total_open, overdue_amount
+           from marts.receivables_by_customer where portal_id = ? and total_open > 0""",
+        "overdue_amount desc, total_open desc, customer_name, customer_id",
+    ),
+    "payables_this_week": (
+        """select supplier_name, reference, document_type, issue_date, due_date, amount_due, days_past_due,
+                  supplier_document_id, supplier_id
+           from marts.supplier_payables where portal_id = ? and due_date between ? and ?""",
+        "due_date, supplier_name, reference, supplier_document_id",
+    ),
+    "payables_past_due": (
+        """select supplier_name, reference, document_type, issue_date, due_date, amount_due, days_past_due,
+                  supplier_document_id, supplier_id
+           from marts.supplier_payables where portal_id = ? and is_overdue""",
+        "due_date, supplier_name, reference, supplier_document_id",
+    ),
+    "payables_by_supplier": (
+        """select supplier_name, legal_identifier, total_due, overdue_amount, due_current, document_count,
+                  next_due_date, oldest_due_date, supplier_id
+           from marts.payables_by_supplier where portal_id = ?""",
+        "total_due desc, supplier_name, supplier_id",
+    ),
+}
+
+
+@dataclass(frozen=True)
+class Listing:
+    """The head of a long list (`rows`, at most the limit asked) and how many rows the whole list has."""
+
+    rows: pd.DataFrame
+    total: int
+
+
+def listing(
+    connection: duckdb.DuckDBPyConnection, name: str, parameters: list[Any], limit: int | None
+) -> Listing:
+    """The list `name` of _LISTS in its order: its first `limit` rows (all when None) and its row count."""
+    select, order = _LISTS[name]
+    total = connection.execute(f"select count(*) from ({select})", parameters).fetchone()
+    rows = frame(connection, f"{select} order by {order}" + ("" if limit is None else f" limit {int(limit)}"),
+                 parameters)
+    return Listing(rows, int(total[0]) if total else 0)
+
+
+def week_bounds(as_of: date) -> tuple[date, date, date]:
+    """(monday of `as_of`'s week, its sunday, the sunday WEEKS_AHEAD - 1 weeks later)."""
+    monday = as_of.toordinal() - as_of.weekday()
+    return date.fromordinal(monday), date.fromordinal(monday + 6), date.fromordinal(monday + 7 * WEEKS_AHEAD - 1)
 
 
 def frame(connection: duckdb.DuckDBPyConnection, sql: str, parameters: list[Any] | None = None) -> pd.DataFrame:
@@ -50,8 +115,8 @@ class ReceivablesFigures:
     invoiced_last_90_days: Decimal
     open_invoice_count: int
     aging: pd.DataFrame  # aging_bucket, open_amount, overdue (bool), invoice_count: the five buckets in order
-    overdue_customers: pd.DataFrame  # marts.overdue_customers, largest overdue amount first
-    customers: pd.DataFrame  # customer_id, customer_name, total_open, overdue_amount: the drill-down's choices
+    overdue_customers: Listing  # marts.overdue_customers, largest overdue amount first
+    customers: Listing  # customer_id, customer_name, total_open, overdue_amount: the drill-down's choices
 
 
 def receivables(connection: duckdb.DuckDBPyConnection, portal_id: str) -> ReceivablesFigures:
@@ -61,7 +126,7 @@ def receivables(connection: duckdb.DuckDBPyConnection, portal_id: str) -> Receiv
         "from marts.dso where portal_id = ?",
         [portal_id],
     ).fetchone()
-    total_open, overdue, dso_days, invoiced, open_count = dso or (Decimal("0"), Decimal("0"), None, Decimal("0"), 0)
+    total_open, overdue, dso_days, invoiced, open_count = dso or (Decimal(0), Decimal(0), None, Decimal(0), 0)
     aging = frame(
         connection,
         """select buckets.aging_bucket, coalesce(sum(receivables.open_amount), 0) as open_amount,
@@ -72,22 +137,8 @@ def receivables(connection: duckdb.DuckDBPyConnection, portal_id: str) -> Receiv
            group by buckets.aging_bucket, buckets.position order by buckets.position""",
         [list(BUCKETS), list(BUCKETS), portal_id],
     )
-    overdue_customers = frame(
-        connection,
-        """select customer_name, customer_reference, overdue_amount, overdue_invoice_count, total_open,
-                  oldest_overdue_reference, oldest_due_date, oldest_days_past_due, next_reminder_template,
-                  last_payment_date, email, phone, customer_id
-           from marts.overdue_customers where portal_id = ?
-           order by overdue_amount desc, customer_name, customer_id""",
-        [portal_id],
-    )
-    customers = frame(
-        connection,
-        """select customer_id, coalesce(customer_name, customer_id) as customer_name, total_open, overdue_amount
-           from marts.receivables_by_customer where portal_id = ? and total_open > 0
-           order by overdue_amount desc, total_open desc, customer_name, customer_id""",
-        [portal_id],
-    )
+    overdue_customers = listing(connection, "overdue_customers", [portal_id], TOP_OVERDUE)
+    customers = listing(connection, "drill_down_customers", [portal_id], DRILL_DOWN_CUSTOMERS)
     return ReceivablesFigures(
         total_open, overdue, dso_days, invoiced, int(open_count), aging, overdue_customers, customers
     )
@@ -115,22 +166,14 @@ class PayablesFigures:
     undated: Decimal
     total: Decimal
     weeks: pd.DataFrame  # the WEEKS_AHEAD weeks of marts.payables_schedule, empty weeks included
-    this_week: pd.DataFrame  # the documents due this week (marts.supplier_payables)
-    past_due_documents: pd.DataFrame
-    by_supplier: pd.DataFrame  # marts.payables_by_supplier, largest amount first
-
-
-_PAYABLE_COLUMNS = (
-    "supplier_name, reference, document_type, issue_date, due_date, amount_due, days_past_due, "
-    "supplier_document_id, supplier_id"
-)
+    this_week: Listing  # the documents due this week (marts.supplier_payables)
+    past_due_documents: Listing
+    by_supplier: Listing  # marts.payables_by_supplier, largest amount first
 
 
 def payables(connection: duckdb.DuckDBPyConnection, portal_id: str, as_of: date) -> PayablesFigures:
     """Supplier payables by week, this week's documents, past-due documents and suppliers."""
-    monday = as_of.toordinal() - as_of.weekday()
-    sunday = date.fromordinal(monday + 6)
-    last_day = date.fromordinal(monday + 7 * WEEKS_AHEAD - 1)
+    monday, sunday, last_day = week_bounds(as_of)
     totals = connection.execute(
         """select coalesce(sum(amount_due) filter (where is_overdue), 0),
                   coalesce(sum(amount_due) filter (where due_date between ? and ?), 0),
@@ -154,29 +197,11 @@ def payables(connection: duckdb.DuckDBPyConnection, portal_id: str, as_of: date)
            left join marts.payables_schedule as schedule
                on schedule.week_start = weeks.week_start and schedule.portal_id = ?
            order by weeks.week_start""",
-        [date.fromordinal(monday), date.fromordinal(monday + 7 * (WEEKS_AHEAD - 1)), portal_id],
+        [monday, last_day - timedelta(days=6), portal_id],
     )
-    this_week = frame(
-        connection,
-        f"""select {_PAYABLE_COLUMNS} from marts.supplier_payables
-            where portal_id = ? and due_date between ? and ?
-            order by due_date, supplier_name, reference, supplier_document_id""",
-        [portal_id, as_of, sunday],
-    )
-    past_due_documents = frame(
-        connection,
-        f"""select {_PAYABLE_COLUMNS} from marts.supplier_payables where portal_id = ? and is_overdue
-            order by due_date, supplier_name, reference, supplier_document_id""",
-        [portal_id],
-    )
-    by_supplier = frame(
-        connection,
-        """select supplier_name, legal_identifier, total_due, overdue_amount, due_current, document_count,
-                  next_due_date, oldest_due_date, supplier_id
-           from marts.payables_by_supplier where portal_id = ?
-           order by total_due desc, supplier_name, supplier_id""",
-        [portal_id],
-    )
+    this_week = listing(connection, "payables_this_week", [portal_id, as_of, sunday], DISPLAY_ROWS)
+    past_due_documents = listing(connection, "payables_past_due", [portal_id], DISPLAY_ROWS)
+    by_supplier = listing(connection, "payables_by_supplier", [portal_id], DISPLAY_ROWS)
     past_due, this_week_total, next_weeks, undated, total = totals
     return PayablesFigures(
         past_due, this_week_total, next_weeks, undated, total, weeks, this_week, past_due_documents, by_supplier

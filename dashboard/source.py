@@ -22,6 +22,7 @@ from pathlib import Path
 
 import duckdb
 
+from warehouse_engine.connection import WarehouseUnavailable
 from warehouse_engine.names import MARTS_SCHEMA, RAW_DATASET
 from warehouse_engine.publish import default_snapshot_path
 from warehouse_engine.readers import connect_reader, published_snapshot
@@ -91,7 +92,7 @@ class Source:
             connection = connect_reader(target) if target.is_lake or not attach else _attached(self.snapshot_path)
         except duckdb.IOException as error:
             raise Unavailable(self._locked_message(error)) from None
-        except Exception as error:  # WarehouseUnavailable, a corrupt file: say what failed, not a traceback
+        except (duckdb.Error, WarehouseUnavailable, OSError) as error:  # a corrupt file, a lake that is down
             raise Unavailable(f"Cannot open the readers' copy of {target.describe()}: {error}") from None
         missing = missing_marts(connection)
         if missing:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import date
 
@@ -11,6 +11,7 @@ import streamlit as st
 
 from dashboard.cache import View
 from dashboard.formatting import TABLE_CSS, html_table, to_csv
+from dashboard.queries import Listing
 
 
 @dataclass(frozen=True)
@@ -35,16 +36,24 @@ def table(
     name: str,
     context: PageContext,
     money: Iterable[str] = (),
-    download: pd.DataFrame | None = None,
-    labels: dict[str, str] | None = None,
+    download: pd.DataFrame | Callable[[], pd.DataFrame] | None = None,
+    total: int | None = None,
 ) -> None:
-    """`frame` as a table, and a button downloading `download` (default: `frame`) as CSV."""
-    st.html(html_table(frame, name, money, context.style, labels))
+    """`frame` as a table, and a button downloading `download` (default: `frame`) as CSV. A callable
+    `download` runs only when the button is clicked (a long list's every row); `total` is its row count."""
+    st.html(html_table(frame, name, money, context.style))
     data = frame if download is None else download
+    rows = total if total is not None else len(frame if callable(data) else data)
     st.download_button(
-        f"Download CSV ({len(data)} rows)",
-        to_csv(data),
+        f"Download CSV ({rows} rows)",
+        (lambda: to_csv(data())) if callable(data) else to_csv(data),
         file_name=f"{name}_{context.view.portal}_{context.as_of.isoformat()}.csv",
         mime="text/csv",
         key=f"download_{name}",
+        on_click="ignore",
     )
+
+
+def shown_of(listing: Listing) -> str:
+    """`(first N of M)` when a list is shown cut, else ''."""
+    return f" (first {len(listing.rows)} of {listing.total})" if listing.total > len(listing.rows) else ""

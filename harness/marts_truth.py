@@ -86,6 +86,10 @@ def _day(value: str | None) -> date | None:
     return date.fromisoformat(value[:10]) if value else None
 
 
+def _emitted(record: dict) -> date:
+    return date.fromisoformat(record["emitDate"][:10])
+
+
 def _outlook_period(due: date | None, today: date) -> int:
     """0 past due, 1..8 the calendar week (monday first) counted from today's, 9 later or undated."""
     if due is None:
@@ -103,22 +107,22 @@ def sandbox_dso_and_outlook(sb, today: date) -> tuple[dict, dict[int, tuple[Deci
     invoices = [
         d for d in sb.portal.snapshot("documents")
         if d["type"] == "INVOICE" and d["subtype"] in (None, "DEPOSIT") and d["status"] in ("VALIDATED", "PAID")
-        and _day(d["emitDate"]) is not None and _day(d["emitDate"]) <= today
+        and d["emitDate"] and _emitted(d) <= today
     ]
     window_start = today - timedelta(days=DSO_WINDOW_DAYS - 1)
     invoiced = sum(
-        (Decimal(str(d["amountVatNet"])) for d in invoices if window_start <= _day(d["emitDate"]) <= today),
-        Decimal("0"),
+        (Decimal(str(d["amountVatNet"])) for d in invoices if window_start <= _emitted(d) <= today),
+        Decimal(0),
     )
-    periods = {index: [Decimal("0"), Decimal("0")] for index in range(OUTLOOK_WEEKS + 2)}
-    open_total = Decimal("0")
+    periods = {index: [Decimal(0), Decimal(0)] for index in range(OUTLOOK_WEEKS + 2)}
+    open_total = Decimal(0)
     for d in invoices:
         remaining = Decimal(str(sb.portal.remaining(sb.portal.record("documents", d["id"]))))
         if remaining > 0:
             open_total += remaining
             periods[_outlook_period(_day(d["dueDate"]), today)][0] += remaining
     for s in sb.portal.snapshot("supplier_documents"):
-        if s["status"] == "approved" and _day(s["issueDate"]) <= today:
+        if s["status"] == "approved" and (not s["issueDate"] or date.fromisoformat(s["issueDate"][:10]) <= today):
             amount = Decimal(str(s["amountVat"])) * (-1 if s["type"] == "creditNote" else 1)
             periods[_outlook_period(_day(s["dueDate"]), today)][1] += amount
     dso = (open_total / invoiced * DSO_WINDOW_DAYS).quantize(Decimal("0.1"), ROUND_HALF_UP) if invoiced else None

@@ -11,7 +11,7 @@ from dashboard import cache
 from dashboard.widgets import PageContext, heading, table
 
 
-def _chart(rows: pd.DataFrame) -> alt.LayerChart:
+def _chart(rows: pd.DataFrame) -> alt.LayerChart | alt.FacetChart:
     order = list(rows["period_label"])
     flows = pd.DataFrame(
         {

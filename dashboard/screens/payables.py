@@ -6,8 +6,8 @@ import streamlit as st
 
 from dashboard import cache
 from dashboard.formatting import eur
-from dashboard.queries import WEEKS_AHEAD
-from dashboard.widgets import PageContext, heading, table
+from dashboard.queries import WEEKS_AHEAD, week_bounds
+from dashboard.widgets import PageContext, heading, shown_of, table
 
 DOCUMENT_MONEY = ["amount_due"]
 IDS = ["supplier_document_id", "supplier_id"]  # in the CSV, not on screen
@@ -26,9 +26,12 @@ def render(context: PageContext) -> None:
     total.metric("Total to pay", eur(figures.total, context.style),
                  help=f"includes {eur(figures.undated, context.style)} without a due date")
 
-    st.subheader("Due this week")
-    table(figures.this_week.drop(columns=IDS), "payables_this_week", context, money=DOCUMENT_MONEY,
-          download=figures.this_week)
+    view = context.view
+    _, sunday, _ = week_bounds(context.as_of)
+    st.subheader(f"Due this week{shown_of(figures.this_week)}")
+    table(figures.this_week.rows.drop(columns=IDS), "payables_this_week", context, money=DOCUMENT_MONEY,
+          download=lambda: cache.full_list(view, "payables_this_week", (view.portal, context.as_of, sunday)),
+          total=figures.this_week.total)
 
     st.subheader(f"Week by week ({WEEKS_AHEAD} weeks, marts.payables_schedule)")
     st.caption("The first week also holds what is past due and what has no due date, as the mart counts them.")
@@ -39,10 +42,13 @@ def render(context: PageContext) -> None:
         money=["falling_due_amount", "overdue_amount", "undated_amount", "total_amount"],
     )
 
-    st.subheader("By supplier")
-    table(figures.by_supplier.drop(columns=["supplier_id"]), "payables_by_supplier", context,
-          money=["total_due", "overdue_amount", "due_current"], download=figures.by_supplier)
+    st.subheader(f"By supplier{shown_of(figures.by_supplier)}")
+    table(figures.by_supplier.rows.drop(columns=["supplier_id"]), "payables_by_supplier", context,
+          money=["total_due", "overdue_amount", "due_current"],
+          download=lambda: cache.full_list(view, "payables_by_supplier", (view.portal,)),
+          total=figures.by_supplier.total)
 
-    st.subheader("Past due")
-    table(figures.past_due_documents.drop(columns=IDS), "payables_past_due", context, money=DOCUMENT_MONEY,
-          download=figures.past_due_documents)
+    st.subheader(f"Past due{shown_of(figures.past_due_documents)}")
+    table(figures.past_due_documents.rows.drop(columns=IDS), "payables_past_due", context, money=DOCUMENT_MONEY,
+          download=lambda: cache.full_list(view, "payables_past_due", (view.portal,)),
+          total=figures.past_due_documents.total)

@@ -9,9 +9,9 @@ import streamlit as st
 
 from dashboard import cache
 from dashboard.formatting import days, eur
-from dashboard.widgets import PageContext, heading, table
+from dashboard.queries import TOP_OVERDUE
+from dashboard.widgets import PageContext, heading, shown_of, table
 
-TOP_OVERDUE = 20
 BUCKET_COLOURS = ["#4c9a5f", "#e9c46a", "#f4a261", "#e76f51", "#b5303a"]
 
 
@@ -49,30 +49,32 @@ def render(context: PageContext) -> None:
         days(figures.dso_days, context.style),
         help="open receivables / invoices emitted in the last 90 days (incl. tax) x 90 (marts.dso)",
     )
-    customers.metric("Overdue customers", f"{len(figures.overdue_customers)}")
+    customers.metric("Overdue customers", f"{figures.overdue_customers.total}")
 
     st.subheader("Aging")
     st.altair_chart(_aging_chart(figures.aging), use_container_width=True)
     table(figures.aging, "aging", context, money=["open_amount"])
 
+    view = context.view
     st.subheader(f"Overdue customers (top {TOP_OVERDUE} by overdue amount)")
-    top = figures.overdue_customers.head(TOP_OVERDUE)
     table(
-        top.drop(columns=["email", "phone", "customer_id", "last_payment_date"]),
+        figures.overdue_customers.rows.drop(columns=["email", "phone", "customer_id", "last_payment_date"]),
         "overdue_customers",
         context,
         money=["overdue_amount", "total_open"],
-        download=figures.overdue_customers,
+        download=lambda: cache.full_list(view, "overdue_customers", (view.portal,)),
+        total=figures.overdue_customers.total,
     )
 
     st.subheader("Customer drill-down")
-    if figures.customers.empty:
+    choices = figures.customers
+    if choices.rows.empty:
         st.info("No customer owes money on this date.")
         return
-    names = dict(zip(figures.customers["customer_id"], figures.customers["customer_name"]))
-    amounts = dict(zip(figures.customers["customer_id"], figures.customers["total_open"]))
+    names = dict(zip(choices.rows["customer_id"], choices.rows["customer_name"]))
+    amounts = dict(zip(choices.rows["customer_id"], choices.rows["total_open"]))
     customer_id = st.selectbox(
-        "Customer (those owing money, most overdue first)",
+        f"Customer (those owing money, most overdue first{shown_of(choices)}; type to search)",
         list(names),
         format_func=lambda cid: f"{names[cid]} · {eur(amounts[cid], context.style)}",
         key="drill_down_customer",

@@ -8,23 +8,18 @@ points it at docs/screenshots).
 from __future__ import annotations
 
 import os
-import socket
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
-import httpx
 import pytest
 from playwright.sync_api import Browser, Page, sync_playwright
 
+from harness.dashboard_process import dashboard_process
 from harness.demo_warehouse import build_demo_warehouse
 
 CHROMIUM = Path("/usr/bin/chromium")
-START_TIMEOUT_S = 60.0
 
 
 @dataclass(frozen=True)
@@ -41,48 +36,13 @@ class Dashboard:
         return self.warehouse.with_name(self.warehouse.stem + ".read.duckdb")
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 @pytest.fixture(scope="session")
 def dashboard(tmp_path_factory) -> Iterator[Dashboard]:
     """A demo-size warehouse (about 1,000 documents) and `invoicing-warehouse dashboard` serving it."""
     warehouse = tmp_path_factory.mktemp("dashboard") / "warehouse.duckdb"
     as_of = build_demo_warehouse(warehouse, seed=1, scale=1000)
-    port = _free_port()
-    log = open(warehouse.with_name("dashboard.log"), "w")
-    process = subprocess.Popen(
-        [sys.executable, "-m", "invoicing_warehouse.cli", "dashboard", "--warehouse", str(warehouse),
-         "--port", str(port)],
-        stdout=log, stderr=subprocess.STDOUT,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + START_TIMEOUT_S
-        while True:
-            if process.poll() is not None:
-                raise AssertionError(f"the dashboard exited with {process.returncode}: "
-                                     f"{warehouse.with_name('dashboard.log').read_text()}")
-            try:
-                if httpx.get(f"{url}/_stcore/health", timeout=2.0, trust_env=False).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if time.monotonic() > deadline:
-                raise AssertionError(f"the dashboard did not answer on {url} within {START_TIMEOUT_S} s")
-            time.sleep(0.25)
+    with dashboard_process(warehouse, warehouse.with_name("dashboard.log")) as url:
         yield Dashboard(url, warehouse, as_of)
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=30)
-        log.close()
 
 
 @pytest.fixture(scope="session")
