@@ -85,3 +85,12 @@ def go_to(page: Page, title: str, key_table: str) -> None:
     """Follows a sidebar link (the same Streamlit session: the chosen date stays) and waits for its table."""
     page.locator('[data-testid="stSidebarNav"]').get_by_text(title, exact=True).click()
     page.wait_for_selector(f'table[data-table="{key_table}"]', timeout=WAIT_S * 1000)
+
+
+def screenshot(page: Page, path) -> None:
+    """Saves the page once its charts (Vega-Lite, drawn after the data arrives) are on screen."""
+    charts = page.locator('[data-testid="stVegaLiteChart"]')
+    for index in range(charts.count()):
+        charts.nth(index).locator("canvas, svg").first.wait_for(timeout=WAIT_S * 1000)
+    page.wait_for_timeout(300)  # Vega-Lite's own transition
+    page.screenshot(path=str(path), full_page=True)

@@ -7,7 +7,7 @@ from datetime import timedelta
 from decimal import Decimal
 
 import duckdb
-from dashboard_browser import eventually, metric, open_page, parse_eur, table_rows
+from dashboard_browser import eventually, metric, open_page, parse_eur, screenshot, table_rows
 
 from dashboard.queries import DISPLAY_ROWS
 
@@ -66,7 +66,7 @@ def test_receivables_page_equals_the_marts(dashboard, page, screenshots):
             expected,
         )
         assert shown == expected
-    page.screenshot(path=str(screenshots / "receivables.png"), full_page=True)
+    screenshot(page, screenshots / "receivables.png")
 
 
 def test_payables_page_equals_the_marts(dashboard, page, screenshots):
@@ -104,7 +104,7 @@ def test_payables_page_equals_the_marts(dashboard, page, screenshots):
                                  "order by total_due desc, supplier_name, supplier_id")
     shown = table_rows(page, "payables_by_supplier", ["supplier_name", "total_due"])
     assert [(s, parse_eur(t)) for s, t in shown] == suppliers[:DISPLAY_ROWS]
-    page.screenshot(path=str(screenshots / "payables.png"), full_page=True)
+    screenshot(page, screenshots / "payables.png")
 
 
 def test_cash_outlook_page_equals_the_mart(dashboard, page, screenshots):
@@ -119,7 +119,7 @@ def test_cash_outlook_page_equals_the_mart(dashboard, page, screenshots):
     )
     assert [(label, *map(parse_eur, amounts)) for label, *amounts in shown] == expected
     assert [row[0] for row in expected] == ["past due", *[f"week {n}" for n in range(1, 9)], "later"]
-    page.screenshot(path=str(screenshots / "cash_outlook.png"), full_page=True)
+    screenshot(page, screenshots / "cash_outlook.png")
 
 
 def test_freshness_page_shows_loads_snapshot_and_checks(dashboard, page, screenshots):
@@ -135,4 +135,4 @@ def test_freshness_page_shows_loads_snapshot_and_checks(dashboard, page, screens
     assert len(checks) > 20 and {passed for _, passed in checks} == {"yes"}
     assert page.get_by_text(f"All {len(checks)} checks pass.").count() == 1
     assert metric(page, "Snapshot published").endswith("ago")
-    page.screenshot(path=str(screenshots / "freshness.png"), full_page=True)
+    screenshot(page, screenshots / "freshness.png")
