@@ -39,6 +39,16 @@ def open_page(page: Page, base_url: str, path: str, key_table: str) -> None:
     """Navigates to a page (a new Streamlit session) and waits for its key table."""
     page.goto(f"{base_url}/{path}")
     page.wait_for_selector(f'table[data-table="{key_table}"]', timeout=WAIT_S * 1000)
+    settled(page)
+
+
+def settled(page: Page) -> None:
+    """Waits until the script run is over: no element left from an earlier run, no run in progress."""
+    page.wait_for_function(
+        """() => !document.querySelector('[data-stale="true"]')
+                 && !document.querySelector('[data-testid="stStatusWidget"]')""",
+        timeout=WAIT_S * 1000,
+    )
 
 
 def metric(page: Page, label: str) -> str:
