@@ -19,6 +19,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "doctor": ("invoicing_warehouse.doctor_command", "probe a live account against the contract ledger (read-only)"),
     "webhooks": ("invoicing_warehouse.webhooks_command", "receive webhook deliveries as hints; manage subscriptions"),
     "demo": ("invoicing_warehouse.demo", "seeded sandbox -> Dagster asset graph -> warehouse -> report"),
+    "dashboard": ("invoicing_warehouse.dashboard_command", "the finance dashboard (Streamlit) on the readers' copy"),
 }
 
 
