@@ -260,11 +260,37 @@ def plan_documents(run) -> None:
                 run.at(
                     run.later(created, 1, 20) if rng.random() < 0.9 else run.later(created, 20, 45), story.pay
                 )
+    _in_collection(run, active)
     if run.bulk:
         moment = run.end_ts - 3600
         for _ in range(run.bulk):
             story = _Story(run, rng.choice(active))
             run.at(moment, lambda s=story: s.create("INVOICE"))
+
+
+def _in_collection(run, active: list[dict]) -> None:
+    """One invoice per 1,000 documents (at least one) that a chronic late payer has not paid 2-8 weeks after
+    its due date despite two reminders: the collection case in progress every business has, so that even a
+    small portal has an overdue customer on any day."""
+    rng = run.rng
+    chronic = [customer for customer in active if customer["payer"] == "chronic"]
+    rng.shuffle(chronic)
+    candidates = chronic + [customer for customer in active if customer["payer"] != "chronic"]
+    for _ in range(max(1, run.scale // 1000)):
+        days_late = rng.randint(14, 56)
+        for customer in candidates:  # the first chronic late payer that was a customer back then
+            created = run.end_ts - (customer["terms"] + days_late) * DAY + rng.randint(8, 18) * 3600
+            if created > customer["created"] + 3600:
+                break
+        else:
+            return
+        story = _Story(run, customer)
+        due = _due(created, customer)
+        run.at(created, lambda s=story, d=due: s.create("INVOICE", validated=True, dueDate=_day(d)))
+        first = run.later(due, 2, 6)
+        run.at(first, story.remind)
+        run.at(run.later(first, 7, 10), story.remind)
+        candidates = candidates[1:] + candidates[:1]  # the next case is another customer's
 
 
 def _day(ts: int) -> str:

@@ -14,9 +14,11 @@ from sandbox.domain.payment_behaviour import supplier_payment_offset
 DAY = 86400
 # the fate of a bill, in exact shares of all bills (a shuffled deck: every fate shows at small scales too):
 # uploaded by the business (approved at once), received and approved, a few disputed (still open, settled
-# and approved, or refused) and a few refused (one of them approved after all, once corrected)
+# and approved, or refused) and a few refused (one of them approved after all, once corrected); the
+# `recent` ones, uploaded in the last two weeks, are still to pay at the end: a small portal has payables too
 FATES = (
     ("uploaded", 0.30),
+    ("recent", 0.01),
     ("disputed", 0.022),
     ("disputed-approved", 0.02),
     ("disputed-refused", 0.014),
@@ -35,7 +37,13 @@ def plan_supplier_documents(run) -> None:
     rng.shuffle(deck)
     for fate in deck:
         supplier = rng.choice(run.suppliers)
-        received = run.seasonal_moment(supplier["created"] + 3600, run.end_ts)
+        if fate == "recent":
+            # at most 3 days before the end: a weekend moves it to the Monday, still inside the history
+            received = run.moment(
+                max(supplier["created"] + 3600, run.end_ts - 14 * DAY), run.end_ts - 3 * DAY
+            )
+        else:
+            received = run.seasonal_moment(supplier["created"] + 3600, run.end_ts)
         amount = round(rng.uniform(40, 6000), 2)
         issue_day = received - received % DAY - rng.randint(0, 5) * DAY
         due = issue_day + supplier["terms"] * DAY
@@ -49,7 +57,7 @@ def plan_supplier_documents(run) -> None:
             "tags": rng.sample(("à vérifier", "urgent", "récurrent"), rng.randint(0, 2)),
         }
         holder: dict = {}
-        if fate == "uploaded":  # uploaded by the business: approved at once
+        if fate in ("uploaded", "recent"):  # uploaded by the business: approved at once
 
             def upload_and_create(h=holder, s=supplier, b=body) -> None:
                 key = portal._upload_asset("facture.pdf", "application/pdf", run.pdf)["assetKey"]
@@ -95,7 +103,7 @@ def _moves(run, received: int, due: int, fate: str) -> list[tuple[int, str]]:
         if fate == "refused-approved":
             moment = run.later(moment, 3, 20)
             moves.append((moment, "approve"))
-    if moves and moves[-1][1] != "approve":
+    if (moves and moves[-1][1] != "approve") or fate == "recent":  # a recent bill's payment is to come
         return moves
     paid = max(due + supplier_payment_offset(rng) * DAY, moment + DAY)  # never before its approval
     moves.append((run.moment(paid, paid + DAY // 2), "declarePayment"))
