@@ -174,10 +174,11 @@ class _Run:
                 )
                 self.at(self.later(created, 1, 400), lambda h=holder, c=change: self._edit("customers", h, c))
             if holder["dormant"] and rng.random() < 0.4:
-                self.at(
-                    self.later(created, 2, 300),
-                    lambda h=holder: self.portal._delete_customer(self.portal.record("customers", h["id"])),
-                )
+                self._plan_deletion(holder)
+        if not any(customer.get("deleted") for customer in self.customers):  # a small portal too has one
+            first = min(self.customers, key=lambda customer: customer["created"])
+            first["dormant"] = True  # no document: it may be deleted
+            self._plan_deletion(first)
         assign_payer_profiles(rng, self.customers)
         for _ in range(max(5, self.scale // 100)):
             body = supplier_body(self.fake, rng)
@@ -188,6 +189,14 @@ class _Run:
             if rng.random() < 0.2:
                 change = {"tags": sorted(set(body["tags"]) | {"récurrent"})}
                 self.at(self.later(created, 5, 500), lambda h=holder, c=change: self._edit("suppliers", h, c))
+
+    def _plan_deletion(self, holder: dict) -> None:
+        """A dormant customer soft-deleted 2-300 days after its creation."""
+        holder["deleted"] = True
+        self.at(
+            self.later(holder["created"], 2, 300),
+            lambda h=holder: self.portal._delete_customer(self.portal.record("customers", h["id"])),
+        )
 
     def _edit(self, resource: str, holder: dict, change: dict) -> None:
         updaters = {
