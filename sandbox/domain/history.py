@@ -1,4 +1,5 @@
-"""The generator's stories: the life of each document and supplier document, as timed steps.
+"""The generator's stories: the life of each customer document, as timed steps (supplier bills:
+supplier_history.py). Invoices are paid as their customer's payer profile says (payment_behaviour.py).
 
 A story plans its steps on the generator run (`run.at(ts, step)`); steps later than the end of the
 history are dropped, which leaves recent documents open, unpaid or awaiting approval, as in real life.
