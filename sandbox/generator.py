@@ -176,9 +176,11 @@ class _Run:
             if holder["dormant"] and rng.random() < 0.4:
                 self._plan_deletion(holder)
         if not any(customer.get("deleted") for customer in self.customers):  # a small portal too has one
-            first = min(self.customers, key=lambda customer: customer["created"])
-            first["dormant"] = True  # no document: it may be deleted
-            self._plan_deletion(first)
+            # the newest customer (created at least 30 days before the end), never the oldest that callers
+            # pick as "the first customer" (the lowest id)
+            newest = max(self.customers, key=lambda customer: customer["created"])
+            newest["dormant"] = True  # no document: it may be deleted
+            self._plan_deletion(newest, within_days=20)
         assign_payer_profiles(rng, self.customers)
         for _ in range(max(5, self.scale // 100)):
             body = supplier_body(self.fake, rng)
@@ -190,11 +192,11 @@ class _Run:
                 change = {"tags": sorted(set(body["tags"]) | {"récurrent"})}
                 self.at(self.later(created, 5, 500), lambda h=holder, c=change: self._edit("suppliers", h, c))
 
-    def _plan_deletion(self, holder: dict) -> None:
-        """A dormant customer soft-deleted 2-300 days after its creation."""
+    def _plan_deletion(self, holder: dict, within_days: int = 300) -> None:
+        """A dormant customer soft-deleted 2 to `within_days` days after its creation."""
         holder["deleted"] = True
         self.at(
-            self.later(holder["created"], 2, 300),
+            self.later(holder["created"], 2, within_days),
             lambda h=holder: self.portal._delete_customer(self.portal.record("customers", h["id"])),
         )
 
