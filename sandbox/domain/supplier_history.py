@@ -15,10 +15,13 @@ DAY = 86400
 # the fate of a bill, in exact shares of all bills (a shuffled deck: every fate shows at small scales too):
 # uploaded by the business (approved at once), received and approved, a few disputed (still open, settled
 # and approved, or refused) and a few refused (one of them approved after all, once corrected); the
-# `recent` ones, uploaded in the last two weeks, are still to pay at the end: a small portal has payables too
+# `recent` ones, uploaded in the last two weeks, are still to pay at the end, and the `held` ones, due in the
+# last weeks, are paid a month late (the business too pays late sometimes): a small portal has payables,
+# some of them past due, too
 FATES = (
     ("uploaded", 0.30),
     ("recent", 0.01),
+    ("held", 0.006),
     ("disputed", 0.022),
     ("disputed-approved", 0.02),
     ("disputed-refused", 0.014),
@@ -42,6 +45,10 @@ def plan_supplier_documents(run) -> None:
             received = run.moment(
                 max(supplier["created"] + 3600, run.end_ts - 14 * DAY), run.end_ts - 3 * DAY
             )
+        elif fate == "held":  # due 3-25 days before the end (terms after its issue, 0-5 days before this)
+            terms = supplier["terms"] * DAY
+            received = run.moment(run.end_ts - terms - 20 * DAY, run.end_ts - terms - 3 * DAY)
+            received = max(received, supplier["created"] + 3600)
         else:
             received = run.seasonal_moment(supplier["created"] + 3600, run.end_ts)
         amount = round(rng.uniform(40, 6000), 2)
@@ -87,7 +94,7 @@ def _moves(run, received: int, due: int, fate: str) -> list[tuple[int, str]]:
     rng = run.rng
     moves: list[tuple[int, str]] = []
     moment = received
-    if fate == "approved":
+    if fate in ("approved", "held"):
         moment = run.later(received, 1, 10)
         moves.append((moment, "approve"))
     elif fate.startswith("disputed"):
@@ -105,7 +112,8 @@ def _moves(run, received: int, due: int, fate: str) -> list[tuple[int, str]]:
             moves.append((moment, "approve"))
     if (moves and moves[-1][1] != "approve") or fate == "recent":  # a recent bill's payment is to come
         return moves
-    paid = max(due + supplier_payment_offset(rng) * DAY, moment + DAY)  # never before its approval
+    offset = rng.randint(30, 45) if fate == "held" else supplier_payment_offset(rng)
+    paid = max(due + offset * DAY, moment + DAY)  # never before its approval
     moves.append((run.moment(paid, paid + DAY // 2), "declarePayment"))
     return moves
 
