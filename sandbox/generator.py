@@ -13,9 +13,11 @@ from datetime import UTC, datetime
 from faker import Faker
 
 from sandbox.domain.french_catalog import customer_body, item_body, supplier_body
-from sandbox.domain.history import plan_documents, plan_supplier_documents
+from sandbox.domain.history import plan_documents
 from sandbox.domain.orders import DEFAULT_ORDER
+from sandbox.domain.payment_behaviour import assign_payer_profiles, payment_terms, seasonal_second
 from sandbox.domain.pdf import make_pdf
+from sandbox.domain.supplier_history import plan_supplier_documents
 from sandbox.errors import ApiError
 
 DAY = 86400
@@ -96,6 +98,11 @@ class _Run:
             day += (7 - weekday) * DAY
         return max(low, day + 8 * 3600 + self.rng.randrange(11 * 3600))
 
+    def seasonal_moment(self, low: int, high: int) -> int:
+        """A working-hours second in [low, high], more often in busy months (payment_behaviour.py)."""
+        ts = seasonal_second(self.rng, low, high)
+        return max(low, self.moment(ts - ts % DAY, ts - ts % DAY))
+
     def later(self, ts: int, low_days: float, high_days: float) -> int:
         """A working-hours moment between low_days and high_days after ts."""
         return self.moment(ts + int(low_days * DAY), ts + int(high_days * DAY))
@@ -156,6 +163,8 @@ class _Run:
                 "created": created,
                 "email": bool(body.get("email")),
                 "dormant": rng.random() < 0.1,
+                "business": business,
+                "terms": payment_terms(rng, business),
             }
             self.customers.append(holder)
             self.at(created, lambda h=holder, b=body: h.update(id=self.portal._create_customer(b)["id"]))
@@ -165,19 +174,31 @@ class _Run:
                 )
                 self.at(self.later(created, 1, 400), lambda h=holder, c=change: self._edit("customers", h, c))
             if holder["dormant"] and rng.random() < 0.4:
-                self.at(
-                    self.later(created, 2, 300),
-                    lambda h=holder: self.portal._delete_customer(self.portal.record("customers", h["id"])),
-                )
+                self._plan_deletion(holder)
+        if not any(customer.get("deleted") for customer in self.customers):  # a small portal too has one
+            # the newest customer (created at least 30 days before the end), never the oldest that callers
+            # pick as "the first customer" (the lowest id)
+            newest = max(self.customers, key=lambda customer: customer["created"])
+            newest["dormant"] = True  # no document: it may be deleted
+            self._plan_deletion(newest, within_days=20)
+        assign_payer_profiles(rng, self.customers)
         for _ in range(max(5, self.scale // 100)):
             body = supplier_body(self.fake, rng)
             created = self.moment(self.start_ts, self.start_ts + (60 if rng.random() < 0.9 else 600) * DAY)
-            holder = {"id": None, "created": created}
+            holder = {"id": None, "created": created, "terms": rng.choice((30, 30, 45, 60))}
             self.suppliers.append(holder)
             self.at(created, lambda h=holder, b=body: h.update(id=self.portal._create_supplier(b)["id"]))
             if rng.random() < 0.2:
                 change = {"tags": sorted(set(body["tags"]) | {"récurrent"})}
                 self.at(self.later(created, 5, 500), lambda h=holder, c=change: self._edit("suppliers", h, c))
+
+    def _plan_deletion(self, holder: dict, within_days: int = 300) -> None:
+        """A dormant customer soft-deleted 2 to `within_days` days after its creation."""
+        holder["deleted"] = True
+        self.at(
+            self.later(holder["created"], 2, within_days),
+            lambda h=holder: self.portal._delete_customer(self.portal.record("customers", h["id"])),
+        )
 
     def _edit(self, resource: str, holder: dict, change: dict) -> None:
         updaters = {

@@ -1,4 +1,5 @@
-"""The generator's stories: the life of each document and supplier document, as timed steps.
+"""The generator's stories: the life of each customer document, as timed steps (supplier bills:
+supplier_history.py). Invoices are paid as their customer's payer profile says (payment_behaviour.py).
 
 A story plans its steps on the generator run (`run.at(ts, step)`); steps later than the end of the
 history are dropped, which leaves recent documents open, unpaid or awaiting approval, as in real life.
@@ -7,6 +8,9 @@ history are dropped, which leaves recent documents open, unpaid or awaiting appr
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+
+from sandbox.domain.documents import PAYMENT_TERM_DAYS
+from sandbox.domain.payment_behaviour import holiday_wait_days, lateness_days
 
 DAY = 86400
 METHODS = ("TRANSFER",) * 9 + ("CHECK",) * 4 + ("CREDIT_CARD",) * 5 + ("CASH", "OTHER")
@@ -63,6 +67,8 @@ class _Story:
 
     def pay(self, share: float | None = None) -> None:
         document = self.record()
+        if self.portal.remaining(document) <= 0:  # settled meanwhile (a credit note, an overpayment used)
+            return
         body: dict = {"method": self.run.rng.choice(METHODS)}
         if share is not None:
             body["amount"] = max(0.01, round(float(self.portal.remaining(document)) * share, 2))
@@ -74,7 +80,7 @@ class _Story:
         holder["id"] = self.portal._pay(document, body)["id"]
 
     def use_overpayment(self, holder: dict) -> None:
-        if holder.get("id"):
+        if holder.get("id") and self.portal.remaining(self.record()) > 0:
             self.portal._pay(self.record(), {"transactionId": holder["id"]})
 
     def remind(self) -> None:
@@ -113,41 +119,67 @@ class _Story:
         )
 
 
-def _invoice_life(run, story: _Story, t_valid: int) -> None:
+def _settle_moment(run, t_valid: int, due: int, late: int) -> int:
+    """When an invoice due at `due` and paid `late` days after it is settled: a working-hours moment, at
+    least three days after its validation (a payment in August waits for the holidays' end)."""
+    day = due + late * DAY
+    day += holiday_wait_days(run.rng, day) * DAY
+    return max(run.moment(day, day + DAY // 2), t_valid + 3 * DAY)
+
+
+def _reminders(run, story: _Story, due: int, settle: int | None) -> None:
+    """A friendly reminder before the due date for some, then RELAUNCH1 and RELAUNCH2 while unpaid."""
     rng = run.rng
-    due = t_valid - t_valid % DAY + 30 * DAY
+    if rng.random() < 0.2:
+        before = run.later(due, -7, -1)
+        if settle is None or before < settle:
+            run.at(before, story.remind)
+    if rng.random() < 0.15:  # not every late invoice gets a reminder
+        return
+    first = run.later(due, 2, 10)
+    if settle is None or first < settle:
+        run.at(first, story.remind)
+        second = run.later(first, 12, 25)
+        if settle is None or second < settle:
+            run.at(second, story.remind)
+
+
+def _invoice_life(run, story: _Story, t_valid: int, due: int) -> None:
+    """A validated invoice (due at `due`) settled as its customer's payer profile says, with corrections,
+    credit notes, part payments and overpayments along the way; `None` lateness leaves it unpaid."""
+    rng = run.rng
     if rng.random() < 0.3:
-        run.at(t_valid, story.remind)
+        run.at(t_valid, story.remind)  # sent to the customer by e-mail on validation
+    late = lateness_days(rng, story.customer["payer"])
+    settle = None if late is None else _settle_moment(run, t_valid, due, late)
+    _reminders(run, story, due, settle)
+    before_settle = (settle if settle is not None else due) - DAY  # corrections come before the payment
     r = rng.random()
-    if r < 0.45:
-        run.at(run.later(t_valid, 3, 45), story.pay)
-    elif r < 0.55:
-        first = run.later(t_valid, 5, 25)
-        run.at(first, lambda: story.pay(share=rng.choice((0.3, 0.4, 0.5))))
-        run.at(run.later(first, 10, 40), story.pay)
-    elif r < 0.63:
-        run.at(run.later(t_valid, 5, 40), lambda: story.pay(share=rng.choice((0.2, 0.5, 0.6))))
-    elif r < 0.78:
-        run.at(run.later(due, 1, 10), story.remind)
-        if rng.random() < 0.5:
-            run.at(run.later(due, 15, 30), story.remind)
-    elif r < 0.83:
+    if r < 0.06:
+        run.at(run.moment(t_valid + DAY, min(t_valid + 5 * DAY, before_settle)), story.version)
+    elif r < 0.12:
+        share = rng.choice((0.1, 0.2, 0.3))
+        run.at(run.moment(t_valid + DAY, min(t_valid + 20 * DAY, before_settle)), lambda: story.credit(share))
+    elif r < 0.17 and settle is not None:
         holder: dict = {}
-        paid = run.later(t_valid, 5, 30)
-        run.at(paid, lambda: story.overpay(holder, rng.choice((10, 50, 120, 300))))
+        run.at(settle, lambda: story.overpay(holder, rng.choice((10, 50, 120, 300))))
         second = _Story(run, story.customer)
-        created = run.later(paid, 5, 40)
-        run.at(created, lambda: second.create("INVOICE", validated=True))
-        run.at(run.later(created, 1, 10), lambda: second.use_overpayment(holder))
-    elif r < 0.89:
-        changed = run.later(t_valid, 1, 5)
-        run.at(changed, story.version)
-        run.at(run.later(changed, 5, 40), story.pay)
-    elif r < 0.95:
-        credited = run.later(t_valid, 3, 20)
-        run.at(credited, lambda: story.credit(rng.choice((0.1, 0.2, 0.3))))
-        if rng.random() < 0.6:
-            run.at(run.later(credited, 5, 30), story.pay)
+        created = run.later(settle, 5, 40)
+        second_due = _due(created, story.customer)
+        run.at(created, lambda: second.create("INVOICE", validated=True, dueDate=_day(second_due)))
+        run.at(run.later(created, 0.5, 3), lambda: second.use_overpayment(holder))
+        _invoice_life(run, second, created, second_due)
+        return
+    elif r < 0.27 and settle is not None:
+        first = run.moment(t_valid + DAY, max(t_valid + DAY, settle - 10 * DAY))
+        run.at(first, lambda: story.pay(share=rng.choice((0.3, 0.4, 0.5))))
+    if settle is not None:
+        run.at(settle, story.pay)
+
+
+def _due(created: int, customer: dict) -> int:
+    """The due date of an invoice dated on the day of `created`, at the customer's payment terms."""
+    return created - created % DAY + customer["terms"] * DAY
 
 
 def _quotation_life(run, story: _Story, t_valid: int) -> None:
@@ -168,7 +200,7 @@ def _quotation_life(run, story: _Story, t_valid: int) -> None:
         run.at(converted, convert)
         validated = run.later(converted, 0, 3)
         run.at(validated, invoice.validate)
-        _invoice_life(run, invoice, validated)
+        _invoice_life(run, invoice, validated, converted - converted % DAY + PAYMENT_TERM_DAYS * DAY)
     elif r < 0.62:
         run.at(run.later(t_valid, 2, 20), lambda: story.portal._quotation_answer(story.record(), True))
     elif r < 0.85:
@@ -199,22 +231,23 @@ def plan_documents(run) -> None:
         customer = rng.choice(active)
         story = _Story(run, customer)
         kind = rng.random()
+        created = run.seasonal_moment(customer["created"] + 3600, run.end_ts)
         if kind < 0.55:
             months = _month_starts(customer["created"], run.end_ts) if rng.random() < 0.12 else []
             if months:  # recurring invoices: generated and validated at 06:00:00 on the 1st, many per second
                 t_valid = rng.choice(months)
-                run.at(t_valid, lambda s=story: s.create("INVOICE", validated=True))
-                _invoice_life(run, story, t_valid)
+                due = _due(t_valid, customer)
+                run.at(t_valid, lambda s=story, d=due: s.create("INVOICE", validated=True, dueDate=_day(d)))
+                _invoice_life(run, story, t_valid, due)
                 continue
-            created = run.moment(customer["created"] + 3600, run.end_ts)
-            run.at(created, lambda s=story: s.create("INVOICE"))
+            due = _due(created, customer)
+            run.at(created, lambda s=story, d=due: s.create("INVOICE", dueDate=_day(d)))
             if rng.random() < 0.04:
                 continue  # stays a draft
             t_valid = run.later(created, 0, 2)
             run.at(t_valid, story.validate)
-            _invoice_life(run, story, t_valid)
+            _invoice_life(run, story, t_valid, due)
         elif kind < 0.85:
-            created = run.moment(customer["created"] + 3600, run.end_ts)
             run.at(created, lambda s=story: s.create("QUOTATION"))
             if rng.random() < 0.1:
                 continue
@@ -222,11 +255,13 @@ def plan_documents(run) -> None:
             run.at(t_valid, story.validate)
             _quotation_life(run, story, t_valid)
         else:
-            created = run.moment(customer["created"] + 3600, run.end_ts)
             subtype = rng.choice(("PROFORMA", "PROFORMA", "DEPOSIT", "DEPOSIT", "CREDIT_NOTE"))
             run.at(created, lambda s=story, k=subtype: s.create("INVOICE", validated=True, subtype=k))
-            if subtype == "DEPOSIT" and rng.random() < 0.7:
-                run.at(run.later(created, 2, 30), story.pay)
+            if subtype == "DEPOSIT":  # a deposit is paid before the work starts, a few weeks at most
+                run.at(
+                    run.later(created, 1, 20) if rng.random() < 0.9 else run.later(created, 20, 45), story.pay
+                )
+    _in_collection(run, active)
     if run.bulk:
         moment = run.end_ts - 3600
         for _ in range(run.bulk):
@@ -234,65 +269,29 @@ def plan_documents(run) -> None:
             run.at(moment, lambda s=story: s.create("INVOICE"))
 
 
-def plan_supplier_documents(run) -> None:
-    """About scale/4 supplier documents in every status, with their event history."""
+def _in_collection(run, active: list[dict]) -> None:
+    """One invoice per 1,000 documents (at least one) that a chronic late payer has not paid 2-8 weeks after
+    its due date despite two reminders: the collection case in progress every business has, so that even a
+    small portal has an overdue customer on any day."""
     rng = run.rng
-    portal = run.portal
-    for _ in range(run.scale // 4):
-        supplier = rng.choice(run.suppliers)
-        received = run.moment(supplier["created"] + 3600, run.end_ts)
-        amount = round(rng.uniform(40, 6000), 2)
-        issue_day = received - received % DAY - rng.randint(0, 5) * DAY
-        body = {
-            "reference": f"FA-{rng.randint(1, 999999):06d}",
-            "type": "creditNote" if rng.random() < 0.08 else "invoice",
-            "issueDate": _day(issue_day),
-            "dueDate": _day(issue_day + rng.choice((30, 45, 60)) * DAY),
-            "amount": amount,
-            "vat": round(amount * 0.2, 2),
-            "tags": rng.sample(("à vérifier", "urgent", "récurrent"), rng.randint(0, 2)),
-        }
-        holder: dict = {}
-        origin = rng.random()
-        if origin < 0.3:
-
-            def upload_and_create(h=holder, s=supplier, b=body) -> None:
-                key = portal._upload_asset("facture.pdf", "application/pdf", run.pdf)["assetKey"]
-                h["id"] = portal._create_supplier_document(dict(b, supplierId=s["id"], fileKey=key))["id"]
-
-            run.at(received, upload_and_create)
+    chronic = [customer for customer in active if customer["payer"] == "chronic"]
+    rng.shuffle(chronic)
+    candidates = chronic + [customer for customer in active if customer["payer"] != "chronic"]
+    for _ in range(max(1, run.scale // 1000)):
+        days_late = rng.randint(14, 56)
+        for customer in candidates:  # the first chronic late payer that was a customer back then
+            created = run.end_ts - (customer["terms"] + days_late) * DAY + rng.randint(8, 18) * 3600
+            if created > customer["created"] + 3600:
+                break
         else:
-            source = "email" if origin < 0.85 else "eInvoicing"
-
-            def receive(h=holder, s=supplier, b=body, o=source) -> None:
-                h["id"] = portal._create_supplier_document(dict(b, supplierId=s["id"]), o, "toApprove", o)[
-                    "id"
-                ]
-
-            run.at(received, receive)
-
-        moves = _supplier_moves(rng, origin < 0.3)
-        moment = received
-        for action in moves:
-            moment = run.later(moment, 1, 25)
-            run.at(
-                moment,
-                lambda h=holder, a=action: portal._change_status(
-                    portal.record("supplier_documents", h["id"]), {"action": a}, "application"
-                ),
-            )
-
-
-def _supplier_moves(rng, approved: bool) -> list[str]:
-    r = rng.random()
-    moves = [] if approved else (["approve"] if r < 0.7 else ["dispute"] if r < 0.85 else ["refuse"])
-    if moves == ["dispute"] and rng.random() < 0.6:
-        moves.append("approve")
-    if moves == ["refuse"] and rng.random() < 0.2:
-        moves.append("approve")
-    if (approved or moves[-1] == "approve") and rng.random() < 0.75:
-        moves.append("declarePayment")
-    return moves
+            return
+        story = _Story(run, customer)
+        due = _due(created, customer)
+        run.at(created, lambda s=story, d=due: s.create("INVOICE", validated=True, dueDate=_day(d)))
+        first = run.later(due, 2, 6)
+        run.at(first, story.remind)
+        run.at(run.later(first, 7, 10), story.remind)
+        candidates = candidates[1:] + candidates[:1]  # the next case is another customer's
 
 
 def _day(ts: int) -> str:

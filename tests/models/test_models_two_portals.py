@@ -42,7 +42,9 @@ def test_marts_per_portal_equal_each_portal_s_truth_and_never_mix(tmp_path):
     beta_clock = Clock(fixed=START)
     with SandboxServer(config, clock=Clock(fixed=START)) as acme, SandboxServer(config, clock=beta_clock) as beta:
         assert open_invoices(acme) == open_invoices(beta)  # same seed: the same ids and figures
-        paid = sorted(open_invoices(beta))[:4]
+        # the 4 most recent (ids grow with time): invoices not yet due, so that beta keeps its overdue
+        # customers (the realistic demo data has few overdue invoices, issue 17) and every mart has both portals
+        paid = sorted(open_invoices(beta))[-4:]
         pay_some(beta, paid)
         beta_clock.advance(timedelta(minutes=1))  # past the windows' lag: the payments are synced
         truth = {"acme": acme, "beta": beta}
