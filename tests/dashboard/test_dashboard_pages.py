@@ -84,7 +84,8 @@ def test_payables_page_equals_the_marts(dashboard, page, screenshots):
         (a for _, _, due, a, _ in payables if due is not None and d <= due <= sunday + timedelta(weeks=7)),
         Decimal(0),
     )
-    assert parse_eur(metric(page, "Past due")) == past_due > 0
+    assert any(late for *_, late in payables), "no payable past due: the check below would prove little"
+    assert parse_eur(metric(page, "Past due")) == past_due
     assert parse_eur(metric(page, "Due this week")) == sum((a for *_, a in this_week), Decimal(0))
     assert parse_eur(metric(page, "Due in the next 8 weeks")) == within_8_weeks
     assert parse_eur(metric(page, "Total to pay")) == sum((p[3] for p in payables), Decimal(0))
