@@ -1,0 +1,34 @@
+"""Changes an application user makes that the service announces by webhook: the sandbox's mutator without
+the kinds that have no event (deleting an item: no `product.deleted` in the contract's list, so only the
+daily reconcile sees it). Tests and benchmarks of the applying run make their changes through it."""
+
+from __future__ import annotations
+
+from sandbox.errors import ApiError
+from sandbox.mutator import WEIGHTS, Mutator
+
+# every kind of change of the mutator but those no event announces
+EVENTED = {kind: weight for kind, weight in WEIGHTS.items() if kind != "delete_item"}
+
+
+class HintedMutator(Mutator):
+    """`step()` makes one random change among EVENTED (seeded); `steps(n)` makes n."""
+
+    def step(self) -> str:
+        """One change (its kind; "none" when none applied after 10 draws)."""
+        kinds, weights = list(EVENTED), list(EVENTED.values())
+        with self.portal.lock:
+            for _ in range(10):
+                kind = self.rng.choices(kinds, weights)[0]
+                try:
+                    done = getattr(self, "_" + kind)()
+                except ApiError:  # e.g. a transition the record's state refuses: draw again
+                    done = False
+                if done:
+                    self.counts[kind] += 1
+                    return kind
+        return "none"
+
+    def steps(self, count: int) -> list[str]:
+        """`count` changes, one after another; their kinds."""
+        return [self.step() for _ in range(count)]
