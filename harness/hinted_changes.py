@@ -9,14 +9,20 @@ from sandbox.mutator import WEIGHTS, Mutator
 
 # every kind of change of the mutator but those no event announces
 EVENTED = {kind: weight for kind, weight in WEIGHTS.items() if kind != "delete_item"}
+# deletions of documents and suppliers: no list shows them again, so a lost hint waits for the reconcile
+DELETIONS = frozenset({"delete_draft", "delete_supplier", "delete_customer"})
 
 
 class HintedMutator(Mutator):
-    """`step()` makes one random change among EVENTED (seeded); `steps(n)` makes n."""
+    """`step()` makes one random change among EVENTED (seeded) less the kinds in `without`; `steps(n)` makes n."""
+
+    def __init__(self, portal, rate_per_s: float, seed: int, without: frozenset[str] = frozenset()) -> None:
+        super().__init__(portal, rate_per_s, seed)
+        self.kinds = {kind: weight for kind, weight in EVENTED.items() if kind not in without}
 
     def step(self) -> str:
         """One change (its kind; "none" when none applied after 10 draws)."""
-        kinds, weights = list(EVENTED), list(EVENTED.values())
+        kinds, weights = list(self.kinds), list(self.kinds.values())
         with self.portal.lock:
             for _ in range(10):
                 kind = self.rng.choices(kinds, weights)[0]
