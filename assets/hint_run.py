@@ -27,7 +27,7 @@ from pipelines.invoicing.portals import Portal
 from pipelines.invoicing.sync import make_pipeline
 from warehouse_engine.connection import connect
 from warehouse_engine.readers import mark_unpublished, publish_if_changed
-from warehouse_engine.sql_runner import MissingRawTableError, build_models, downstream_models
+from warehouse_engine.sql_runner import MissingRawTableError, build_models, downstream_models, missing_models
 from warehouse_engine.target import WarehouseTarget
 
 HINTS_PER_RUN = 500  # a burst beyond this is applied over several runs, each committed and acknowledged
@@ -97,7 +97,9 @@ def apply_pending(target: WarehouseTarget, portal: Portal, *, settings: ApiSetti
         if changed:
             connection = connect(target)
             try:
-                run.models = build_models(connection, select=downstream_models(changed))
+                # every model when some were never built (a warehouse synced but never modelled)
+                chosen = None if missing_models(connection) else downstream_models(changed)
+                run.models = build_models(connection, select=chosen)
             except MissingRawTableError as missing:
                 # hints before the first sync: the models cannot be built yet; the sync will load it all
                 run.waiting = str(missing)

@@ -156,6 +156,13 @@ def downstream_models(raw_tables: Iterable[str], sql_dir: Path = SQL_DIR) -> lis
     return chosen
 
 
+def missing_models(conn: duckdb.DuckDBPyConnection, sql_dir: Path = SQL_DIR) -> list[str]:
+    """Keys of the models never built in this warehouse (no table or view of that name), sorted."""
+    existing = {f"{s}.{t}" for s, t in conn.execute(
+        "select lower(table_schema), lower(table_name) from information_schema.tables").fetchall()}
+    return sorted(m.key for m in discover_models(sql_dir) if m.key not in existing)
+
+
 def today_in_portal_zone() -> date:
     """The default report date: today's date in the portal's time zone (PORTAL_TIME_ZONE)."""
     return datetime.now(ZoneInfo(PORTAL_TIME_ZONE)).date()
