@@ -26,12 +26,14 @@ STOP_WAIT_S = 10.0
 
 @dataclass(frozen=True)
 class Write:
-    """One API write seen by the listener: its record, event and wall time."""
+    """One API write seen by the listener: its record, event, wall time and the record's `lastUpdate` after
+    it (None for a deletion's payload, which carries the id only)."""
 
     resource: str
     record_id: str
     event: str
     at: float
+    last_update: str | None = None
 
 
 class ListenerFeed:
@@ -73,7 +75,9 @@ class ListenerFeed:
             hint = hint_for_event(self.portal_id, event, payload)
         except UnknownEvent:
             return  # an event the product does not subscribe to
-        self.writes.append(Write(hint.resource, hint.record_id, event, time.time()))
+        record = payload.get("supplierDocument") if event == "supplier-document.status-change" else payload
+        last_update = record.get("lastUpdate") if isinstance(record, dict) else None
+        self.writes.append(Write(hint.resource, hint.record_id, event, time.time(), last_update))
         self._queue.put(hint)
 
     def _run(self) -> None:
