@@ -209,7 +209,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rate-limit", type=float, default=10.0, help="the sandbox's requests/s per IP")
     parser.add_argument("--paths", default="follow,dagster")
     parser.add_argument("--poll-s", type=float, default=1.0, help="sync --follow's poll interval")
-    parser.add_argument("--sensor-interval-s", type=int, default=5, help="the hints sensor's minimum interval")
+    parser.add_argument("--sensor-interval-s", type=int, default=3, help="the hints sensor's minimum interval")
     parser.add_argument("--dequeue-s", type=int, default=1, help="the Dagster run queue's dequeue interval")
     args = parser.parse_args(argv)
     results = [run_path(path.strip(), args) for path in args.paths.split(",") if path.strip()]

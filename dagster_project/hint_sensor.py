@@ -4,7 +4,7 @@ Run keys name the newest hint of the set (`hints:<portal>:<sequence>`), so one s
 that failed or was canceled is launched again under the next attempt number (its hints are still pending).
 The sensor requests nothing while another run writing the same warehouse (sync, reconcile, hints) is queued
 or running: the run queue would hold it anyway (dagster.yaml, one run per warehouse tag), and waiting keeps
-one fresh request instead of a pile of them. The interval is INVOICING_HINTS_SENSOR_INTERVAL_S (default 5).
+one fresh request instead of a pile of them. The interval is INVOICING_HINTS_SENSOR_INTERVAL_S (default 3).
 """
 
 from __future__ import annotations
@@ -36,8 +36,8 @@ ENDED_BADLY = [DagsterRunStatus.FAILURE, DagsterRunStatus.CANCELED]
 
 
 def sensor_interval_s() -> int:
-    """Seconds between two evaluations (INVOICING_HINTS_SENSOR_INTERVAL_S, default 5, at least 1)."""
-    raw = os.environ.get(INTERVAL_ENV, "5")
+    """Seconds between two evaluations (INVOICING_HINTS_SENSOR_INTERVAL_S, default 3, at least 1)."""
+    raw = os.environ.get(INTERVAL_ENV, "3")
     if not raw.isdigit() or int(raw) < 1:
         raise ValueError(f"{INTERVAL_ENV} must be a whole number of seconds >= 1, got {raw!r}")
     return int(raw)
