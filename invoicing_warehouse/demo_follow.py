@@ -43,7 +43,7 @@ def follow_demo(sandbox, warehouse: Path, seconds: float, mutations_per_s: float
     """Mutates `sandbox` for `seconds`, applies the hints of its changes into `warehouse`, prints each change
     reaching the marts with its latency; returns the figures."""
     from assets.hint_run import apply_pending
-    from invoicing_warehouse.hint_feed import ListenerFeed
+    from invoicing_warehouse.hint_feed import ListenerFeed, Write
     from pipelines.invoicing.credentials import ApiSettings
     from pipelines.invoicing.hint_spool import HintSpool, spool_path
     from pipelines.invoicing.portals import Portal
@@ -52,7 +52,8 @@ def follow_demo(sandbox, warehouse: Path, seconds: float, mutations_per_s: float
 
     target, portal = WarehouseTarget.duckdb_file(warehouse), Portal(DEFAULT_PORTAL)
     settings = ApiSettings(sandbox.base_url, sandbox.client_id, sandbox.client_secret)
-    stats, reported, waiting = FollowStats(), 0, []
+    stats, reported = FollowStats(), 0
+    waiting: list[Write] = []  # writes whose record no run has loaded since
     started = time.monotonic()
     # the sandbox's event listener stands in for deliveries to the receiver (module docstring)
     feed = ListenerFeed(sandbox.portal, spool_path(warehouse), DEFAULT_PORTAL).start()
