@@ -32,7 +32,10 @@ def build_apply_hints_op(portals: dict[str, Portal]):
         "the models downstream, publishes, then acknowledges the hints.")
     def apply_webhook_hints(context: OpExecutionContext, config: HintsConfig,
                             invoicing_api: InvoicingApiResource, warehouse: WarehouseResource) -> None:
-        portal = portals.get(config.portal) or Portal(config.portal)
+        portal = portals.get(config.portal)
+        if portal is None:
+            raise Failure(description=f"portal {config.portal!r} is not configured (portals: {', '.join(portals)})",
+                          allow_retries=False)
         try:
             settings, rate = _settings(portal, invoicing_api)
             run = apply_pending(warehouse.target(), portal, settings=settings, rate_limit_per_s=rate)
@@ -45,7 +48,7 @@ def build_apply_hints_op(portals: dict[str, Portal]):
         raw = sorted({parent for table in run.load.changed_tables if (parent := raw_table_of(table))})
         for table in raw:
             context.log_event(AssetMaterialization(
-                raw_asset_key(table), partition=portal.name if portal.name in portals else None,
+                raw_asset_key(table), partition=portal.name,
                 metadata={"rows_loaded": MetadataValue.int(int(run.load.rows.get(table, 0))),
                           "source": MetadataValue.text("webhook hints")}))
         for key, rows in run.models.items():

@@ -38,16 +38,14 @@ if str(PROJECT_ROOT) not in sys.path:
 from harness.hinted_changes import HintedMutator  # noqa: E402
 from harness.latency_watch import VisibilityWatch  # noqa: E402
 from harness.marts_truth import compare_marts  # noqa: E402
+from harness.regular_build import regular_build  # noqa: E402
 from harness.sync_process import COMMAND, Workspace  # noqa: E402
 from harness.warehouse_truth import compare_raw_tables  # noqa: E402
 from invoicing_warehouse.hint_feed import ListenerFeed  # noqa: E402
 from pipelines.invoicing.hint_spool import HintSpool, spool_path  # noqa: E402
-from pipelines.invoicing.sync import make_pipeline, run_sync  # noqa: E402
 from sandbox.config import SandboxConfig  # noqa: E402
 from sandbox.server import SandboxServer  # noqa: E402
-from warehouse_engine.connection import connect  # noqa: E402
-from warehouse_engine.readers import connect_reader, publish  # noqa: E402
-from warehouse_engine.sql_runner import build_models  # noqa: E402
+from warehouse_engine.readers import connect_reader  # noqa: E402
 from warehouse_engine.target import WarehouseTarget  # noqa: E402
 
 BURST = 50
@@ -72,16 +70,8 @@ def plan(changes: int, seed: int) -> list[tuple[float, int]]:
 
 def build(sandbox: SandboxServer, warehouse: Path) -> int:
     """The regular build (sync, every model, readers' copy); returns a no-change sync's request count."""
-    target = WarehouseTarget.duckdb_file(warehouse)
-    options = {"base_url": sandbox.base_url, "client_id": sandbox.client_id, "client_secret": sandbox.client_secret}
-    run_sync(make_pipeline(target), **options)
-    connection = connect(target)
-    try:
-        build_models(connection)
-    finally:
-        connection.close()
-    publish(target, "bench build")
-    return run_sync(make_pipeline(target), **options).total_requests
+    regular_build(sandbox, warehouse, rate_limit_per_s=10.0)
+    return regular_build(sandbox, warehouse, rate_limit_per_s=10.0).total_requests
 
 
 class Applier:
@@ -197,6 +187,11 @@ def _print(path, args, made, writes, watch, arrived, pending, raw, marts, reques
     print(f"polling instead: a no-change sync costs {poll_cost} requests; every minute over {elapsed:.0f} s: "
           f"{polls_minute:.0f} requests (freshness about 60 s + a sync); every {p95:.1f} s (this p95): "
           f"{polls_same:.0f} requests, {polls_same / max(requests, 1):.1f}x this path's")
+    per_change = requests / max(made, 1)
+    per_minute_same = 60.0 / max(p95, 1.0) * poll_cost
+    print(f"polling at this freshness costs {per_minute_same:.0f} requests/min whatever changes; this path "
+          f"{per_change:.2f} per change: 10x fewer up to {per_minute_same / per_change / 10:.1f} changes/min, "
+          f"break-even at {per_minute_same / per_change:.1f} changes/min (this run: {made / elapsed * 60:.0f}/min)")
     return arrived and not raw.mismatches and not marts.mismatches and pending == 0
 
 

@@ -54,7 +54,7 @@ def build_definitions(resources: dict, portals: dict | None = None) -> Definitio
         jobs=jobs,
         schedules=build_schedules(jobs_by_name, interval, list(portals)),
         sensors=[build_publish_sensor([jobs_by_name["sync_job"], jobs_by_name["reconcile_job"]]),
-                 build_hints_sensor(jobs_by_name["apply_hints_job"])],
+                 build_hints_sensor(jobs_by_name["apply_hints_job"], list(portals))],
         resources=resources,
         # Steps run one after another in the run's process: DuckDB takes one writing process per
         # file, so parallel step processes would lock each other out.

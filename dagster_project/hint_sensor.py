@@ -43,8 +43,9 @@ def sensor_interval_s() -> int:
     return int(raw)
 
 
-def build_hints_sensor(job, default_status: DefaultSensorStatus = DefaultSensorStatus.STOPPED):
-    """The sensor launching `job` (the hints job) for each portal with pending hints."""
+def build_hints_sensor(job, portals: list[str], default_status: DefaultSensorStatus = DefaultSensorStatus.STOPPED):
+    """The sensor launching `job` (the hints job) for each portal of `portals` with pending hints (hints of a
+    portal not configured are left alone: there is no API to fetch them from)."""
 
     @sensor(name="apply_hints_when_pending", job=job, minimum_interval_seconds=sensor_interval_s(),
             default_status=default_status,
@@ -54,6 +55,8 @@ def build_hints_sensor(job, default_status: DefaultSensorStatus = DefaultSensorS
         with spool_for(warehouse.target()) as spool:
             newest: dict[str, int] = {}
             for hint in spool.pending():
+                if hint.portal_id not in portals:
+                    continue
                 newest[hint.portal_id] = max(newest.get(hint.portal_id, 0), hint.sequence)
         if not newest:
             yield SkipReason("no pending hints")

@@ -9,13 +9,12 @@ from pathlib import Path
 import duckdb
 
 from assets.hint_run import HintRun, apply_pending
+from harness.regular_build import regular_build
 from pipelines.invoicing.credentials import ApiSettings
 from pipelines.invoicing.portals import Portal
 from pipelines.invoicing.settings import WINDOW_LAG_S
-from pipelines.invoicing.sync import SyncReport, make_pipeline, run_sync
-from warehouse_engine.connection import connect
-from warehouse_engine.readers import connect_reader, publish
-from warehouse_engine.sql_runner import build_models
+from pipelines.invoicing.sync import SyncReport
+from warehouse_engine.readers import connect_reader
 from warehouse_engine.target import WarehouseTarget
 
 
@@ -31,16 +30,7 @@ def settings_of(sandbox) -> ApiSettings:
 
 def scheduled_sync(sandbox, warehouse: str | Path, **options) -> SyncReport:
     """What the schedule runs: the incremental sync, every model, publication."""
-    target = WarehouseTarget.duckdb_file(warehouse)
-    report = run_sync(make_pipeline(target), base_url=sandbox.base_url, client_id=sandbox.client_id,
-                      client_secret=sandbox.client_secret, rate_limit_per_s=0, **options)
-    connection = connect(target)
-    try:
-        build_models(connection)
-    finally:
-        connection.close()
-    publish(target, "test sync")
-    return report
+    return regular_build(sandbox, warehouse, **options)
 
 
 def apply(sandbox, warehouse: str | Path, **options) -> HintRun:
