@@ -2,9 +2,12 @@
 
 Run keys name the newest hint of the set (`hints:<portal>:<sequence>`), so one set is launched once; a run
 that failed or was canceled is launched again under the next attempt number (its hints are still pending).
-The sensor requests nothing while another run writing the same warehouse (sync, reconcile, hints) is queued
-or running: the run queue would hold it anyway (dagster.yaml, one run per warehouse tag), and waiting keeps
-one fresh request instead of a pile of them. The interval is INVOICING_HINTS_SENSOR_INTERVAL_S (default 3).
+Runs never overlap another writing run of the same warehouse (sync, reconcile, hints): they carry the writer
+tag, and the run queue starts one run per tag value at a time (dagster.yaml). While a writing run is running,
+the sensor may queue one hints run behind it, which starts as soon as the writer ends and applies whatever is
+pending then (Dagster evaluates sensors at most every 5 s: waiting for the next evaluation would add that to
+every change's latency); while a writing run is already waiting in the queue, it requests nothing, so runs
+never pile up. The interval is INVOICING_HINTS_SENSOR_INTERVAL_S (default 3).
 """
 
 from __future__ import annotations
@@ -30,8 +33,7 @@ from dagster_project.jobs import WAREHOUSE_TAG
 INTERVAL_ENV = "INVOICING_HINTS_SENSOR_INTERVAL_S"
 HINTS_KEY_TAG = "invoicing-warehouse/hints"
 PORTAL_TAG = "invoicing-warehouse/portal"
-ACTIVE = [DagsterRunStatus.QUEUED, DagsterRunStatus.NOT_STARTED, DagsterRunStatus.STARTING,
-          DagsterRunStatus.STARTED, DagsterRunStatus.CANCELING]
+WAITING = [DagsterRunStatus.QUEUED, DagsterRunStatus.NOT_STARTED, DagsterRunStatus.STARTING]
 ENDED_BADLY = [DagsterRunStatus.FAILURE, DagsterRunStatus.CANCELED]
 
 
@@ -61,10 +63,10 @@ def build_hints_sensor(job, portals: list[str], default_status: DefaultSensorSta
         if not newest:
             yield SkipReason("no pending hints")
             return
-        writing = context.instance.get_runs(RunsFilter(tags={WAREHOUSE_TAG: warehouse.path}, statuses=ACTIVE),
+        waiting = context.instance.get_runs(RunsFilter(tags={WAREHOUSE_TAG: warehouse.path}, statuses=WAITING),
                                             limit=1)
-        if writing:
-            yield SkipReason(f"run {writing[0].run_id} writes {warehouse.path}; the hints wait for it")
+        if waiting:
+            yield SkipReason(f"run {waiting[0].run_id} waits to write {warehouse.path}; the hints follow it")
             return
         for portal, sequence in sorted(newest.items()):
             key = f"hints:{portal}:{sequence}"

@@ -1,6 +1,7 @@
 """The Dagster path: the sensor requests exactly one run of `apply_hints_job` for the pending hints of a
-portal (the same run key while that set is pending, so it launches once), none while another run writes the
-warehouse, and the job applies them: the readers' copy then equals the sandbox's own records."""
+portal (the same run key while that set is pending, so it launches once), none while another writing run of
+the warehouse waits in the queue, and the job applies them: the readers' copy then equals the sandbox's own
+records. (Runs never overlap: the writer tag and the run queue's limit, tests/dagster/test_definitions.py.)"""
 
 from __future__ import annotations
 
@@ -46,12 +47,12 @@ def test_the_sensor_requests_one_run_for_pending_hints_and_the_job_applies_them(
         assert request.tags[WAREHOUSE_TAG] == warehouse
 
         job = defs.resolve_job_def("apply_hints_job")
-        # another writer of the warehouse is running: the sensor waits for it
-        running = instance.create_run_for_job(job, run_config=request.run_config, tags={WAREHOUSE_TAG: warehouse},
-                                             status=DagsterRunStatus.STARTED)
+        # another writer of the warehouse waits in the run queue: the sensor requests nothing more
+        queued = instance.create_run_for_job(job, run_config=request.run_config, tags={WAREHOUSE_TAG: warehouse},
+                                            status=DagsterRunStatus.NOT_STARTED)
         waiting = _tick(defs, instance, resources)
-        assert waiting.run_requests == [] and running.run_id in (waiting.skip_message or "")
-        instance.report_run_failed(running)
+        assert waiting.run_requests == [] and queued.run_id in (waiting.skip_message or "")
+        instance.report_run_failed(queued)
 
         result = job.execute_in_process(run_config=request.run_config, instance=instance, tags=request.tags,
                                         resources=resources)
