@@ -29,7 +29,7 @@ def test_lost_hints_are_healed_by_the_scheduled_sync(sandbox, tmp_path):
     scheduled_sync(sandbox, warehouse)
     feed = start_feed(sandbox, warehouse, LOSS, seed=16)
     try:
-        HintedMutator(sandbox.portal, 0, seed=17, without=DELETIONS).steps(60)
+        HintedMutator(sandbox.portal, 0, seed=17, without=DELETIONS).steps(45)
     finally:
         feed.stop()
     assert feed.dropped > 0 and feed.spooled > 5 * feed.dropped

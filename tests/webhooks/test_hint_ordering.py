@@ -38,7 +38,7 @@ def test_duplicates_and_reordering_never_move_a_row_backwards(sandbox, tmp_path)
     seen: dict[str, list] = {c: [] for c in customers}
     deliveries: list[tuple[str, Hint]] = []
     with HintSpool(spool_path(warehouse)) as spool:
-        for round_ in range(4):
+        for round_ in range(3):
             for n, customer_id in enumerate(customers):
                 sandbox.clock.advance(timedelta(seconds=1))  # each change its own lastUpdate second
                 portal.update("customers", customer_id, {"phone": f"+33 1 00 00 {round_:02d} {n:02d}"})
@@ -52,7 +52,7 @@ def test_duplicates_and_reordering_never_move_a_row_backwards(sandbox, tmp_path)
             for customer_id in customers:
                 seen[customer_id].append(raw_value(warehouse, "customers", customer_id, "last_update"))
     for customer_id, versions in seen.items():
-        assert versions == sorted(versions) and len(set(versions)) == 4, (customer_id, versions)
+        assert versions == sorted(versions) and len(set(versions)) == 3, (customer_id, versions)
     quiet(sandbox)
     assert mismatches(warehouse, portal, tables=("customers",)) == []
     with HintSpool(spool_path(warehouse)) as spool:
