@@ -9,7 +9,7 @@ from dagster import AssetKey, AssetMaterialization, Config, Failure, MetadataVal
 from pydantic import Field
 
 from assets.hint_run import apply_pending
-from assets.ingestion import PERMANENT_ERROR_KINDS, _settings
+from assets.ingestion import PERMANENT_ERROR_KINDS, api_settings
 from assets.keys import raw_asset_key, raw_table_of
 from assets.resources import InvoicingApiResource, WarehouseResource
 from pipelines.invoicing.errors import InvoicingApiError
@@ -37,7 +37,7 @@ def build_apply_hints_op(portals: dict[str, Portal]):
             raise Failure(description=f"portal {config.portal!r} is not configured (portals: {', '.join(portals)})",
                           allow_retries=False)
         try:
-            settings, rate = _settings(portal, invoicing_api)
+            settings, rate = api_settings(portal, invoicing_api)
             run = apply_pending(warehouse.target(), portal, settings=settings, rate_limit_per_s=rate)
         except InvoicingApiError as error:
             # the hints stay pending; a wrong secret is not retried, the rest is (the next sensor tick)

@@ -34,7 +34,7 @@ from pipelines.invoicing.hint_spool import Hint
 from pipelines.invoicing.paging import PageSizes, WindowNotHonoured, keyset_pages
 from pipelines.invoicing.rows import event_rows, normalized, to_row, with_portal
 from pipelines.invoicing.settings import ENDPOINTS, EVENTS
-from pipelines.invoicing.sync import _finish_pending, portal_of
+from pipelines.invoicing.sync import finish_pending, portal_of
 from pipelines.invoicing.warehouse import apply_tombstones, select_rows
 from warehouse_engine.names import PORTAL_COLUMN
 
@@ -81,7 +81,7 @@ def load_hints(pipeline: dlt.Pipeline, client: InvoicingClient, hints: list[Hint
     if stray:
         raise ValueError(f"hints of portal(s) {stray} given to the pipeline of portal {portal_id}")
     outcome = HintLoad(hints)
-    _finish_pending(pipeline)  # a killed run's package first, so state and data agree (as run_sync does)
+    finish_pending(pipeline)  # a killed run's package first, so state and data agree (as run_sync does)
     wanted: dict[str, list[str]] = {}
     for hint in hints:
         wanted.setdefault(hint.resource, [])
