@@ -154,6 +154,8 @@ MART_KEY_COLUMNS: dict[str, tuple[str, ...]] = {
     "marts.supplier_payables": (PORTAL_COLUMN, "supplier_document_id"),
     "marts.payables_by_supplier": (PORTAL_COLUMN, "supplier_id"),
     "marts.payables_schedule": (PORTAL_COLUMN, "week_start"),
+    "marts.dso": (PORTAL_COLUMN,),
+    "marts.cash_outlook": (PORTAL_COLUMN, "period_index"),
 }
 
 

@@ -4,7 +4,8 @@ routes call, so no injected fault can disturb the reference)."""
 
 from __future__ import annotations
 
-from decimal import Decimal
+from datetime import date, timedelta
+from decimal import ROUND_HALF_UP, Decimal
 
 import duckdb
 
@@ -74,3 +75,56 @@ def compare_marts(connection: duckdb.DuckDBPyConnection, sb, portal_id: str = DE
     for customer_id in sorted(late_mart - late_api):
         result.mismatches.append(f"marts.overdue_customers[{customer_id}]: in the mart, not LATE for the API")
     return result
+
+
+DSO_WINDOW_DAYS = 90
+OUTLOOK_WEEKS = 8
+
+
+def _day(value: str | None) -> date | None:
+    # the API's date-only values are midnight UTC: the first ten characters are the calendar date
+    return date.fromisoformat(value[:10]) if value else None
+
+
+def _emitted(record: dict) -> date:
+    return date.fromisoformat(record["emitDate"][:10])
+
+
+def _outlook_period(due: date | None, today: date) -> int:
+    """0 past due, 1..8 the calendar week (monday first) counted from today's, 9 later or undated."""
+    if due is None:
+        return OUTLOOK_WEEKS + 1
+    if due < today:
+        return 0
+    week = (due - (today - timedelta(days=today.weekday()))).days // 7 + 1
+    return week if week <= OUTLOOK_WEEKS else OUTLOOK_WEEKS + 1
+
+
+def sandbox_dso_and_outlook(sb, today: date) -> tuple[dict, dict[int, tuple[Decimal, Decimal]]]:
+    """From the sandbox's own records on `today` (its clock's date): the DSO figures
+    ({open_receivables, invoiced_last_90_days, dso_days}) and, per cash-outlook period (0 past due, 1-8 weeks,
+    9 later), (expected inflows, expected outflows), independently of the SQL."""
+    invoices = [
+        d for d in sb.portal.snapshot("documents")
+        if d["type"] == "INVOICE" and d["subtype"] in (None, "DEPOSIT") and d["status"] in ("VALIDATED", "PAID")
+        and d["emitDate"] and _emitted(d) <= today
+    ]
+    window_start = today - timedelta(days=DSO_WINDOW_DAYS - 1)
+    invoiced = sum(
+        (Decimal(str(d["amountVatNet"])) for d in invoices if window_start <= _emitted(d) <= today),
+        Decimal(0),
+    )
+    periods = {index: [Decimal(0), Decimal(0)] for index in range(OUTLOOK_WEEKS + 2)}
+    open_total = Decimal(0)
+    for d in invoices:
+        remaining = Decimal(str(sb.portal.remaining(sb.portal.record("documents", d["id"]))))
+        if remaining > 0:
+            open_total += remaining
+            periods[_outlook_period(_day(d["dueDate"]), today)][0] += remaining
+    for s in sb.portal.snapshot("supplier_documents"):
+        if s["status"] == "approved" and (not s["issueDate"] or date.fromisoformat(s["issueDate"][:10]) <= today):
+            amount = Decimal(str(s["amountVat"])) * (-1 if s["type"] == "creditNote" else 1)
+            periods[_outlook_period(_day(s["dueDate"]), today)][1] += amount
+    dso = (open_total / invoiced * DSO_WINDOW_DAYS).quantize(Decimal("0.1"), ROUND_HALF_UP) if invoiced else None
+    figures = {"open_receivables": open_total, "invoiced_last_90_days": invoiced, "dso_days": dso}
+    return figures, {index: (inflow, outflow) for index, (inflow, outflow) in periods.items()}

@@ -17,7 +17,9 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "sync": ("invoicing_warehouse.sync_command", "sync the API into the DuckDB warehouse"),
     "models": ("invoicing_warehouse.models_command", "build the SQL models (staging, intermediate and marts)"),
     "doctor": ("invoicing_warehouse.doctor_command", "probe a live account against the contract ledger (read-only)"),
+    "webhooks": ("invoicing_warehouse.webhooks_command", "receive webhook deliveries as hints; manage subscriptions"),
     "demo": ("invoicing_warehouse.demo", "seeded sandbox -> Dagster asset graph -> warehouse -> report"),
+    "dashboard": ("invoicing_warehouse.dashboard_command", "the finance dashboard (Streamlit) on the readers' copy"),
 }
 
 

@@ -9,6 +9,7 @@ ephemeral Dagster instance, exactly as a scheduled run would, with resources poi
 from __future__ import annotations
 
 import argparse
+import shlex
 import sys
 import time
 from pathlib import Path
@@ -180,4 +181,16 @@ def _report(result, warehouse: Path, args: argparse.Namespace, started: float) -
     print(f"published the readers' snapshot {snapshot}\n")
     with duckdb.connect(str(warehouse), read_only=True) as connection:
         print(render_report(connection, top=args.top))
+    print(dashboard_hint(warehouse))
     return 0 if not failed_checks else 1
+
+
+def dashboard_hint(warehouse: Path) -> str:
+    """The closing lines: the command that opens the dashboard on the warehouse the demo just built."""
+    from invoicing_warehouse.dashboard_command import DEFAULT_HOST, DEFAULT_PORT
+
+    return (
+        "\nSee these figures in the dashboard (Receivables, Payables, Cash outlook, Freshness):\n"
+        f"  invoicing-warehouse dashboard --warehouse {shlex.quote(str(warehouse))}\n"
+        f"  then open http://{DEFAULT_HOST}:{DEFAULT_PORT} in a browser"
+    )

@@ -93,6 +93,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=1.0,
         help="multiplies the webhook retry schedule (1 s, 30 s, 5 min, ...)",
     )
+    faults = parser.add_argument_group("webhook delivery faults (all off by default; seeded by --seed)")
+    faults.add_argument("--webhook-loss-rate", type=float, default=0.0,
+                        help="share of deliveries never sent (no retry)")
+    faults.add_argument("--webhook-duplicate-rate", type=float, default=0.0,
+                        help="share of deliveries sent twice with the same delivery id")
+    faults.add_argument("--webhook-reorder-rate", type=float, default=0.0,
+                        help="share of deliveries held back and sent after later ones")
+    faults.add_argument("--webhook-reorder-depth", type=int, default=DEFAULTS.webhook_reorder_depth,
+                        help="a held-back delivery goes out after this many later ones (default %(default)s)")
+    faults.add_argument("--webhook-delay-ms", type=float, default=0.0, help="fixed delay before each delivery")
+    faults.add_argument("--webhook-delay-jitter-ms", type=float, default=0.0, help="plus a uniform random 0..jitter")
+    faults.add_argument("--webhook-burst-size", type=int, default=0,
+                        help="hold deliveries and release them N at a time (0 or 1 = off)")
+    faults.add_argument("--webhook-hold-max-ms", type=float, default=DEFAULTS.webhook_hold_max_ms,
+                        help="a held (reordered or burst) delivery goes out at the latest after this "
+                             "(default %(default)s)")
 
 
 def contract_from(args: argparse.Namespace) -> ContractProfile:
@@ -127,6 +143,14 @@ def config_from(args: argparse.Namespace) -> SandboxConfig:
         token_lifetime_s=args.token_lifetime_s or DEFAULTS.token_lifetime_s,
         mutations_per_s=args.mutations_per_s,
         webhook_time_factor=args.webhook_time_factor,
+        webhook_loss_rate=args.webhook_loss_rate,
+        webhook_duplicate_rate=args.webhook_duplicate_rate,
+        webhook_reorder_rate=args.webhook_reorder_rate,
+        webhook_reorder_depth=args.webhook_reorder_depth,
+        webhook_delay_ms=args.webhook_delay_ms,
+        webhook_delay_jitter_ms=args.webhook_delay_jitter_ms,
+        webhook_burst_size=args.webhook_burst_size,
+        webhook_hold_max_ms=args.webhook_hold_max_ms,
     )
 
 

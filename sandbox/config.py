@@ -36,6 +36,17 @@ class SandboxConfig:
     mutations_per_s: float = 0.0
     # webhooks: retry schedule of the real service, multiplied by this factor (1.0 = real time)
     webhook_time_factor: float = 1.0
+    # webhook delivery faults (delivery_faults.py), off by default: each delivery lost (never sent), sent
+    # twice, held back behind `webhook_reorder_depth` later ones, delayed (fixed + uniform jitter), or held
+    # until `webhook_burst_size` wait; a held delivery goes out at the latest after `webhook_hold_max_ms`
+    webhook_loss_rate: float = 0.0
+    webhook_duplicate_rate: float = 0.0
+    webhook_reorder_rate: float = 0.0
+    webhook_reorder_depth: int = 3
+    webhook_delay_ms: float = 0.0
+    webhook_delay_jitter_ms: float = 0.0
+    webhook_burst_size: int = 0
+    webhook_hold_max_ms: float = 1000.0
     fault_seed: int | None = None  # seed of the fault dice (None: from `seed`)
     # what is served where the contract is silent: ContractProfile.default() (as always) or .strict()
     contract: ContractProfile = field(default_factory=ContractProfile.default)

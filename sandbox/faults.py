@@ -26,7 +26,9 @@ class SandboxStats(dict):
 
     Keys: `requests`, `rate_limited` (429 answers), `latency` (answers delayed), `error` and `error_500`,
     `error_502`, `error_503` (injected 5xx), `dropped` (connections cut mid-answer), `token_revoked`
-    (tokens revoked by `revoke_token_after_requests`), `webhook_attempts`, `webhook_failures`.
+    (tokens revoked by `revoke_token_after_requests`), `webhook_attempts`, `webhook_failures`, and the
+    delivery faults (delivery_faults.py): `webhook_lost`, `webhook_duplicated`, `webhook_reordered`,
+    `webhook_delayed`, `webhook_bursts` (bursts released).
     """
 
     KEYS = (
@@ -41,6 +43,11 @@ class SandboxStats(dict):
         "token_revoked",
         "webhook_attempts",
         "webhook_failures",
+        "webhook_lost",
+        "webhook_duplicated",
+        "webhook_reordered",
+        "webhook_delayed",
+        "webhook_bursts",
     )
 
     def __init__(self) -> None:

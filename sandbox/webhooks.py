@@ -5,7 +5,8 @@ retry schedule are the real service's (api-facts.md): `{"id", "portalId", "event
 retried on any answer but 200 after 1 s, 30 s, 5 min, 15 min, 30 min, 1 h, 6 h, 12 h and 24 h (each
 multiplied by `config.webhook_time_factor`, so tests see several retries in a second), and a subscription
 is disabled after 100 failed attempts. Deliveries only go to 127.0.0.1 / localhost: the sandbox never
-sends traffic off the machine.
+sends traffic off the machine. Delivery faults (loss, duplicates, reordering, delay, bursts; all off by
+default) are decided by `delivery_faults.DeliveryFaults`.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from sandbox.config import SandboxConfig
+from sandbox.delivery_faults import DeliveryFaults
 from sandbox.errors import ApiError
 from sandbox.faults import SandboxStats
 from sandbox.served import served_payload
@@ -53,7 +55,8 @@ def check_local_url(url: str) -> None:
 
 @dataclass
 class Delivery:
-    """One event sent to one subscription, with every attempt (`{"at", "status", "error"}`)."""
+    """One event sent to one subscription, with every attempt (`{"at", "status", "error"}`); `lost`: never
+    sent (a fault); `duplicates`: the extra sends of the same delivery (a fault), with their answers."""
 
     id: str
     subscription_id: str
@@ -63,6 +66,8 @@ class Delivery:
     attempts: list[dict] = field(default_factory=list)
     delivered: bool = False
     abandoned: bool = False
+    lost: bool = False
+    duplicates: list[dict] = field(default_factory=list)
 
 
 class WebhookDispatcher:
@@ -83,6 +88,7 @@ class WebhookDispatcher:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._portal_id: str | None = None
+        self.faults = DeliveryFaults(config, stats)
 
     def start(self) -> None:
         """Registers the Portal listener and starts the worker thread."""
@@ -109,9 +115,10 @@ class WebhookDispatcher:
         self._events.put((event, copy.deepcopy(payload)))
 
     def idle(self) -> bool:
-        """True when no event waits to be fanned out (scheduled retries may still be pending)."""
+        """True when no event waits to be fanned out nor a delivery held by a fault (scheduled retries may
+        still be pending)."""
         with self._lock:
-            return self._busy == 0 and self._events.empty()
+            return self._busy == 0 and self._events.empty() and self.faults.holding() == 0
 
     def wait_idle(self, timeout_s: float = 5.0) -> bool:
         """Waits (bounded) until every queued event has had its first attempt."""
@@ -129,6 +136,9 @@ class WebhookDispatcher:
                 with self._lock:
                     if self._retries:
                         wait = max(0.0, min(wait, self._retries[0][0] - time.monotonic()))
+                held = self.faults.next_due_s()
+                if held is not None:
+                    wait = min(wait, held)
                 try:
                     item = self._events.get(timeout=wait)
                 except queue.Empty:
@@ -144,6 +154,8 @@ class WebhookDispatcher:
                         with self._lock:
                             self._busy -= 1
                 try:
+                    for delivery in self.faults.due():
+                        self._first_attempt(client, delivery)
                     self._run_due_retries(client)
                 except Exception:  # same: the worker outlives a failed retry
                     log.exception("webhook retry failed")
@@ -175,7 +187,22 @@ class WebhookDispatcher:
             delivery = Delivery(delivery_id, subscription["id"], subscription["url"], event, envelope)
             with self._lock:
                 self.deliveries.append(delivery)
-            self._attempt(client, delivery)
+            for ready in self.faults.admit(delivery):
+                self._first_attempt(client, ready)
+
+    def _first_attempt(self, client: httpx.Client, delivery: Delivery) -> None:
+        """The first attempt of a delivery the faults let go (and its duplicate when the dice say so)."""
+        if not self._enabled(self._subscriptions().get(delivery.subscription_id)):
+            delivery.abandoned = True  # disabled or deleted while the delivery was held
+            return
+        self._attempt(client, delivery)
+        if self.faults.duplicated():
+            record: dict = {"at": time.time(), "status": None, "error": None}
+            try:
+                record["status"] = client.post(delivery.url, json=delivery.envelope).status_code
+            except httpx.HTTPError as error:
+                record["error"] = f"{type(error).__name__}: {error}"
+            delivery.duplicates.append(record)  # never retried: the original has its own retries
 
     def _run_due_retries(self, client: httpx.Client) -> None:
         while not self._stop.is_set():

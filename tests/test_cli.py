@@ -10,9 +10,9 @@ def test_help_lists_every_subcommand():
     result = subprocess.run(
         [sys.executable, "-m", "invoicing_warehouse.cli", "--help"], capture_output=True, text=True, check=True
     )
-    for name in ("sandbox", "sync", "models", "demo", "doctor"):
+    for name in ("sandbox", "sync", "models", "demo", "doctor", "webhooks", "dashboard"):
         assert name in result.stdout
-    assert set(SUBCOMMANDS) == {"sandbox", "sync", "models", "demo", "doctor"}
+    assert set(SUBCOMMANDS) == {"sandbox", "sync", "models", "demo", "doctor", "webhooks", "dashboard"}
 
 
 def test_unknown_subcommand_is_a_usage_error():

@@ -12,7 +12,7 @@ import grimp
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
-PRODUCT = ["invoicing_warehouse", "warehouse_engine", "pipelines", "assets", "dagster_project", "harness",
+PRODUCT = ["invoicing_warehouse", "dashboard", "warehouse_engine", "pipelines", "assets", "dagster_project", "harness",
            "sandbox"]
 
 

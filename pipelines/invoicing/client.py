@@ -77,7 +77,8 @@ class ClientStats:
 
 
 class InvoicingClient:
-    """GETs from the API with a reused bearer token (scope `read`), pacing, and bounded retries."""
+    """GETs from the API with a reused bearer token (scope `read`), pacing, and bounded retries; with
+    scope `read write`, the few writes of webhook subscriptions (`post`, `delete`)."""
 
     def __init__(
         self,
@@ -145,6 +146,19 @@ class InvoicingClient:
             )
         return body["data"]
 
+    def post(self, path: str, body: dict[str, Any], *, tag: str = "other") -> Any:
+        """POST a JSON `body` to `path` and return the answer's `data` (None when it has none).
+
+        A write is not idempotent: after a 5xx or a broken connection it may have happened, so it is not
+        re-sent (a 429 is: the service refused it unread); the caller re-reads to learn what happened."""
+        response = self._send("POST", path, json=body, auth=self.auth, tag=tag, idempotent=False)
+        body_read = self._json(response, f"POST {path}") if response.content else None
+        return body_read.get("data") if isinstance(body_read, dict) else None
+
+    def delete(self, path: str, *, tag: str = "other") -> None:
+        """DELETE `path` (retried like a GET: deleting twice deletes once); raises InvoicingApiError."""
+        self._send("DELETE", path, auth=self.auth, tag=tag)
+
     def _fetch_token(self) -> TokenGrant:
         form = {"grant_type": "client_credentials", "scope": self._scope}
         credentials = httpx.BasicAuth(self._client_id, self._client_secret)
@@ -163,8 +177,11 @@ class InvoicingClient:
             expires_in = None
         return TokenGrant(token, expires_in, raw)
 
-    def _send(self, method: str, path: str, *, auth: httpx.Auth, tag: str, **kwargs: Any) -> httpx.Response:
+    def _send(self, method: str, path: str, *, auth: httpx.Auth, tag: str, idempotent: bool = True,
+              **kwargs: Any) -> httpx.Response:
         endpoint = f"{method} {path}"
+        # a request that must not be sent twice gets no retry after a 5xx or a lost connection
+        max_retries = self.max_retries if idempotent else 0
         failures = 0
         throttles = 0
         while True:
@@ -176,7 +193,7 @@ class InvoicingClient:
             self.stats.count(self.stats.requests, tag)
             if response is None:
                 failures += 1
-                allowed = self.max_retries if self._contacted else min(self.max_retries, RETRIES_BEFORE_FIRST_CONTACT)
+                allowed = max_retries if self._contacted else min(max_retries, RETRIES_BEFORE_FIRST_CONTACT)
                 if failures > allowed:
                     raise InvoicingApiError(
                         "unreachable", f"{endpoint} at {self.base_url}",
@@ -197,7 +214,7 @@ class InvoicingClient:
                 continue
             if status >= 500:
                 failures += 1
-                if failures > self.max_retries:
+                if failures > max_retries:
                     raise self._error("server", endpoint, response, detail=f"after {failures} attempts")
                 self.stats.count(self.stats.retried, tag)
                 self._sleep(self._backoff(failures))

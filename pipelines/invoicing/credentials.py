@@ -5,6 +5,9 @@ Explicit values win; otherwise dlt's configuration resolution (`sources.invoicin
 `.dlt/secrets.toml`). `run_sync` and the standalone source both come through here. A portal of the portals
 file (portals.py) has its base URL there and its credentials under its name:
 `sources.invoicing.portals.<name>.client_id` / `client_secret` (SOURCES__INVOICING__PORTALS__<NAME>__...).
+Webhook subscriptions need a second API client allowed the `write` scope, kept apart so that the sync's
+client stays read-only: `webhook_client_id` / `webhook_client_secret` in the same section
+(SOURCES__INVOICING__WEBHOOK_CLIENT_ID, or SOURCES__INVOICING__PORTALS__<NAME>__WEBHOOK_CLIENT_ID).
 """
 
 from __future__ import annotations
@@ -29,22 +32,34 @@ class ApiSettings:
         return f"ApiSettings(base_url={self.base_url!r}, client_id={self.client_id!r}, client_secret=***)"
 
 
+def _section(portal: Portal | None) -> str:
+    return f"sources.invoicing.portals.{portal.name}" if portal is not None and portal.from_file \
+        else "sources.invoicing"
+
+
 def resolve_settings(
     base_url: str | None = None, client_id: str | None = None, client_secret: str | None = None,
-    portal: Portal | None = None,
+    portal: Portal | None = None, *, webhook: bool = False,
 ) -> ApiSettings:
     """Explicit values, else the portal's (file's base URL, credentials under its name), else dlt's config
-    resolution; raises InvoicingApiError naming what is missing."""
-    section = f"sources.invoicing.portals.{portal.name}" if portal is not None and portal.from_file \
-        else "sources.invoicing"
+    resolution; raises InvoicingApiError naming what is missing. `webhook`: the write-scope client of the
+    webhook subscriptions (`webhook_client_id` / `webhook_client_secret`) instead of the sync's."""
+    section = _section(portal)
     if base_url is None and portal is not None:
         base_url = portal.base_url
+    prefix = "webhook_" if webhook else ""
     values = []
-    for name, given, accessor in (("base_url", base_url, dlt.config), ("client_id", client_id, dlt.config),
-                                  ("client_secret", client_secret, dlt.secrets)):
+    for name, given, accessor in (("base_url", base_url, dlt.config),
+                                  (f"{prefix}client_id", client_id, dlt.config),
+                                  (f"{prefix}client_secret", client_secret, dlt.secrets)):
         value = given if given is not None else accessor.get(f"{section}.{name}")
         if not value:
             env = "__".join(section.split(".")).upper()
-            raise InvoicingApiError("configuration", f"{section}.{name}", detail=f"not set ({env}__{name.upper()})")
+            hint = (f"webhook subscriptions need their own API client allowed the 'write' scope: set "
+                    f"{env}__WEBHOOK_CLIENT_ID and {env}__WEBHOOK_CLIENT_SECRET (or webhook_client_id / "
+                    f"webhook_client_secret in [{section}] of .dlt/secrets.toml)") if webhook and prefix in name \
+                else None
+            raise InvoicingApiError("configuration", f"{section}.{name}", detail=f"not set ({env}__{name.upper()})",
+                                    hint=hint)
         values.append(str(value))
     return ApiSettings(values[0], values[1], values[2])

@@ -10,6 +10,7 @@ from typing import Any
 
 from pipelines.invoicing.dates import format_timestamp, parse_timestamp
 from pipelines.invoicing.errors import InvoicingApiError
+from pipelines.invoicing.hook_urls import masked
 from pipelines.invoicing.settings import Endpoint, snake_case
 
 
@@ -62,6 +63,8 @@ def to_row(endpoint: Endpoint, record: dict, *, observed: datetime | str | None 
         if row.get(name) is not None:
             row[name] = json.dumps(row[name], default=str, ensure_ascii=False)
     row["_deleted_at"] = deleted_at_of(record, observed, known_deleted_at)
+    if endpoint.name == "webhooks" and isinstance(row.get("url"), str):
+        row["url"] = masked(row["url"])  # a receiver's URL carries its secret token: never in the warehouse
     if endpoint.assumed:
         row["_absent_fields"] = absent_fields(endpoint, record)
     return row

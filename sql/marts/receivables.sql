@@ -1,7 +1,6 @@
 -- one row per invoice with money still owed on the report date (as_of_date, default today in the portal's
--- time zone). an invoice: type INVOICE, any subtype but the contract's CREDIT_NOTE and PROFORMA (deposit
--- and progress invoices count whatever their spelling; the check document_subtypes_known names values the
--- product does not know), live version (not CANCELED), not a draft, emitted on or before the report date.
+-- time zone). an invoice: intermediate.int_invoices_as_of (the check document_subtypes_known names subtypes
+-- the product does not know).
 -- payments and credit notes settle by their absolute amount, whatever sign the server gives credit notes.
 -- next_reminder_template is null when it cannot be known: the invoice is overdue and the server did not
 -- serve its `messages` history (whether a RELAUNCH went out decides between RELAUNCH1 and RELAUNCH2).
@@ -12,8 +11,8 @@ with report_date as (
     select * from intermediate.int_report_date
 ),
 
-documents as (
-    select * from intermediate.int_documents_emitted_as_of
+invoices as (
+    select * from intermediate.int_invoices_as_of
 ),
 
 usages as (
@@ -30,14 +29,6 @@ customers as (
 
 messages as (
     select * from staging.stg_invoicing__document_messages
-),
-
-invoices as (
-    select *
-    from documents
-    where document_type = 'INVOICE'
-        and coalesce(document_subtype, 'INVOICE') not in ('CREDIT_NOTE', 'PROFORMA')
-        and status in ('VALIDATED', 'PAID')
 ),
 
 settled_per_invoice as (

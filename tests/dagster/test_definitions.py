@@ -74,7 +74,7 @@ def test_model_dependencies_come_from_the_sql():
     # the marts read the shared rules of sql/intermediate/
     assert parents("marts", "receivables") == {
         "intermediate/int_report_date",
-        "intermediate/int_documents_emitted_as_of",
+        "intermediate/int_invoices_as_of",
         "intermediate/int_usages_as_of",
         "intermediate/int_aging_buckets",
         "staging/stg_invoicing__customers",

@@ -39,6 +39,11 @@ def test_demo_fills_the_warehouse_and_prints_the_marts(tmp_path, capsys):
     assert f"of {overdue} overdue customers" in out
     assert "Payables due this week" in out
     assert (tmp_path / "data" / "warehouse.read.duckdb").exists()
+    # it ends with the command that opens the dashboard on what it built
+    assert out.rstrip().splitlines()[-2:] == [
+        f"  invoicing-warehouse dashboard --warehouse {warehouse}",
+        "  then open http://127.0.0.1:8501 in a browser",
+    ]
 
     # a second demo replaces its own warehouse (new sandbox, new ids) and still agrees with itself; with
     # --follow, the sandbox keeps changing and each change is printed as it reaches the marts

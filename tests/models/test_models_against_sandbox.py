@@ -26,7 +26,7 @@ from sandbox.clock import Clock
 from sandbox.config import SandboxConfig
 from sandbox.contract import ContractProfile
 from sandbox.server import SandboxServer
-from harness.marts_truth import compare_marts
+from harness.marts_truth import compare_marts, sandbox_dso_and_outlook
 
 SCALE = 100
 LATE_TEMPLATES = ("RELAUNCH1", "RELAUNCH2")  # the ones that depend on the reminders already sent
@@ -95,6 +95,18 @@ def _assert_payables_match_the_sandbox(
     return len(expected)
 
 
+def _assert_dso_and_outlook_match_the_sandbox(conn: duckdb.DuckDBPyConnection, sb: SandboxServer, today) -> None:
+    """marts.dso and marts.cash_outlook equal the figures worked out from the sandbox's own records."""
+    figures, periods = sandbox_dso_and_outlook(sb, today)
+    dso = conn.execute("select open_receivables, invoiced_last_90_days, dso_days from marts.dso").fetchall()
+    assert dso == [(figures["open_receivables"], figures["invoiced_last_90_days"], figures["dso_days"])]
+    assert figures["invoiced_last_90_days"] > 0, "nothing invoiced in 90 days: the DSO would prove little"
+    outlook = conn.execute(
+        "select period_index, expected_inflows, expected_outflows from marts.cash_outlook order by period_index"
+    ).fetchall()
+    assert {index: (inflow, outflow) for index, inflow, outflow in outlook} == periods
+
+
 @pytest.mark.parametrize("contract", ["default", "strict"])
 @pytest.mark.parametrize("seed", [3, 11, 29])
 def test_receivables_and_late_customers_equal_the_api(seed, contract, tmp_path):
@@ -120,6 +132,7 @@ def test_receivables_and_late_customers_equal_the_api(seed, contract, tmp_path):
                 payable_counts.append(
                     _assert_payables_match_the_sandbox(conn, sb, clock.today().date().isoformat())
                 )
+                _assert_dso_and_outlook_match_the_sandbox(conn, sb, clock.today().date())
                 late_counts.append(conn.execute("select count(*) from marts.overdue_customers").fetchone()[0])
                 if step == 0:
                     assert _write_some_activity(sb, conn) >= 3

@@ -59,7 +59,7 @@ def test_full_and_incremental_syncs_into_ducklake_are_exact(start_sandbox, lake)
 def test_a_reader_open_during_the_writes_sees_only_whole_runs(start_sandbox, lake):
     # The second run rebuilds every table (full refresh: drop, then one page per resource per load), so the
     # lake passes through many half-loaded snapshots; readers must see the first run or the second, whole.
-    sandbox = start_sandbox(seed=6, scale=120, latency_ms=10)
+    sandbox = start_sandbox(seed=6, scale=60, latency_ms=10)
     sync(sandbox, lake)
     publish(lake, "first run")
     with connect(lake, read_only=True) as probe:
@@ -134,7 +134,7 @@ def test_two_portals_synced_at_once_into_one_lake_are_each_exact(start_sandbox, 
     # their rows apart. One page per resource per load: many commits each, interleaved.
     from harness.sync_process import Workspace, run_sync_command
 
-    acme, beta = start_sandbox(seed=5, scale=150), start_sandbox(seed=5, scale=150)
+    acme, beta = start_sandbox(seed=5, scale=70), start_sandbox(seed=5, scale=70)
     item = beta.portal.snapshot("items")[0]
     beta.portal.update("items", item["id"], {"price": 77.7})  # a colliding id whose record differs
     quiet(beta)

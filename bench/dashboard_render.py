@@ -1,0 +1,167 @@
+"""Benchmark: time to first render of each dashboard page, measured in Chromium (navigation start to the
+page's key table visible), on the demo warehouse and on N generated documents (default 1,000,000).
+
+    .venv/bin/python bench/dashboard_render.py [--documents N] [--demo-scale 1000] [--skip-demo]
+
+For each warehouse: a real `invoicing-warehouse dashboard` process; each page opened in a fresh browser
+context (a new tab: Streamlit's page and a new session), first right after the server started (`cold`: the
+per-snapshot cache is empty, the page's queries run) and then again (`warm`: served from the cache); then
+each page reached by its sidebar link in one open tab (how a user moves between pages). Then the As-of picker set 30 days back (the models built
+in memory). Target: under 2 s per page at 1,000,000 documents. The big warehouse is generated like
+bench/models_build.py (harness/model_raw_tables.py's SQL generator), its models built and published.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from datetime import date, timedelta
+from pathlib import Path
+
+import duckdb
+from playwright.sync_api import Browser, BrowserContext, sync_playwright
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "tests" / "dashboard"))
+
+from bench.models_build import generate_raw_tables  # noqa: E402
+from dashboard_browser import choose_as_of, metric  # noqa: E402
+from harness.dashboard_process import PAGE_KEY_TABLES, PAGE_PATHS, dashboard_process  # noqa: E402
+from harness.demo_warehouse import build_demo_warehouse  # noqa: E402
+from warehouse_engine.publish import publish_snapshot  # noqa: E402
+from warehouse_engine.sql_runner import build_models  # noqa: E402
+
+CHROMIUM = "/usr/bin/chromium"
+GENERATED_AS_OF = date(2026, 1, 31)
+
+
+def _generated_warehouse(path: Path, documents: int) -> date:
+    started = time.perf_counter()
+    with duckdb.connect(str(path)) as connection:
+        generate_raw_tables(connection, documents, GENERATED_AS_OF)
+        build_models(connection, as_of=GENERATED_AS_OF)
+    publish_snapshot(path)
+    print(f"  generated, built and published {documents:,} documents in {time.perf_counter() - started:.1f} s")
+    return GENERATED_AS_OF
+
+
+def _render_seconds(browser: Browser, url: str, page_name: str, context: BrowserContext | None = None) -> float:
+    # without `context`: a fresh browser profile (Streamlit's scripts downloaded again); with it: a new tab
+    # of a browser that has opened the app before (scripts cached), each tab its own Streamlit session
+    own = context is None
+    context = context or browser.new_context(viewport={"width": 1400, "height": 1000})
+    try:
+        page = context.new_page()
+        started = time.perf_counter()
+        page.goto(f"{url}/{PAGE_PATHS[page_name]}")
+        page.wait_for_selector(f'table[data-table="{PAGE_KEY_TABLES[page_name]}"]', timeout=300_000)
+        seconds = time.perf_counter() - started
+        page.close()
+        return seconds
+    finally:
+        if own:
+            context.close()
+
+
+def _sidebar_seconds(browser: Browser, url: str) -> dict[str, float]:
+    # one session, as a user moves between pages: click each link, wait for that page's key table
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    seconds = {}
+    try:
+        page = context.new_page()
+        page.goto(f"{url}/freshness")
+        page.wait_for_selector('table[data-table="checks"]', timeout=300_000)
+        for name in PAGE_PATHS:
+            started = time.perf_counter()
+            page.locator('[data-testid="stSidebarNav"]').get_by_text(name, exact=True).click()
+            page.wait_for_selector(f'table[data-table="{PAGE_KEY_TABLES[name]}"]', timeout=300_000)
+            seconds[name] = time.perf_counter() - started
+        return seconds
+    finally:
+        context.close()
+
+
+def _checks_seconds(browser: Browser, url: str) -> float:
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    try:
+        page = context.new_page()
+        started = time.perf_counter()
+        page.goto(f"{url}/freshness")
+        page.wait_for_selector('table[data-table="checks"]', timeout=300_000)
+        return time.perf_counter() - started
+    finally:
+        context.close()
+
+
+def _as_of_seconds(browser: Browser, url: str, as_of: date) -> float:
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    try:
+        page = context.new_page()
+        page.goto(url)
+        page.wait_for_selector('table[data-table="overdue_customers"]', timeout=300_000)
+        before = metric(page, "Total open")
+        started = time.perf_counter()
+        choose_as_of(page, as_of.isoformat())
+        # the heading shows the date before the figures: wait for the total of the new date
+        deadline = started + 300
+        while metric(page, "Total open") in ("", before) and time.perf_counter() < deadline:
+            time.sleep(0.05)
+        return time.perf_counter() - started
+    finally:
+        context.close()
+
+
+def _measure(browser: Browser, label: str, warehouse: Path, as_of: date) -> None:
+    size = warehouse.with_name(warehouse.stem + ".read.duckdb").stat().st_size / 1e6
+    print(f"=== {label}: readers' copy {size:.0f} MB, marts as of {as_of}")
+    with dashboard_process(warehouse, warehouse.with_name("dashboard.log")) as url:
+        print("  navigation to the key table visible; cold = first visit after the server started (queries run), "
+              "warm = again (cached); fresh = new browser profile, tab = new tab of a browser that has the "
+              "app's scripts cached (each a new Streamlit session)")
+        browsing = browser.new_context(viewport={"width": 1400, "height": 1000})
+        try:
+            for name in PAGE_PATHS:
+                cold = _render_seconds(browser, url, name)
+                warm = _render_seconds(browser, url, name)
+                tab = _render_seconds(browser, url, name, browsing)
+                print(f"  {name:<13} cold {cold:6.2f} s   warm fresh {warm:6.2f} s   warm tab {tab:6.2f} s",
+                      flush=True)
+        finally:
+            browsing.close()
+        print(f"  Freshness checks table (the checks run on the copy, cached): {_checks_seconds(browser, url):6.2f} s")
+        switches = _sidebar_seconds(browser, url)
+        print("  sidebar link in an open tab: " + ", ".join(f"{n} {s:.2f} s" for n, s in switches.items()))
+        back = as_of - timedelta(days=30)
+        print(f"  As-of {back} (models built in memory): {_as_of_seconds(browser, url, back):6.2f} s", flush=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Builds the warehouses, measures, prints figures."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--documents", type=int, default=1_000_000)
+    parser.add_argument("--demo-scale", type=int, default=1000)
+    parser.add_argument("--skip-demo", action="store_true")
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory() as tmp, sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM)
+        try:
+            if not args.skip_demo:
+                demo = Path(tmp) / "demo" / "warehouse.duckdb"
+                demo.parent.mkdir()
+                as_of = build_demo_warehouse(demo, seed=1, scale=args.demo_scale)
+                _measure(browser, f"demo warehouse (sandbox seed 1, scale {args.demo_scale})", demo, as_of)
+            big = Path(tmp) / "big" / "warehouse.duckdb"
+            big.parent.mkdir()
+            print(f"=== generating {args.documents:,} documents")
+            as_of = _generated_warehouse(big, args.documents)
+            _measure(browser, f"{args.documents:,} generated documents", big, as_of)
+        finally:
+            browser.close()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,90 @@
+"""The Streamlit entry point: `streamlit run dashboard/app.py -- --warehouse PATH` (what `invoicing-warehouse
+dashboard` runs). Reads the readers' copy of PATH, never the warehouse; sidebar: portal, report date, style.
+
+The report date defaults to the one the published marts were built for; any other date shows the same SQL
+models built for it in memory (dashboard.source). `?as_of=YYYY-MM-DD` in the URL picks a date too.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from datetime import date
+from pathlib import Path
+
+import streamlit as st
+
+from dashboard import cache
+from dashboard.formatting import ENGLISH, FRENCH, STYLES
+from dashboard.screens import cash_outlook, freshness, payables, receivables
+from dashboard.source import Source, Unavailable
+from dashboard.widgets import PageContext
+from warehouse_engine.names import DEFAULT_WAREHOUSE_PATH
+from warehouse_engine.sql_runner import today_in_portal_zone
+
+EARLIEST = date(2000, 1, 1)
+
+
+def _warehouse() -> Path:
+    parser = argparse.ArgumentParser(prog="dashboard")
+    parser.add_argument("--warehouse", default=DEFAULT_WAREHOUSE_PATH)
+    args, _ = parser.parse_known_args(sys.argv[1:])
+    return Path(args.warehouse).resolve()
+
+
+def _as_of_from_url(default: date) -> date:
+    text = st.query_params.get("as_of")
+    try:
+        return date.fromisoformat(text) if text else default
+    except ValueError:
+        st.warning(f"Ignored as_of={text!r} in the address: not a date (YYYY-MM-DD).")
+        return default
+
+
+def _context(source: Source) -> PageContext:
+    """Opens the copy once to prove it readable (a lock shows now, cached figures or not), then the sidebar."""
+    source.connect().close()
+    key = source.snapshot_key()
+    portals, published_as_of = cache.published(str(source.warehouse), key)
+    published_as_of = published_as_of or today_in_portal_zone()
+    with st.sidebar:
+        portal = st.selectbox("Portal", portals or ["default"], key="portal")
+        if "as_of" not in st.session_state:
+            st.session_state["as_of"] = _as_of_from_url(published_as_of)
+        as_of = st.date_input(
+            "As of",
+            min_value=EARLIEST,
+            max_value=max(today_in_portal_zone(), published_as_of),
+            key="as_of",
+            help=f"The published marts are as of {published_as_of.isoformat()}; another date builds the same "
+            "SQL models for it in memory (the warehouse is not touched).",
+        )
+        style = st.radio("Amounts", [FRENCH, ENGLISH], format_func=STYLES.__getitem__, key="style")
+        st.caption(f"Readers' copy: {source.snapshot_path}")
+    view = cache.View(str(source.warehouse), key, None if as_of == published_as_of else as_of, portal)
+    return PageContext(view, as_of, style)
+
+
+def main() -> None:
+    """Builds the navigation and runs the chosen page; an unreadable copy shows what to run instead."""
+    st.set_page_config(page_title="Invoicing warehouse", layout="wide")
+    source = Source(_warehouse())
+    try:
+        context = _context(source)
+    except Unavailable as problem:
+        st.title("Invoicing warehouse")
+        st.error(str(problem), icon="⚠️")
+        st.stop()
+    pages = [
+        st.Page(lambda: receivables.render(context), title="Receivables", url_path="receivables", default=True),
+        st.Page(lambda: payables.render(context), title="Payables", url_path="payables"),
+        st.Page(lambda: cash_outlook.render(context), title="Cash outlook", url_path="cash_outlook"),
+        st.Page(lambda: freshness.render(context), title="Freshness", url_path="freshness"),
+    ]
+    try:
+        st.navigation(pages).run()
+    except Unavailable as problem:
+        st.error(str(problem), icon="⚠️")
+
+
+main()

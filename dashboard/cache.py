@@ -1,0 +1,109 @@
+"""Per-snapshot caching: every figure is computed once per (readers' copy, report date, portal) and kept
+by Streamlit, so pages switch instantly; a new publication changes `Source.snapshot_key` and with it every
+key. Connections are opened inside each loader and closed before it returns."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import date, datetime
+from pathlib import Path
+from typing import TypeVar
+
+import duckdb
+import pandas as pd
+import streamlit as st
+
+from dashboard import freshness, queries
+from dashboard.source import Source
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class View:
+    """What the user looks at: a warehouse's readers' copy (`key` = its snapshot key), a report date
+    (None = the date the published marts were built for), a portal."""
+
+    warehouse: str
+    key: str
+    as_of: date | None
+    portal: str
+
+
+@st.cache_resource(max_entries=3, show_spinner="Building the models as of the chosen date ...")
+def _marts_as_of(warehouse: str, key: str, as_of: date) -> duckdb.DuckDBPyConnection:
+    # `key` only keys the cache: a new publication builds again
+    return Source(Path(warehouse)).build_as_of(as_of)
+
+
+@contextmanager
+def marts(view: View) -> Iterator[duckdb.DuckDBPyConnection]:
+    """A connection whose `marts` are those of `view`: the readers' copy (opened now, closed on exit), or
+    the in-memory marts built as of `view.as_of` (a cursor of the cached connection)."""
+    if view.as_of is None:
+        connection = Source(Path(view.warehouse)).connect()
+    else:
+        connection = _marts_as_of(view.warehouse, view.key, view.as_of).cursor()
+    try:
+        yield connection
+    finally:
+        connection.close()
+
+
+def _load(view: View, read: Callable[[duckdb.DuckDBPyConnection], T]) -> T:
+    with marts(view) as connection:
+        return read(connection)
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def published(warehouse: str, key: str) -> tuple[list[str], date | None]:
+    """The portals and the report date of the published marts."""
+    with marts(View(warehouse, key, None, "")) as connection:
+        return queries.portals(connection), queries.marts_as_of(connection)
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def receivables(view: View) -> queries.ReceivablesFigures:
+    """The Receivables page's figures."""
+    return _load(view, lambda connection: queries.receivables(connection, view.portal))
+
+
+@st.cache_data(max_entries=256, show_spinner=False)
+def customer_invoices(view: View, customer_id: str) -> pd.DataFrame:
+    """One customer's open invoices."""
+    return _load(view, lambda connection: queries.customer_invoices(connection, view.portal, customer_id))
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def payables(view: View, as_of: date) -> queries.PayablesFigures:
+    """The Payables page's figures (`as_of`: the report date the marts were built for)."""
+    return _load(view, lambda connection: queries.payables(connection, view.portal, as_of))
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def full_list(view: View, name: str, parameters: tuple) -> pd.DataFrame:
+    """Every row of the long list `name` (queries._LISTS), for its CSV download."""
+    return _load(view, lambda connection: queries.listing(connection, name, list(parameters), None).rows)
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def cash_outlook(view: View) -> pd.DataFrame:
+    """The Cash outlook page's rows."""
+    return _load(view, lambda connection: queries.cash_outlook(connection, view.portal))
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def freshness_tables(warehouse: str, key: str) -> tuple[pd.DataFrame, datetime | None]:
+    """Per raw table rows and last load, and the last successful load, of the readers' copy."""
+    with marts(View(warehouse, key, None, "")) as connection:
+        return freshness.raw_tables(connection), freshness.last_sync(connection)
+
+
+@st.cache_data(max_entries=8, show_spinner="Running the warehouse's checks on the readers' copy ...")
+def checks(warehouse: str, key: str) -> pd.DataFrame:
+    """The warehouse's data checks, re-run on the readers' copy."""
+    source = Source(Path(warehouse))
+    with marts(View(warehouse, key, None, "")) as connection:
+        return freshness.checks(source.snapshot_path, connection)

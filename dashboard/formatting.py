@@ -1,0 +1,111 @@
+"""How figures look: amounts in EUR (French `1 234,56 €` or English `€1,234.56`), tables as plain HTML
+(readable by people, screen readers and the browser tests alike), and CSV downloads of the raw values."""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Iterable
+from datetime import UTC, date, datetime
+from decimal import ROUND_HALF_UP, Decimal
+from typing import Any
+
+import pandas as pd
+
+FRENCH = "fr"
+ENGLISH = "en"
+STYLES = {FRENCH: "1 234,56 €", ENGLISH: "€1,234.56"}
+NO_BREAK_SPACE = "\u00a0"
+CENT = Decimal("0.01")
+
+
+def eur(value: Any, style: str = FRENCH) -> str:
+    """`value` (Decimal, int, float or None) as euros to the cent; an empty string for None."""
+    if value is None or (isinstance(value, float) and pd.isna(value)):
+        return ""
+    amount = Decimal(str(value)).quantize(CENT, ROUND_HALF_UP)
+    sign = "-" if amount < 0 else ""
+    english = f"{abs(amount):,.2f}"
+    if style == ENGLISH:
+        return f"{sign}€{english}"
+    french = english.replace(",", NO_BREAK_SPACE).replace(".", ",")
+    return f"{sign}{french}{NO_BREAK_SPACE}€"
+
+
+def days(value: Any, style: str = FRENCH) -> str:
+    """A day count (DSO) with one decimal in the style's decimal mark; `n/a` when unknown."""
+    if value is None:
+        return "n/a"
+    text = f"{Decimal(str(value)):.1f}"
+    return text.replace(".", ",") if style == FRENCH else text
+
+
+def _cell(value: Any, money: bool, style: str) -> str:
+    if money:
+        return eur(value, style)
+    if value is None or (isinstance(value, float) and pd.isna(value)) or value is pd.NaT:
+        return ""
+    if isinstance(value, datetime):
+        return value.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    if isinstance(value, date):
+        return value.isoformat()
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return str(value)
+
+
+def html_table(
+    frame: pd.DataFrame, name: str, money: Iterable[str] = (), style: str = FRENCH, labels: dict[str, str] | None = None
+) -> str:
+    """`frame` as an HTML table `data-table=name`; columns in `money` formatted as EUR and right-aligned.
+    Each cell carries `data-column` so tests and scripts find a figure by its column name."""
+    money = set(money)
+    labels = {**LABELS, **(labels or {})}
+    head = "".join(
+        f'<th class="{"num" if column in money else ""}">{html.escape(labels.get(column, column))}</th>'
+        for column in frame.columns
+    )
+    body = []
+    for row in frame.itertuples(index=False):
+        cells = "".join(
+            f'<td data-column="{html.escape(column)}" class="{"num" if column in money else ""}">'
+            f"{html.escape(_cell(value, column in money, style))}</td>"
+            for column, value in zip(frame.columns, row)
+        )
+        body.append(f"<tr>{cells}</tr>")
+    empty = "" if body else f'<tr><td colspan="{len(frame.columns)}">nothing</td></tr>'
+    return (
+        f'<table class="iw-table" data-table="{html.escape(name)}"><thead><tr>{head}</tr></thead>'
+        f"<tbody>{''.join(body)}{empty}</tbody></table>"
+    )
+
+
+# what people read above a column (the CSV keeps the marts' own column names)
+LABELS = {
+    "customer_name": "Customer", "customer_reference": "Ref.", "overdue_amount": "Overdue",
+    "overdue_invoice_count": "Overdue invoices", "total_open": "Total open",
+    "oldest_overdue_reference": "Oldest overdue", "oldest_due_date": "Due", "oldest_days_past_due": "Days late",
+    "next_reminder_template": "Next reminder", "aging_bucket": "Days past due", "open_amount": "Open",
+    "overdue": "Overdue?", "invoice_count": "Invoices", "reference": "Reference", "emit_date": "Emitted",
+    "due_date": "Due", "total_incl_tax": "Total incl. tax", "paid_by_payments": "Paid",
+    "settled_by_credit_notes": "Credit notes", "days_past_due": "Days late", "supplier_name": "Supplier",
+    "document_type": "Type", "issue_date": "Issued", "amount_due": "Amount due", "week_start": "Week from",
+    "week_end": "to", "falling_due_amount": "Falling due", "undated_amount": "No due date",
+    "total_amount": "Total", "document_count": "Documents", "legal_identifier": "SIRET", "total_due": "Total due",
+    "due_current": "Not yet due", "next_due_date": "Next due", "period_label": "Period",
+    "expected_inflows": "Inflows (receivables)", "expected_outflows": "Outflows (payables)", "net_flow": "Net",
+    "cumulative_net": "Cumulative net", "receivable_count": "Receivables", "payable_count": "Payables",
+    "raw_table": "Raw table", "rows": "Rows", "last_loaded_at": "Last loaded", "load_id": "dlt load",
+    "check": "Check", "asset": "Asset", "passed": "Passed", "severity": "Severity", "detail": "Detail",
+}
+
+TABLE_CSS = """<style>
+table.iw-table { border-collapse: collapse; width: 100%; font-size: 0.9rem; }
+table.iw-table th, table.iw-table td { padding: 0.25rem 0.5rem; border-bottom: 1px solid #e6e6e6; text-align: left; }
+table.iw-table th { background: #f5f6f8; font-weight: 600; }
+table.iw-table .num { text-align: right; white-space: nowrap; font-variant-numeric: tabular-nums; }
+</style>"""
+
+
+def to_csv(frame: pd.DataFrame) -> bytes:
+    """The frame's raw values as UTF-8 CSV (decimal point, ISO dates): what a spreadsheet re-reads exactly."""
+    return frame.to_csv(index=False).encode("utf-8")

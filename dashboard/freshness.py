@@ -1,0 +1,132 @@
+"""What the Freshness page shows: when the readers' copy was published, when the sync last loaded each raw
+table (dlt's `_dlt_loads`, as the copy holds them), whether the warehouse has changes readers do not see
+yet, and the warehouse's data checks re-run on the copy.
+
+The checks are the Dagster asset checks of `assets/` that read only the warehouse (ids unique, references
+resolve, the contract's value checks, one row per mart key), called directly on the readers' copy: the
+freshness and sync-note checks live in a Dagster instance's run history, not in the warehouse.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pandas as pd
+
+from dashboard.queries import frame
+from warehouse_engine.names import RAW_DATASET
+from warehouse_engine.publish import unpublished_mark
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """The readers' copy as a file, and whether the warehouse has changed since it was published."""
+
+    path: Path
+    published_at: datetime | None  # the copy's modification time (its publication: an atomic rename)
+    size_bytes: int | None
+    warehouse_ahead: bool  # a run changed the warehouse and has not published yet
+
+
+def snapshot(warehouse: Path, snapshot_path: Path) -> Snapshot:
+    """The readers' copy's publication time and size, and the warehouse's `unpublished` mark."""
+    try:
+        stat = os.stat(snapshot_path)
+    except FileNotFoundError:
+        return Snapshot(snapshot_path, None, None, unpublished_mark(warehouse).exists())
+    published = datetime.fromtimestamp(stat.st_mtime, tz=UTC)
+    return Snapshot(snapshot_path, published, stat.st_size, unpublished_mark(warehouse).exists())
+
+
+def raw_tables(connection: duckdb.DuckDBPyConnection) -> pd.DataFrame:
+    """Per raw table: rows, and when the last load that wrote one of them finished (dlt's `_dlt_loads`)."""
+    tables = [
+        row[0]
+        for row in connection.execute(
+            "select table_name from information_schema.columns where table_schema = ? "
+            "and table_catalog = current_database() and column_name = '_dlt_load_id' "
+            "and not starts_with(table_name, '_dlt') order by 1",
+            [RAW_DATASET],
+        ).fetchall()
+    ]
+    if not tables:
+        return pd.DataFrame(columns=["raw_table", "rows", "last_loaded_at", "load_id"])
+    loads_join = (
+        f"left join {RAW_DATASET}._dlt_loads as loads on loads.load_id = per_table.load_id"
+        if _has_loads(connection)
+        else "left join (select null::varchar as load_id, null::timestamptz as inserted_at) as loads on false"
+    )
+    per_table = " union all ".join(
+        f"select '{table}' as raw_table, count(*) as rows, max(_dlt_load_id) as load_id "
+        f'from {RAW_DATASET}."{table}"'
+        for table in tables
+    )
+    return frame(
+        connection,
+        f"""select per_table.raw_table, per_table.rows, loads.inserted_at as last_loaded_at, per_table.load_id
+            from ({per_table}) as per_table
+            {loads_join}
+            order by per_table.raw_table""",
+    )
+
+
+def _has_loads(connection: duckdb.DuckDBPyConnection) -> bool:
+    # dlt's load table; a warehouse filled by other means (the benchmarks' generator) has none
+    row = connection.execute(
+        "select count(*) from information_schema.tables where table_schema = ? and table_name = '_dlt_loads' "
+        "and table_catalog = current_database()",
+        [RAW_DATASET],
+    ).fetchone()
+    return bool(row and row[0])
+
+
+def last_sync(connection: duckdb.DuckDBPyConnection) -> datetime | None:
+    """When the last successful dlt load the copy knows of finished (no-change runs may not be there)."""
+    if not _has_loads(connection):
+        return None
+    row = connection.execute(f"select max(inserted_at) from {RAW_DATASET}._dlt_loads where status = 0").fetchone()
+    return row[0] if row else None
+
+
+def checks(snapshot_path: Path, connection: duckdb.DuckDBPyConnection) -> pd.DataFrame:
+    """Every warehouse-only check of assets/ on the readers' copy: check, asset, passed, severity, detail."""
+    # imported here: Dagster takes a second or two to import, and only this page needs it
+    from assets.checks import (
+        documents_customers_exist,
+        duplicate_keys,
+        mart_key_columns,
+        raw_ids_unique,
+        usages_invoices_exist,
+    )
+    from assets.contract_checks import CONTRACT_VALUE_CHECKS
+    from assets.resources import WarehouseResource
+
+    resource = WarehouseResource(path=str(snapshot_path))
+    rows = []
+    for check in [*raw_ids_unique, documents_customers_exist, usages_invoices_exist, *CONTRACT_VALUE_CHECKS]:
+        spec = next(iter(check.check_specs))
+        result: Any = check(warehouse=resource)  # an AssetCheckResult (Dagster types the call loosely)
+        rows.append(
+            (spec.name, spec.asset_key.to_user_string(), bool(result.passed),
+             result.severity.value, result.description or "")
+        )
+    marts = [
+        row[0]
+        for row in connection.execute(
+            "select table_name from information_schema.tables where table_schema = 'marts' "
+            "and table_catalog = current_database() order by 1"
+        ).fetchall()
+    ]
+    for mart in marts:
+        relation = f"marts.{mart}"
+        duplicates, sample = duplicate_keys(connection, relation, mart_key_columns(connection, relation))
+        detail = f"{duplicates} key(s) held by several rows: {', '.join(sample)}" if duplicates else ""
+        rows.append(("keys_unique", f"marts/{mart}", duplicates == 0, "ERROR", detail))
+    return pd.DataFrame(rows, columns=["check", "asset", "passed", "severity", "detail"]).sort_values(
+        ["passed", "asset", "check"], kind="stable", ignore_index=True
+    )

@@ -1,0 +1,40 @@
+"""A seeded demo-size warehouse for the dashboard's browser tests, screenshots and benchmark: a sandbox on
+127.0.0.1 at a fixed clock, one real sync (run_sync), every model built as of the sandbox's today, the
+readers' copy published. What `invoicing-warehouse demo` builds, without Dagster (seconds, not a minute)."""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime
+from pathlib import Path
+
+import duckdb
+
+from pipelines.invoicing.sync import make_pipeline, run_sync
+from sandbox.clock import Clock
+from sandbox.config import SandboxConfig
+from sandbox.server import SandboxServer
+from warehouse_engine.publish import publish_snapshot
+from warehouse_engine.sql_runner import build_models
+
+# a fixed "today" so that screenshots and figures repeat from one run to the next
+DEMO_NOW = datetime(2026, 3, 16, 9, 30, tzinfo=UTC)
+
+
+def build_demo_warehouse(warehouse: Path, seed: int = 1, scale: int = 1000) -> date:
+    """Syncs a seeded sandbox of about `scale` documents into `warehouse`, builds the models and publishes
+    the readers' copy; returns the report date of the published marts (the sandbox's today)."""
+    clock = Clock(fixed=DEMO_NOW)
+    config = SandboxConfig(seed=seed, scale=scale, rate_limit_per_s=0)
+    with SandboxServer(config, clock=clock) as sandbox:
+        run_sync(
+            make_pipeline(warehouse),
+            base_url=sandbox.base_url,
+            client_id=sandbox.client_id,
+            client_secret=sandbox.client_secret,
+            rate_limit_per_s=0,
+        )
+    as_of = clock.today().date()
+    with duckdb.connect(str(warehouse)) as connection:
+        build_models(connection, as_of=as_of)
+    publish_snapshot(warehouse)
+    return as_of

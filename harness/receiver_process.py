@@ -1,0 +1,100 @@
+"""Runs `invoicing-warehouse webhooks serve` as a user would: a separate process on a free port.
+
+The process gets the token through its environment (never on its command line), prints the address it
+listens on (token masked) and is stopped with SIGTERM, or killed with SIGKILL to test what survives a crash.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import threading
+import time
+from pathlib import Path
+from typing import Self
+
+from harness.sync_process import COMMAND, PYCACHE_DIR
+
+LISTENING = re.compile(r"receiving on http://127\.0\.0\.1:(\d+)/hooks/\*\*\*")
+START_TIMEOUT_S = 60.0
+
+
+class ReceiverProcess:
+    """One receiver process; `url(portal)` is its delivery URL with the token; `output` what it printed."""
+
+    def __init__(self, warehouse: Path, token: str, *args: str, env: dict[str, str] | None = None) -> None:
+        self.token = token
+        environment = {k: v for k, v in os.environ.items() if not k.startswith("INVOICING_WEBHOOK_")}
+        environment.update(INVOICING_WEBHOOK_TOKEN=token, PYTHONUNBUFFERED="1",
+                           PYTHONPYCACHEPREFIX=str(PYCACHE_DIR), **(env or {}))
+        self.process = subprocess.Popen(
+            [*COMMAND, "webhooks", "serve", "--port", "0", "--warehouse", str(warehouse), *args],
+            env=environment, cwd=warehouse.parent, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+            bufsize=1,
+        )
+        self.lines: list[str] = []
+        self._listening = threading.Event()
+        self.port = 0
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+        if not self._listening.wait(START_TIMEOUT_S):
+            self.stop()
+            raise RuntimeError(f"the receiver did not start within {START_TIMEOUT_S} s: {self.output}")
+
+    def _read(self) -> None:
+        assert self.process.stdout is not None
+        for line in self.process.stdout:
+            self.lines.append(line)
+            match = LISTENING.search(line)
+            if match:
+                self.port = int(match.group(1))
+                self._listening.set()
+        self._listening.set()  # ended before listening: the wait above sees port 0
+
+    @property
+    def output(self) -> str:
+        """Everything the process printed so far (stdout and stderr)."""
+        return "".join(self.lines)
+
+    def url(self, portal: str | None = None) -> str:
+        """The delivery URL, token included."""
+        base = f"http://127.0.0.1:{self.port}/hooks/{self.token}"
+        return f"{base}/{portal}" if portal else base
+
+    def kill(self) -> int:
+        """SIGKILL, as a crash would; returns the exit code (-9)."""
+        self.process.send_signal(signal.SIGKILL)
+        return self._wait()
+
+    def stop(self) -> int:
+        """SIGTERM (SIGKILL if it does not end within 15 s); returns the exit code."""
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+        return self._wait()
+
+    def _wait(self) -> int:
+        try:
+            code = self.process.wait(15)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            code = self.process.wait(15)
+        self._reader.join(5)
+        return code
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def wait_until(condition, timeout_s: float = 30.0, every_s: float = 0.02) -> bool:
+    """Polls `condition()` until it is true or `timeout_s` passed (bounded); returns its last value."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(every_s)
+    return bool(condition())

@@ -1,0 +1,155 @@
+"""`invoicing-warehouse webhooks serve | register | list | remove`: the doorbell's receiver and its subscriptions.
+
+- `serve`: the receiver (pipelines/invoicing/receiver.py) on 127.0.0.1:8787 until Ctrl-C / SIGTERM. It needs
+  `INVOICING_WEBHOOK_TOKEN` (the secret path token of `/hooks/<token>[/<portal>]`) and refuses to start
+  without one; `INVOICING_WEBHOOK_HMAC_SECRET`, when set, makes it require `X-Invoicing-Signature`. Hints go
+  to the spool beside `--warehouse` (`data/warehouse.hints.sqlite`).
+- `register --url URL [--events E ...]`, `list`, `remove --url URL | --id ID`: the portal's subscriptions,
+  idempotent, with the write-scope client `sources.invoicing.webhook_client_id` / `webhook_client_secret`
+  (pipelines/invoicing/subscriptions.py). URL = the receiver's, token included; it is printed masked.
+Exit codes: 0 done (also when there was nothing to do), 1 an expected failure (one line on stderr), 2 bad usage.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import socket
+import sqlite3
+import sys
+
+from invoicing_warehouse.sync_command import add_portal_arguments, chosen_portals
+from warehouse_engine.names import DEFAULT_PORTALS_PATH, DEFAULT_WAREHOUSE_PATH
+
+DEFAULT_PORT = 8787
+LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The `webhooks` group and its four commands."""
+    commands = parser.add_subparsers(dest="webhooks_command", required=True, metavar="ACTION")
+    serve = commands.add_parser("serve", help="receive deliveries and spool them as hints")
+    serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    serve.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT}; 0 = any free)")
+    serve.add_argument("--warehouse", default=DEFAULT_WAREHOUSE_PATH, metavar="PATH",
+                       help=f"the warehouse whose spool (<dir>/<stem>.hints.sqlite) gets the hints "
+                            f"(default {DEFAULT_WAREHOUSE_PATH})")
+    serve.add_argument("--portals", default=None, metavar="PATH",
+                       help=f"portals file: /hooks/<token>/<name> is accepted for each of its portals "
+                            f"(default {DEFAULT_PORTALS_PATH} when it exists; without one, only /hooks/<token>)")
+    register = commands.add_parser("register", help="subscribe the receiver's URL (idempotent)")
+    register.add_argument("--url", required=True, help="the receiver's URL, token included: "
+                                                       "http://HOST:8787/hooks/<token>[/<portal>]")
+    register.add_argument("--events", nargs="+", default=None, metavar="EVENT",
+                          help="events to subscribe (default: every event the receiver understands)")
+    add_portal_arguments(register, every=False)
+    listing = commands.add_parser("list", help="the portal's subscriptions (URL tokens masked)")
+    add_portal_arguments(listing, every=False)
+    remove = commands.add_parser("remove", help="unsubscribe a URL or a subscription id (absent: a note, exit 0)")
+    which = remove.add_mutually_exclusive_group(required=True)
+    which.add_argument("--url", default=None, help="every subscription of this URL")
+    which.add_argument("--id", default=None, dest="subscription_id", help="the subscription of this id")
+    add_portal_arguments(remove, every=False)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Runs the chosen action; returns its exit code."""
+    if args.webhooks_command == "serve":
+        return serve(args)
+    return manage(args)
+
+
+def serve(args: argparse.Namespace) -> int:
+    """Serves the receiver until interrupted; 2 without a usable token, 1 when it cannot listen."""
+    import uvicorn
+
+    from pipelines.invoicing.errors import InvoicingApiError
+    from pipelines.invoicing.hint_spool import spool_path
+    from pipelines.invoicing.hook_urls import HMAC_SECRET_ENV, TOKEN_ENV, token_problem
+    from pipelines.invoicing.portals import configured_portals
+    from pipelines.invoicing.receiver import SIGNATURE_HEADER, Receiver, ReceiverSettings
+
+    token = os.environ.get(TOKEN_ENV)
+    problem = token_problem(token)
+    if problem is not None or token is None:
+        print(f"webhooks serve: {problem}", file=sys.stderr)
+        return 2
+    try:
+        portals = configured_portals(args.portals or DEFAULT_PORTALS_PATH, required=args.portals is not None)
+    except InvoicingApiError as error:
+        print(f"webhooks serve: {error}", file=sys.stderr)
+        return 1
+    secret = os.environ.get(HMAC_SECRET_ENV) or None
+    receiver = Receiver(ReceiverSettings(token, spool_path(args.warehouse), frozenset(portals), secret))
+    try:
+        receiver.open()
+        family = socket.AF_INET6 if ":" in args.host else socket.AF_INET
+        listener = socket.socket(family, socket.SOCK_STREAM)
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.bind((args.host, args.port))
+        listener.listen(2048)  # connections queue from now on, so the address printed below is already good
+    except (OSError, sqlite3.Error) as error:
+        receiver.close()
+        print(f"webhooks serve: cannot start on {args.host}:{args.port} with the spool "
+              f"{receiver.settings.spool_path}: {error}", file=sys.stderr)
+        return 1
+    port = listener.getsockname()[1]
+    if args.host not in LOCAL_HOSTS:
+        print(f"warning: listening on {args.host}, reachable from other machines", file=sys.stderr)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s", stream=sys.stderr)
+    print(f"receiving on http://{args.host}:{port}/hooks/*** (portals: {', '.join(sorted(portals))})", flush=True)
+    print(f"spool: {receiver.settings.spool_path}", flush=True)
+    if secret:
+        print(f"deliveries must carry {SIGNATURE_HEADER}: sha256=<HMAC-SHA256 of the body>", flush=True)
+    # uvicorn's access log would print the token: off; the receiver logs each delivery with it masked
+    config = uvicorn.Config(receiver.app(), log_level="warning", access_log=False, lifespan="on",
+                            server_header=False, timeout_graceful_shutdown=5)
+    try:
+        uvicorn.Server(config).run(sockets=[listener])
+    finally:
+        receiver.close()
+        listener.close()
+    return 0
+
+
+def manage(args: argparse.Namespace) -> int:
+    """register / list / remove on the chosen portal; 1 with one line on stderr for an expected failure."""
+    from pipelines.invoicing.errors import InvoicingApiError
+    from pipelines.invoicing.hook_urls import masked
+    from pipelines.invoicing.subscriptions import Subscriptions, check_events, webhook_client
+
+    action = args.webhooks_command
+    try:
+        events = check_events(args.events) if action == "register" else []
+    except ValueError as error:
+        print(f"webhooks {action}: {error}", file=sys.stderr)
+        return 2
+    if action == "register" and not args.url.startswith(("http://", "https://")):
+        print(f"webhooks register: --url must be an http(s) URL, not {masked(args.url)!r}", file=sys.stderr)
+        return 2
+    try:
+        (portal,) = chosen_portals(args)
+        with webhook_client(portal) as client:
+            subscriptions = Subscriptions(client, portal)
+            if action == "list":
+                found = subscriptions.current()
+                for subscription in found:
+                    print(subscription.line())
+                print(f"{len(found)} subscription(s) of portal {portal.name}", file=sys.stderr)
+            elif action == "register":
+                kept, outcome, stale = subscriptions.register(args.url, events)
+                print(f"{outcome}: {kept.line()}")
+                for subscription in stale:
+                    print(f"removed older subscription of the same URL: {subscription.line()}")
+            else:
+                removed = subscriptions.remove(url=args.url, subscription_id=args.subscription_id)
+                for subscription in removed:
+                    print(f"removed: {subscription.line()}")
+                if not removed:
+                    what = f"of {masked(args.url)}" if args.url else f"with id {args.subscription_id}"
+                    print(f"note: no subscription {what} on portal {portal.name}; nothing to remove")
+    except InvoicingApiError as error:
+        print(f"webhooks {action} failed: {error}", file=sys.stderr)
+        return 1
+    return 0

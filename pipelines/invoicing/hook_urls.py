@@ -1,0 +1,36 @@
+"""The receiver's delivery URL: `/hooks/<token>` (portal `default`) or `/hooks/<token>/<portal name>`.
+
+The token is the only thing that keeps strangers from ringing the doorbell (deliveries are unsigned), so it
+is a secret like a client secret: every log line, message and listing shows these URLs with the token
+masked (`/hooks/***/acme`).
+"""
+
+from __future__ import annotations
+
+import re
+
+HOOKS_PREFIX = "/hooks/"
+TOKEN_ENV = "INVOICING_WEBHOOK_TOKEN"
+HMAC_SECRET_ENV = "INVOICING_WEBHOOK_HMAC_SECRET"
+# The token sits in a URL path: URL-safe characters only, and long enough not to be guessed.
+TOKEN_PATTERN = re.compile(r"[A-Za-z0-9_.~-]+")
+MIN_TOKEN_LENGTH = 16
+MASK = "***"
+_TOKEN_IN_PATH = re.compile(r"(/hooks/)[^/?#]*")
+
+
+def token_problem(token: str | None) -> str | None:
+    """Why `token` cannot be the receiver's token (None when it can); never repeats the token."""
+    make_one = "make one with: python -c 'import secrets; print(secrets.token_urlsafe(32))'"
+    if not token:
+        return f"{TOKEN_ENV} is not set; the receiver needs a secret path token ({make_one})"
+    if not TOKEN_PATTERN.fullmatch(token):
+        return f"{TOKEN_ENV} must hold only URL-safe characters (A-Z a-z 0-9 _ . ~ -); {make_one}"
+    if len(token) < MIN_TOKEN_LENGTH:
+        return f"{TOKEN_ENV} is {len(token)} characters; use at least {MIN_TOKEN_LENGTH} ({make_one})"
+    return None
+
+
+def masked(url_or_path: str) -> str:
+    """`url_or_path` with the token of `/hooks/<token>` replaced by `***` (anything else unchanged)."""
+    return _TOKEN_IN_PATH.sub(lambda match: match.group(1) + MASK, url_or_path)

@@ -1,0 +1,75 @@
+"""One seeded demo-size warehouse, one dashboard process and one Chromium for the whole session.
+
+The browser is Debian's Chromium (`apt-get install -y chromium`; Playwright cannot download one here).
+Screenshots go to a temporary folder, or to $INVOICING_SCREENSHOTS_DIR (scripts/dashboard-screenshots
+points it at docs/screenshots).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Browser, Page, sync_playwright
+
+from harness.dashboard_process import dashboard_process
+from harness.demo_warehouse import build_demo_warehouse
+
+CHROMIUM = Path("/usr/bin/chromium")
+
+
+@dataclass(frozen=True)
+class Dashboard:
+    """The running dashboard: its URL, the warehouse it shows and the published marts' report date."""
+
+    url: str
+    warehouse: Path
+    as_of: date
+
+    @property
+    def snapshot(self) -> Path:
+        """The readers' copy the dashboard reads."""
+        return self.warehouse.with_name(self.warehouse.stem + ".read.duckdb")
+
+
+@pytest.fixture(scope="session")
+def dashboard(tmp_path_factory) -> Iterator[Dashboard]:
+    """A demo-size warehouse (about 1,000 documents) and `invoicing-warehouse dashboard` serving it."""
+    warehouse = tmp_path_factory.mktemp("dashboard") / "warehouse.duckdb"
+    as_of = build_demo_warehouse(warehouse, seed=1, scale=1000)
+    with dashboard_process(warehouse, warehouse.with_name("dashboard.log")) as url:
+        yield Dashboard(url, warehouse, as_of)
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Browser]:
+    """Debian's Chromium, headless; the session fails with the install command when it is missing."""
+    if not CHROMIUM.exists():
+        pytest.fail(f"{CHROMIUM} not found: install Debian's Chromium with `apt-get install -y chromium`")
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM))
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def page(browser: Browser) -> Iterator[Page]:
+    """A fresh browser tab (its own Streamlit session)."""
+    context = browser.new_context(viewport={"width": 1400, "height": 1000}, accept_downloads=True)
+    tab = context.new_page()
+    yield tab
+    context.close()
+
+
+@pytest.fixture(scope="session")
+def screenshots(tmp_path_factory) -> Path:
+    """Where the tests save their screenshots."""
+    folder = os.environ.get("INVOICING_SCREENSHOTS_DIR")
+    if folder:
+        Path(folder).mkdir(parents=True, exist_ok=True)
+        return Path(folder)
+    return tmp_path_factory.mktemp("screenshots")

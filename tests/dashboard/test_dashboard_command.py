@@ -1,0 +1,28 @@
+"""`invoicing-warehouse dashboard`: Streamlit on the app's file, this machine only unless told otherwise."""
+
+import argparse
+from pathlib import Path
+
+from invoicing_warehouse import dashboard_command
+
+
+def _command(*argv: str) -> list[str]:
+    parser = argparse.ArgumentParser()
+    dashboard_command.add_arguments(parser)
+    args = parser.parse_args(list(argv))
+    return dashboard_command.streamlit_command(args.warehouse, args.port, args.host)
+
+
+def test_binds_to_loopback_on_8501_by_default(tmp_path):
+    command = _command("--warehouse", str(tmp_path / "w.duckdb"))
+    assert command[1:4] == ["-m", "streamlit", "run"]
+    assert Path(command[4]).name == "app.py" and Path(command[4]).parent.name == "dashboard"
+    options = dict(zip(command[5:-3:2], command[6:-3:2]))
+    assert options["--server.address"] == "127.0.0.1"
+    assert options["--server.port"] == "8501"
+    assert command[-3:] == ["--", "--warehouse", str((tmp_path / "w.duckdb").resolve())]
+
+
+def test_port_and_host_are_passed_on():
+    options = dict(zip(*[iter(_command("--port", "9000", "--host", "127.0.0.2")[5:-3])] * 2))
+    assert (options["--server.address"], options["--server.port"]) == ("127.0.0.2", "9000")

@@ -1,0 +1,33 @@
+"""The receiver's token stays out of every text: masked URLs, a raw `webhooks` row, the token's checks."""
+
+from __future__ import annotations
+
+from pipelines.invoicing.hook_urls import masked, token_problem
+from pipelines.invoicing.rows import to_row
+from pipelines.invoicing.settings import ENDPOINTS
+
+TOKEN = "Zt0k3n-AbCdEfGhIjKlMn"
+
+
+def test_masked_hides_the_token_and_keeps_the_rest():
+    assert masked(f"http://127.0.0.1:8787/hooks/{TOKEN}") == "http://127.0.0.1:8787/hooks/***"
+    assert masked(f"https://h.example/base/hooks/{TOKEN}/acme?x=1") == "https://h.example/base/hooks/***/acme?x=1"
+    assert masked("/hooks/") == "/hooks/***"
+    assert masked("http://127.0.0.1/other/path") == "http://127.0.0.1/other/path"
+
+
+def test_a_subscription_read_into_the_warehouse_keeps_no_token():
+    endpoint = ENDPOINTS["webhooks"]
+    record = {"id": "w1", "url": f"http://127.0.0.1:8787/hooks/{TOKEN}/acme", "events": ["invoice.paid"],
+              "lastUpdate": "2026-11-24T10:00:00Z"}
+    row = to_row(endpoint, record)
+    assert row["url"] == "http://127.0.0.1:8787/hooks/***/acme"
+    assert TOKEN not in repr(row)
+
+
+def test_token_problems_name_what_to_do_and_never_the_token():
+    assert token_problem(TOKEN) is None
+    for bad in (None, "", "short", "with space inside it long", "a/b/c/d/e/f/g/h/i/j"):
+        problem = token_problem(bad)
+        assert problem is not None and "secrets.token_urlsafe" in problem
+        assert not bad or bad not in problem
