@@ -5,8 +5,10 @@
 For each applying path, a fresh seeded sandbox (the real service's 10 requests/s per IP) is built into a new
 warehouse (sync, models, readers' copy), then changed `--changes` times at mixed rates (single changes a
 random 0.5-3 s apart, and bursts of 50 at once) by its application user (harness/hinted_changes.py: the
-changes an event announces). Hints come from the sandbox's in-process event listener
-(invoicing_warehouse/hint_feed.py), not from deliveries through a receiver (not part of this build).
+changes an event announces). Hints come through the real receiver (`--hints receiver`, the default): the
+sandbox delivers every event over HTTP to `invoicing-warehouse webhooks serve` (its own process, 127.0.0.1),
+which spools them; `--hints listener` feeds the spool from the sandbox's in-process event listener instead
+(invoicing_warehouse/hint_feed.py). The listener always records each write's time for the latency.
 The paths:
 - `follow`: `invoicing-warehouse sync --follow` as a separate process;
 - `dagster`: a real `dagster-daemon run` on the project's definitions, with the hints sensor started
@@ -39,9 +41,11 @@ from harness.hinted_changes import HintedMutator  # noqa: E402
 from harness.latency_watch import VisibilityWatch  # noqa: E402
 from harness.marts_truth import compare_marts  # noqa: E402
 from harness.regular_build import regular_build  # noqa: E402
+from harness.receiver_process import ReceiverProcess  # noqa: E402
 from harness.sync_process import COMMAND, Workspace  # noqa: E402
 from harness.warehouse_truth import compare_raw_tables  # noqa: E402
 from invoicing_warehouse.hint_feed import ListenerFeed  # noqa: E402
+from pipelines.invoicing.hint_events import EVENTS  # noqa: E402
 from pipelines.invoicing.hint_spool import HintSpool, spool_path  # noqa: E402
 from sandbox.config import SandboxConfig  # noqa: E402
 from sandbox.server import SandboxServer  # noqa: E402
@@ -140,7 +144,11 @@ def run_path(path: str, args: argparse.Namespace) -> bool:
         env = workspace.env(sandbox.base_url, sandbox.client_id, sandbox.client_secret,
                             INVOICING_WAREHOUSE_PATH=str(workspace.warehouse), DAGSTER_HOME=str(root / "dagster_home"),
                             INVOICING_HINTS_SENSOR_INTERVAL_S=str(args.sensor_interval_s))
-        feed = ListenerFeed(sandbox.portal, spool_path(workspace.warehouse)).start()
+        through_receiver = args.hints == "receiver"
+        receiver = ReceiverProcess(workspace.warehouse, "bench-" + os.urandom(8).hex()) if through_receiver else None
+        if receiver is not None:
+            sandbox.portal.create("webhooks", {"url": receiver.url(), "events": sorted(EVENTS)})
+        feed = ListenerFeed(sandbox.portal, spool_path(workspace.warehouse), record_only=through_receiver).start()
         watch = VisibilityWatch(workspace.warehouse, feed).start()
         applier = Applier(path, workspace, env, args)
         try:
@@ -157,6 +165,8 @@ def run_path(path: str, args: argparse.Namespace) -> bool:
             applier.stop()
             feed.stop()
             watch.stop()
+            if receiver is not None:
+                receiver.stop()
         with HintSpool(spool_path(workspace.warehouse)) as spool:
             pending = spool.pending_count()
         reader = connect_reader(WarehouseTarget.duckdb_file(workspace.warehouse))
@@ -173,8 +183,8 @@ def _print(path, args, made, writes, watch, arrived, pending, raw, marts, reques
     p95 = percentile(lat, 0.95) if lat else float("nan")
     polls_minute = elapsed / 60.0 * poll_cost
     polls_same = elapsed / max(p95, 1.0) * poll_cost
-    print(f"\n== path {path}: {made} changes ({writes} events) over {elapsed:.0f} s, scale {args.scale}, "
-          f"{args.rate_limit:g} requests/s; work dir {root}")
+    print(f"\n== path {path}, hints via {args.hints}: {made} changes ({writes} events) over {elapsed:.0f} s, "
+          f"scale {args.scale}, {args.rate_limit:g} requests/s; work dir {root}")
     if lat:
         print(f"latency API write -> readers' copy: p50 {statistics.median(lat):.1f} s, p95 {p95:.1f} s, "
               f"max {max(lat):.1f} s over {len(lat)} events ({watch.superseded} created and deleted between "
@@ -203,6 +213,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=16)
     parser.add_argument("--rate-limit", type=float, default=10.0, help="the sandbox's requests/s per IP")
     parser.add_argument("--paths", default="follow,dagster")
+    parser.add_argument("--hints", choices=("receiver", "listener"), default="receiver",
+                        help="how hints reach the spool (default: deliveries to the real receiver over HTTP)")
     parser.add_argument("--poll-s", type=float, default=1.0, help="sync --follow's poll interval")
     parser.add_argument("--sensor-interval-s", type=int, default=3, help="the hints sensor's minimum interval")
     parser.add_argument("--dequeue-s", type=int, default=1, help="the Dagster run queue's dequeue interval")

@@ -6,7 +6,8 @@ This stands in for the webhook path (sandbox delivery -> HTTP -> receiver -> spo
 applying run after it are the real ones. `drop` loses a seeded share of the events, as lost deliveries
 would; swapping this feed for the sandbox's delivery faults through the real receiver changes nothing
 downstream. `writes` keeps, per hinted record, the wall time of its latest API write (the listener runs
-inside the writing request), so callers can measure write-to-mart latency.
+inside the writing request), so callers can measure write-to-mart latency; with `record_only` it does only that,
+while the hints come through the sandbox's deliveries and the receiver.
 """
 
 from __future__ import annotations
@@ -40,11 +41,12 @@ class ListenerFeed:
     """Feeds a spool from `portal.listeners`; `start()` registers, `stop()` unregisters and drains."""
 
     def __init__(self, portal, spool_path: str | Path, portal_id: str = "default", *, drop: float = 0.0,
-                 seed: int = 0) -> None:
+                 seed: int = 0, record_only: bool = False) -> None:
         self.portal = portal
         self.spool_path = Path(spool_path)
         self.portal_id = portal_id
         self.drop = drop
+        self.record_only = record_only  # only `writes` (the hints arrive some other way: the receiver)
         self._rng = random.Random(f"hint-feed-{seed}")
         self._queue: queue.Queue = queue.Queue()
         self._thread: threading.Thread | None = None
@@ -78,7 +80,8 @@ class ListenerFeed:
         record = payload.get("supplierDocument") if event == "supplier-document.status-change" else payload
         last_update = record.get("lastUpdate") if isinstance(record, dict) else None
         self.writes.append(Write(hint.resource, hint.record_id, event, time.time(), last_update))
-        self._queue.put(hint)
+        if not self.record_only:
+            self._queue.put(hint)
 
     def _run(self) -> None:
         with HintSpool(self.spool_path) as spool:
