@@ -3,14 +3,15 @@ user (its mutator), every announced change becomes a hint, the applying run (ass
 into the marts, and each change is printed with its latency: from the API write to the readers' copy
 published with it (the marts rebuilt in the same run). Bounded by `--follow-seconds`.
 
-Where the hints come from: the receiver (`invoicing-warehouse webhooks serve`) is not part of this build, so
-the sandbox's in-process event listener feeds the spool (invoicing_warehouse/hint_feed.py), the hint the
-receiver would spool for each delivery. Swapping it for a subscription to the receiver changes nothing after
-the spool.
+Where the hints come from: the real receiver (pipelines/invoicing/receiver.py) served in this process on
+127.0.0.1 (a free port, a fresh token); the sandbox is subscribed to it for every event and delivers over
+HTTP, as the service would. The sandbox's event listener (invoicing_warehouse/hint_feed.py) only records when
+each write happened, for the latency.
 """
 
 from __future__ import annotations
 
+import secrets
 import statistics
 import time
 from dataclasses import dataclass, field
@@ -45,8 +46,11 @@ def follow_demo(sandbox, warehouse: Path, seconds: float, mutations_per_s: float
     from assets.hint_run import apply_pending
     from invoicing_warehouse.hint_feed import ListenerFeed, Write
     from pipelines.invoicing.credentials import ApiSettings
+    from pipelines.invoicing.hint_events import EVENTS
     from pipelines.invoicing.hint_spool import HintSpool, spool_path
     from pipelines.invoicing.portals import Portal
+    from pipelines.invoicing.receiver import Receiver, ReceiverSettings
+    from sandbox.server import HttpThread
     from warehouse_engine.names import DEFAULT_PORTAL
     from warehouse_engine.target import WarehouseTarget
 
@@ -55,8 +59,14 @@ def follow_demo(sandbox, warehouse: Path, seconds: float, mutations_per_s: float
     stats, reported = FollowStats(), 0
     waiting: list[Write] = []  # writes whose record no run has loaded since
     started = time.monotonic()
-    # the sandbox's event listener stands in for deliveries to the receiver (module docstring)
-    feed = ListenerFeed(sandbox.portal, spool_path(warehouse), DEFAULT_PORTAL).start()
+    receiver = Receiver(ReceiverSettings(secrets.token_urlsafe(24), spool_path(warehouse)))
+    receiver.open()
+    server = HttpThread(receiver.app(), "127.0.0.1", 0)
+    port = server.start()
+    sandbox.portal.create("webhooks", {"url": f"http://127.0.0.1:{port}/hooks/{receiver.settings.token}",
+                                       "events": sorted(EVENTS)})
+    print(f"receiver: http://127.0.0.1:{port}/hooks/*** (the sandbox delivers every event to it)")
+    feed = ListenerFeed(sandbox.portal, spool_path(warehouse), DEFAULT_PORTAL, record_only=True).start()
     sandbox.start_mutations(mutations_per_s)
     print(f"following for {seconds:g} s: the sandbox makes {mutations_per_s:g} changes/s; each change that "
           "reaches the marts is printed with its latency (API write -> readers' copy)")
@@ -83,6 +93,8 @@ def follow_demo(sandbox, warehouse: Path, seconds: float, mutations_per_s: float
     finally:
         sandbox.stop_mutations()
         feed.stop()
+        server.stop()
+        receiver.close()
     with HintSpool.for_warehouse(warehouse) as spool:
         stats.pending_at_end = spool.pending_count()
     print(stats.summary())
