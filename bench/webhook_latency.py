@@ -155,10 +155,13 @@ def run_path(path: str, args: argparse.Namespace) -> bool:
             applier.start()
             before, started = sandbox.stats["requests"], time.monotonic()
             mutator = HintedMutator(sandbox.portal, 0, seed=args.seed)
-            made = 0
+            made, bursts = 0, []
             for pause, count in plan(args.changes, args.seed):
                 time.sleep(pause)
+                begun = time.time()
                 made += sum(kind != "none" for kind in mutator.steps(count))
+                if count > 1:
+                    bursts.append((begun, time.time()))
             arrived = watch.wait_all_visible(DRAIN_S)
             elapsed, requests = time.monotonic() - started, sandbox.stats["requests"] - before
         finally:
@@ -174,8 +177,21 @@ def run_path(path: str, args: argparse.Namespace) -> bool:
             raw, marts = compare_raw_tables(reader, sandbox.portal), compare_marts(reader, sandbox)
         finally:
             reader.close()
-    return _print(path, args, made, len(feed.writes), watch, arrived, pending, raw, marts, requests, elapsed,
-                  poll_cost, root)
+    ok = _print(path, args, made, len(feed.writes), watch, arrived, pending, raw, marts, requests, elapsed,
+                poll_cost, root)
+    _print_split(watch, bursts)
+    return ok
+
+
+def _print_split(watch: VisibilityWatch, bursts: list[tuple[float, float]]) -> None:
+    """p50/p95 of the writes made one at a time and of those made in bursts (at 10 requests/s, a burst of
+    50 changes needs several seconds of GETs whatever the path)."""
+    in_burst = [lat for write, lat in watch.seen if any(a <= write.at <= b for a, b in bursts)]
+    single = [lat for write, lat in watch.seen if not any(a <= write.at <= b for a, b in bursts)]
+    for name, values in (("single changes", single), ("changes in bursts of 50", in_burst)):
+        if values:
+            print(f"  {name}: {len(values)} events, p50 {statistics.median(values):.1f} s, "
+                  f"p95 {percentile(values, 0.95):.1f} s, max {max(values):.1f} s")
 
 
 def _print(path, args, made, writes, watch, arrived, pending, raw, marts, requests, elapsed, poll_cost, root) -> bool:

@@ -31,6 +31,7 @@ class VisibilityWatch:
         self.target = WarehouseTarget.duckdb_file(warehouse)
         self.feed = feed
         self.latencies: list[float] = []
+        self.seen: list[tuple[Write, float]] = []  # each visible write with its latency
         self.outstanding: list[Write] = []
         self.superseded = 0  # writes of a record deleted before any run could load it (never visible)
         self._deleted: set[tuple[str, str]] = set()
@@ -86,6 +87,7 @@ class VisibilityWatch:
             key = (write.resource, write.record_id)
             if _visible(write, versions.get(key)):
                 self.latencies.append(now - write.at)
+                self.seen.append((write, now - write.at))
             elif key not in versions and key in self._deleted:
                 self.superseded += 1  # created and deleted between two runs: there is nothing to see
             else:
