@@ -80,7 +80,7 @@ def run_portal(context, portals: dict[str, Portal]) -> Portal:
     return portals.get(name) or Portal(name)
 
 
-def _settings(portal: Portal, invoicing_api: InvoicingApiResource) -> tuple[ApiSettings, float]:
+def api_settings(portal: Portal, invoicing_api: InvoicingApiResource) -> tuple[ApiSettings, float]:
     """A portal of the file: its settings through credentials.py (dlt's sources.invoicing.portals.<name>);
     the portal `default`: the `invoicing_api` resource, as before portals existed."""
     if portal.from_file:
@@ -116,7 +116,7 @@ def _sync(context: AssetExecutionContext, config: SyncConfig, portal: Portal, in
         f"into {warehouse.target().describe()}"
     )
     try:
-        settings, rate = _settings(portal, invoicing_api)
+        settings, rate = api_settings(portal, invoicing_api)
         report = sync_portal(
             warehouse.target(),
             portal,

@@ -22,7 +22,8 @@ from assets.models import build_model_assets
 from assets.portals import load_portals
 from assets.resources import default_resources
 from assets.sync_checks import raw_sync_read_exactly
-from dagster_project.jobs import build_jobs
+from dagster_project.hint_sensor import build_hints_sensor
+from dagster_project.jobs import build_hints_job, build_jobs
 from dagster_project.schedules import build_schedules, sync_interval
 from dagster_project.sensors import build_publish_sensor
 
@@ -35,7 +36,8 @@ def build_definitions(resources: dict, portals: dict | None = None) -> Definitio
     mart_keys = [key for model in model_assets for key in model.keys if key.path[0] == "marts"]
     interval = sync_interval()
     freshness_checks = build_freshness_checks(max_age=2 * interval)
-    jobs = build_jobs(resources["warehouse"].path, freshness_checks)
+    jobs = [*build_jobs(resources["warehouse"].path, freshness_checks),
+            build_hints_job(resources["warehouse"].path, portals)]
     jobs_by_name = {job.name: job for job in jobs}
     return Definitions(
         assets=[build_ingestion_assets(portals), *model_assets],
@@ -51,7 +53,8 @@ def build_definitions(resources: dict, portals: dict | None = None) -> Definitio
         ],
         jobs=jobs,
         schedules=build_schedules(jobs_by_name, interval, list(portals)),
-        sensors=[build_publish_sensor([jobs_by_name["sync_job"], jobs_by_name["reconcile_job"]])],
+        sensors=[build_publish_sensor([jobs_by_name["sync_job"], jobs_by_name["reconcile_job"]]),
+                 build_hints_sensor(jobs_by_name["apply_hints_job"], list(portals))],
         resources=resources,
         # Steps run one after another in the run's process: DuckDB takes one writing process per
         # file, so parallel step processes would lock each other out.

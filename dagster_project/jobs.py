@@ -1,12 +1,15 @@
 """Jobs: the incremental sync with every model, the daily reconcile, and the freshness checks.
 
-Both writing jobs carry the tag WAREHOUSE_TAG with the warehouse path as value; dagster.yaml limits
+The writing jobs (and the webhook hints job, `build_hints_job`) carry the tag WAREHOUSE_TAG with the warehouse path as value; dagster.yaml limits
 the run queue to one run per value of that tag, because DuckDB allows one writing process per file.
 """
 
 from __future__ import annotations
 
-from dagster import AssetChecksDefinition, AssetSelection, Backoff, Jitter, RetryPolicy, define_asset_job
+from dagster import AssetChecksDefinition, AssetSelection, Backoff, Jitter, RetryPolicy, define_asset_job, job
+
+from assets.hint_ops import build_apply_hints_op
+from pipelines.invoicing.portals import Portal
 
 WAREHOUSE_TAG = "invoicing-warehouse/warehouse"
 INGESTION_OP = "invoicing_raw"
@@ -43,3 +46,16 @@ def build_jobs(warehouse_path: str, freshness_checks: AssetChecksDefinition) -> 
         description="Only the freshness checks of the raw tables (they read the instance, not DuckDB).",
     )
     return [sync_job, reconcile_job, freshness_job]
+
+
+def build_hints_job(warehouse_path: str, portals: dict[str, Portal]):
+    """`apply_hints_job`: applies one portal's pending webhook hints (the sensor of hint_sensor.py launches it).
+    It writes the warehouse, so it carries the writer tag and queues behind the sync and the reconcile."""
+    apply_webhook_hints = build_apply_hints_op(portals)
+
+    @job(name="apply_hints_job", tags={WAREHOUSE_TAG: warehouse_path},
+         description="Fetch the records pending webhook hints name, merge, rebuild downstream models, publish.")
+    def apply_hints_job() -> None:
+        apply_webhook_hints()
+
+    return apply_hints_job

@@ -42,6 +42,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--replace", action="store_true", help="overwrite a warehouse file that an earlier demo did not make"
     )
+    parser.add_argument("--follow", action="store_true",
+                        help="after the build, keep the sandbox changing and show each change reaching the marts")
+    parser.add_argument("--follow-seconds", type=float, default=60.0, metavar="N",
+                        help="with --follow: how long (default %(default)s)")
+    parser.add_argument("--mutations-per-s", type=float, default=1.0, metavar="R",
+                        help="with --follow: the sandbox's changes per second (default %(default)s)")
 
 
 def demo_marker(warehouse: Path) -> Path:
@@ -63,7 +69,11 @@ def prepare_empty_warehouse(warehouse: Path, replace: bool) -> None:
             f"{warehouse} exists and was not made by the demo; pass --warehouse OTHER_PATH, or --replace to "
             "overwrite it"
         )
-    for stale in (warehouse, warehouse.with_name(warehouse.name + ".wal")):
+    from pipelines.invoicing.hint_spool import spool_path
+
+    spool = spool_path(warehouse)  # an earlier sandbox's pending hints name records this one never had
+    for stale in (warehouse, warehouse.with_name(warehouse.name + ".wal"), spool,
+                  spool.with_name(spool.name + "-wal"), spool.with_name(spool.name + "-shm")):
         stale.unlink(missing_ok=True)
     make_pipeline(warehouse).drop()  # dlt's local working state beside the warehouse
     demo_marker(warehouse).write_text("made by `invoicing-warehouse demo`; the next demo run replaces it\n")
@@ -86,17 +96,14 @@ def _failed_checks(result) -> list[str]:
 
 def run(args: argparse.Namespace) -> int:
     """Runs the demo; 0 when every asset materialized and every check passed."""
-    import duckdb
     from dagster import DagsterInstance
 
     from assets.resources import InvoicingApiResource, WarehouseResource
     from dagster_project.definitions import build_definitions
-    from invoicing_warehouse.report import render_report
     from pipelines.invoicing.portals import Portal
     from sandbox.config import SandboxConfig
     from sandbox.server import SandboxServer
     from warehouse_engine.names import DEFAULT_PORTAL
-    from warehouse_engine.publish import publish_snapshot
 
     warehouse = Path(args.warehouse)
     try:
@@ -134,6 +141,25 @@ def run(args: argparse.Namespace) -> int:
                 partition_key=DEFAULT_PORTAL,
                 run_config={"loggers": {"console": {"config": {"log_level": "INFO"}}}},
             )
+        if args.follow:
+            # the sandbox must outlive the build: report and publication happen here, then the follow
+            code = _report(result, warehouse, args, started)
+            if code == 0:
+                from invoicing_warehouse.demo_follow import follow_demo
+
+                follow_demo(sandbox, warehouse, args.follow_seconds, args.mutations_per_s,
+                            float(args.rate_limit) if args.rate_limit > 0 else UNLIMITED_RATE_PER_S)
+            return code
+    return _report(result, warehouse, args, started)
+
+
+def _report(result, warehouse: Path, args: argparse.Namespace, started: float) -> int:
+    """The run's outcome, publication and the marts' report; the demo's exit code."""
+    import duckdb
+
+    from invoicing_warehouse.report import render_report
+    from warehouse_engine.publish import publish_snapshot
+
     materialized = {event.asset_key for event in result.get_asset_materialization_events()}
     failed_checks = _failed_checks(result)
     print(

@@ -20,6 +20,7 @@ import traceback
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from invoicing_warehouse.follow import add_follow_arguments, follow
 from warehouse_engine.names import DEFAULT_PORTALS_PATH, DEFAULT_WAREHOUSE_PATH, DOCTOR_FINDINGS_PATH
 
 if TYPE_CHECKING:  # the sync's modules load only when it runs (the CLI imports this module to list options)
@@ -67,6 +68,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--doctor-findings", default=DOCTOR_FINDINGS_PATH, metavar="PATH",
                         help="findings of `invoicing-warehouse doctor` (default %(default)s, used when present and "
                              "made against the same base URL): each list's strategy from the first run on")
+    add_follow_arguments(parser)
 
 
 def doctor_capabilities(path: str, base_url: str) -> ServerCapabilities | None:
@@ -131,6 +133,19 @@ def run(args: argparse.Namespace) -> int:
     except (InvoicingApiError, WarehouseConfigError) as error:
         print(f"sync failed: {error}", file=sys.stderr)  # nothing was synced, no state touched
         return 1
+    if args.follow:
+        if args.full_refresh:
+            print("sync failed: --follow cannot repeat --full-refresh; run the full refresh alone first",
+                  file=sys.stderr)
+            return 1
+        return follow(args, portals, lambda: _sync_and_publish(args, portals, time.monotonic(), with_models=True))
+    return _sync_and_publish(args, portals, started)
+
+
+def _sync_and_publish(args: argparse.Namespace, portals: list[Portal], started: float,
+                      with_models: bool = False) -> int:
+    """The regular sync of `portals` one after another, then (`with_models`: every model when data changed,
+    as the Dagster sync job does) publication; the worst exit code."""
     from warehouse_engine.readers import mark_unpublished, publish_if_changed
 
     behind = mark_unpublished(args.target)
@@ -147,6 +162,10 @@ def run(args: argparse.Namespace) -> int:
         # the extraction only loads; publishing to readers is the shell's step after it, skipped (no copy
         # of the whole file) when no run changed a row and the readers were current before it
         changed = any(outcome.report is not None and outcome.report.changed_data for _, outcome in outcomes)
+        if with_models and (changed or behind):
+            from invoicing_warehouse.follow import build_all_models
+
+            build_all_models(args.target)
         published = publish_if_changed(args.target, 'sync ' + ', '.join(p.name for p in portals),
                                        changed=changed, behind=behind)
         print(f"readers' snapshot: {published}" if published else "readers' snapshot: unchanged (no row changed)")

@@ -144,6 +144,25 @@ def _topological_order(models: dict[str, SqlModel]) -> list[SqlModel]:
     return [models[key] for key in sorted(models, key=lambda k: (depth[k], k))]
 
 
+def downstream_models(raw_tables: Iterable[str], sql_dir: Path = SQL_DIR) -> list[str]:
+    """Keys of the models that read any of `raw_tables` (bare names: `documents`), directly or through other
+    models, in dependency order: what a load of only those tables makes stale."""
+    stale = {f"{RAW_SCHEMA}.{table}" for table in raw_tables}
+    chosen: list[str] = []
+    for model in discover_models(sql_dir):  # dependency order: a model's inputs are decided before it
+        if model.depends_on & stale:
+            stale.add(model.key)
+            chosen.append(model.key)
+    return chosen
+
+
+def missing_models(conn: duckdb.DuckDBPyConnection, sql_dir: Path = SQL_DIR) -> list[str]:
+    """Keys of the models never built in this warehouse (no table or view of that name), sorted."""
+    existing = {f"{s}.{t}" for s, t in conn.execute(
+        "select lower(table_schema), lower(table_name) from information_schema.tables").fetchall()}
+    return sorted(m.key for m in discover_models(sql_dir) if m.key not in existing)
+
+
 def today_in_portal_zone() -> date:
     """The default report date: today's date in the portal's time zone (PORTAL_TIME_ZONE)."""
     return datetime.now(ZoneInfo(PORTAL_TIME_ZONE)).date()

@@ -60,10 +60,15 @@ def _endpoint_resource(feed: Feed, endpoint: Endpoint) -> DltResource:
             yield batch if batch is None else with_portal(batch, feed.portal_id)  # None: no page ready yet
         _save_state(feed, endpoint.name, state)
 
+    return dlt.resource(rows, name=endpoint.name, **_merge_hints(endpoint))
+
+
+def _merge_hints(endpoint: Endpoint) -> dict[str, Any]:
+    """The table hints of an endpoint's resource: merged per portal and id, typed, child tables typed."""
     nested: dict[str | Sequence[str], TResourceNestedHints] = {
         child: dlt.mark.make_nested_hints(columns=_named(cols)) for child, cols in endpoint.nested.items()}
-    return dlt.resource(rows, name=endpoint.name, write_disposition=MERGE, primary_key=KEY,
-                        columns=_column_hints(endpoint), nested_hints=nested or None)
+    return {"write_disposition": MERGE, "primary_key": KEY, "columns": _column_hints(endpoint),
+            "nested_hints": nested or None}
 
 
 def _events_transformer(feed: Feed, parent: DltResource) -> DltResource:
@@ -79,6 +84,22 @@ def _events_transformer(feed: Feed, parent: DltResource) -> DltResource:
                            write_disposition=cast(TWriteDisposition, MERGE),
                            primary_key=KEY, merge_key=(PORTAL_COLUMN, "supplier_document_id"),
                            columns=_column_hints(EVENTS))
+
+
+@dlt.source(name="invoicing", section="invoicing", max_table_nesting=2)
+def record_rows(rows: dict[str, list[dict]]) -> list[DltResource]:
+    """Rows already shaped (rows.to_row, rows.with_portal), as the same tables with the same merge keys
+    and column types as `invoicing`: the applying run of webhook hints (hint_apply.py) loads the records
+    it fetched by id through it. Touches no resource state (the incremental windows stay as they are)."""
+    resources = []
+    for name, batch in rows.items():
+        if name == EVENTS.name:
+            resources.append(dlt.resource(batch, name=name, write_disposition=MERGE, primary_key=KEY,
+                                          merge_key=(PORTAL_COLUMN, "supplier_document_id"),
+                                          columns=_column_hints(EVENTS)))
+        else:
+            resources.append(dlt.resource(batch, name=name, **_merge_hints(ENDPOINTS[name])))
+    return resources
 
 
 @dlt.source(name="invoicing", section="invoicing", max_table_nesting=2)

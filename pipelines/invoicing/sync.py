@@ -65,7 +65,7 @@ class SyncReport:
     records_read: dict[str, int] = field(default_factory=dict)
     tombstoned: dict[str, int] = field(default_factory=dict)
     created: list[str] = field(default_factory=list)  # empty tables created (create_empty_tables)
-    finished_pending: bool = False  # loaded what a killed run had left (_finish_pending)
+    finished_pending: bool = False  # loaded what a killed run had left (finish_pending)
     chunks: int = 0
     extract_s: float = 0.0
     normalize_s: float = 0.0
@@ -145,7 +145,7 @@ def _limit_normalize_buffer() -> None:
         dlt.config[key] = NORMALIZE_BUFFER_ROWS
 
 
-def _finish_pending(pipeline: dlt.Pipeline) -> bool:
+def finish_pending(pipeline: dlt.Pipeline) -> bool:
     """Loads what a killed run extracted but did not load, so that state and data agree again.
 
     Returns whether there was such a load (its rows are data this run changed, too)."""
@@ -216,7 +216,7 @@ def run_sync(
     try:
         plan = feed.prepare()  # credentials, scope and server time, before the warehouse is touched
         retry = retry_on_conflict if shares_writers(pipeline) else _once
-        report.finished_pending = retry(lambda: _finish_pending(pipeline))
+        report.finished_pending = retry(lambda: finish_pending(pipeline))
         retry(lambda: upgrade_to_portals(pipeline))
         feed.indexes = load_indexes(pipeline, names, reconcile=reconcile and not full_refresh, portal_id=portal_id)
         if full_refresh:  # every record loads again ("" is no version), ids and deletion times still known

@@ -121,6 +121,10 @@ def test_checks_cover_raw_tables_references_and_marts():
 
 def test_writing_jobs_queue_on_the_warehouse_tag_and_retry(tmp_path):
     defs = _defs()
+    # the webhook hints job adds no asset (the keys above are unchanged) but writes: it queues on the tag too
+    assert defs.resolve_job_def("apply_hints_job").tags.get("invoicing-warehouse/warehouse") == "data/warehouse.duckdb"
+    hints_sensor = next(s for s in defs.sensors if s.name == "apply_hints_when_pending")
+    assert hints_sensor.job_name == "apply_hints_job" and hints_sensor.minimum_interval_seconds == 3
     for name in ("sync_job", "reconcile_job"):
         job = defs.resolve_job_def(name)
         assert job.tags.get("invoicing-warehouse/warehouse") == "data/warehouse.duckdb"

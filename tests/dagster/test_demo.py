@@ -45,8 +45,15 @@ def test_demo_fills_the_warehouse_and_prints_the_marts(tmp_path, capsys):
         "  then open http://127.0.0.1:8501 in a browser",
     ]
 
-    # a second demo replaces its own warehouse (new sandbox, new ids) and still agrees with itself
-    assert demo.run(_args(warehouse, seed=2)) == 0
+    # a second demo replaces its own warehouse (new sandbox, new ids) and still agrees with itself; with
+    # --follow, the sandbox keeps changing and each change is printed as it reaches the marts
+    assert demo.run(_args(warehouse, seed=2, follow=True, follow_seconds=10.0, mutations_per_s=3.0)) == 0
+    out = capsys.readouterr().out
+    changes = re.findall(r"in the marts after (\d+\.\d) s", out)
+    summary = re.search(r"(\d+) changes reached the marts in \d+ runs: latency p50 ([\d.]+) s", out)
+    assert changes and summary is not None, out
+    assert int(summary.group(1)) == len(changes)
+    assert float(summary.group(2)) <= max(float(c) for c in changes)
 
 
 def test_demo_refuses_a_warehouse_it_did_not_make(tmp_path, capsys):

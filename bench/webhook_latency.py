@@ -1,0 +1,243 @@
+"""Change-to-mart latency of the doorbell path: API writes in a sandbox -> hints -> applying runs -> readers.
+
+    .venv/bin/python bench/webhook_latency.py [--changes 200] [--scale 500] [--paths follow,dagster]
+
+For each applying path, a fresh seeded sandbox (the real service's 10 requests/s per IP) is built into a new
+warehouse (sync, models, readers' copy), then changed `--changes` times at mixed rates (single changes a
+random 0.5-3 s apart, and bursts of 50 at once) by its application user (harness/hinted_changes.py: the
+changes an event announces). Hints come through the real receiver (`--hints receiver`, the default): the
+sandbox delivers every event over HTTP to `invoicing-warehouse webhooks serve` (its own process, 127.0.0.1),
+which spools them; `--hints listener` feeds the spool from the sandbox's in-process event listener instead
+(invoicing_warehouse/hint_feed.py). The listener always records each write's time for the latency.
+The paths:
+- `follow`: `invoicing-warehouse sync --follow` as a separate process;
+- `dagster`: a real `dagster-daemon run` on the project's definitions, with the hints sensor started
+  (`dagster sensor start`); its instance queues runs per warehouse as dagster.yaml does, dequeued every
+  `--dequeue-s` seconds; every run is its own process (Dagster's default run launcher).
+Printed per path: latency p50/p95/max from the API write to the change visible in the readers' copy through
+`connect_reader` (harness/latency_watch.py), mismatches of the raw tables and marts against the sandbox, API
+requests per change, and what polling would cost: a no-change incremental sync's requests, times the polls
+of the same period every minute, and at the interval that would give the same p95 freshness.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+PROJECT_ROOT = Path(__file__).resolve().parents[1]
+if str(PROJECT_ROOT) not in sys.path:
+    sys.path.insert(0, str(PROJECT_ROOT))
+
+from harness.hinted_changes import HintedMutator  # noqa: E402
+from harness.latency_watch import VisibilityWatch  # noqa: E402
+from harness.marts_truth import compare_marts  # noqa: E402
+from harness.regular_build import regular_build  # noqa: E402
+from harness.receiver_process import ReceiverProcess  # noqa: E402
+from harness.sync_process import COMMAND, Workspace  # noqa: E402
+from harness.warehouse_truth import compare_raw_tables  # noqa: E402
+from invoicing_warehouse.hint_feed import ListenerFeed  # noqa: E402
+from pipelines.invoicing.hint_events import EVENTS  # noqa: E402
+from pipelines.invoicing.hint_spool import HintSpool, spool_path  # noqa: E402
+from sandbox.config import SandboxConfig  # noqa: E402
+from sandbox.server import SandboxServer  # noqa: E402
+from warehouse_engine.readers import connect_reader  # noqa: E402
+from warehouse_engine.target import WarehouseTarget  # noqa: E402
+
+BURST = 50
+DRAIN_S = 180.0
+START_S = 180.0
+DAGSTER = Path(sys.executable).with_name("dagster")
+DAEMON = Path(sys.executable).with_name("dagster-daemon")
+
+
+def plan(changes: int, seed: int) -> list[tuple[float, int]]:
+    """(pause before, changes at once): singles 0.5-3 s apart, with a burst of BURST after each 40 singles."""
+    rng, steps, left, singles = random.Random(f"plan-{seed}"), [], changes, 0
+    while left > 0:
+        if singles >= 40 and left >= BURST:
+            steps.append((rng.uniform(0.5, 3.0), BURST))
+            left, singles = left - BURST, 0
+        else:
+            steps.append((rng.uniform(0.5, 3.0), 1))
+            left, singles = left - 1, singles + 1
+    return steps
+
+
+def build(sandbox: SandboxServer, warehouse: Path) -> int:
+    """The regular build (sync, every model, readers' copy); returns a no-change sync's request count."""
+    regular_build(sandbox, warehouse, rate_limit_per_s=10.0)
+    return regular_build(sandbox, warehouse, rate_limit_per_s=10.0).total_requests
+
+
+class Applier:
+    """A separate applying process (its own session, so that stopping it ends its children too)."""
+
+    def __init__(self, path: str, workspace: Workspace, env: dict[str, str], args: argparse.Namespace) -> None:
+        self.path, self.workspace, self.env, self.args = path, workspace, env, args
+        self.log = workspace.root / f"{path}.log"
+        self.process: subprocess.Popen | None = None
+
+    def start(self) -> None:
+        """Starts the process; for `follow`, waits until its first sync is done."""
+        if self.path == "follow":
+            command = [*COMMAND, "sync", "--warehouse", str(self.workspace.warehouse), "--follow",
+                       "--poll-s", str(self.args.poll_s), "--max-seconds", "3600"]
+            cwd = self.workspace.cwd
+        else:
+            command, cwd = self._dagster(), PROJECT_ROOT
+        with self.log.open("w") as log:
+            self.process = subprocess.Popen(command, env=self.env, cwd=cwd, stdout=log, stderr=subprocess.STDOUT,
+                                            start_new_session=True)
+        deadline = time.monotonic() + START_S
+        ready = "following webhook hints" if self.path == "follow" else "SensorDaemon"
+        while ready not in self.log.read_text(errors="replace"):
+            if self.process.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"{self.path} did not start:\n{self.log.read_text()[-3000:]}")
+            time.sleep(0.5)
+
+    def _dagster(self) -> list[str]:
+        home = Path(self.env["DAGSTER_HOME"])
+        home.mkdir(parents=True, exist_ok=True)
+        (home / "dagster.yaml").write_text(
+            "run_coordinator:\n  module: dagster.core.run_coordinator\n  class: QueuedRunCoordinator\n"
+            f"  config:\n    dequeue_interval_seconds: {self.args.dequeue_s}\n    tag_concurrency_limits:\n"
+            "      - key: invoicing-warehouse/warehouse\n        value:\n          applyLimitPerUniqueValue: true\n"
+            "        limit: 1\ntelemetry:\n  enabled: false\n")
+        subprocess.run([str(DAGSTER), "sensor", "start", "apply_hints_when_pending", "-w", "workspace.yaml"],
+                       env=self.env, cwd=PROJECT_ROOT, check=True, capture_output=True, timeout=START_S)
+        return [str(DAEMON), "run", "-w", "workspace.yaml"]
+
+    def stop(self) -> None:
+        """Ctrl-C for `follow` (a clean stop), SIGTERM to the daemon's process group; bounded waits."""
+        if self.process is None or self.process.poll() is not None:
+            return
+        os.killpg(self.process.pid, signal.SIGINT if self.path == "follow" else signal.SIGTERM)
+        try:
+            self.process.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait(timeout=30)
+
+
+def percentile(values: list[float], share: float) -> float:
+    """The nearest-rank percentile."""
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, round(share * len(ordered) + 0.5) - 1))]
+
+
+def run_path(path: str, args: argparse.Namespace) -> bool:
+    """One applying path end to end; prints its figures; True when every change arrived and all is exact."""
+    root = Path(tempfile.mkdtemp(prefix=f"webhook-latency-{path}-"))
+    workspace = Workspace(root)
+    config = SandboxConfig(seed=args.seed, scale=args.scale, rate_limit_per_s=args.rate_limit, latency_ms=0)
+    with SandboxServer(config) as sandbox:
+        poll_cost = build(sandbox, workspace.warehouse)
+        env = workspace.env(sandbox.base_url, sandbox.client_id, sandbox.client_secret,
+                            INVOICING_WAREHOUSE_PATH=str(workspace.warehouse), DAGSTER_HOME=str(root / "dagster_home"),
+                            INVOICING_HINTS_SENSOR_INTERVAL_S=str(args.sensor_interval_s))
+        through_receiver = args.hints == "receiver"
+        receiver = ReceiverProcess(workspace.warehouse, "bench-" + os.urandom(8).hex()) if through_receiver else None
+        if receiver is not None:
+            sandbox.portal.create("webhooks", {"url": receiver.url(), "events": sorted(EVENTS)})
+        feed = ListenerFeed(sandbox.portal, spool_path(workspace.warehouse), record_only=through_receiver).start()
+        watch = VisibilityWatch(workspace.warehouse, feed).start()
+        applier = Applier(path, workspace, env, args)
+        try:
+            applier.start()
+            before, started = sandbox.stats["requests"], time.monotonic()
+            mutator = HintedMutator(sandbox.portal, 0, seed=args.seed)
+            made, bursts = 0, []
+            for pause, count in plan(args.changes, args.seed):
+                time.sleep(pause)
+                begun = time.time()
+                made += sum(kind != "none" for kind in mutator.steps(count))
+                if count > 1:
+                    bursts.append((begun, time.time()))
+            arrived = watch.wait_all_visible(DRAIN_S)
+            elapsed, requests = time.monotonic() - started, sandbox.stats["requests"] - before
+        finally:
+            applier.stop()
+            feed.stop()
+            watch.stop()
+            if receiver is not None:
+                receiver.stop()
+        with HintSpool(spool_path(workspace.warehouse)) as spool:
+            pending = spool.pending_count()
+        reader = connect_reader(WarehouseTarget.duckdb_file(workspace.warehouse))
+        try:
+            raw, marts = compare_raw_tables(reader, sandbox.portal), compare_marts(reader, sandbox)
+        finally:
+            reader.close()
+    ok = _print(path, args, made, len(feed.writes), watch, arrived, pending, raw, marts, requests, elapsed,
+                poll_cost, root)
+    _print_split(watch, bursts)
+    return ok
+
+
+def _print_split(watch: VisibilityWatch, bursts: list[tuple[float, float]]) -> None:
+    """p50/p95 of the writes made one at a time and of those made in bursts (at 10 requests/s, a burst of
+    50 changes needs several seconds of GETs whatever the path)."""
+    in_burst = [lat for write, lat in watch.seen if any(a <= write.at <= b for a, b in bursts)]
+    single = [lat for write, lat in watch.seen if not any(a <= write.at <= b for a, b in bursts)]
+    for name, values in (("single changes", single), ("changes in bursts of 50", in_burst)):
+        if values:
+            print(f"  {name}: {len(values)} events, p50 {statistics.median(values):.1f} s, "
+                  f"p95 {percentile(values, 0.95):.1f} s, max {max(values):.1f} s")
+
+
+def _print(path, args, made, writes, watch, arrived, pending, raw, marts, requests, elapsed, poll_cost, root) -> bool:
+    lat = watch.latencies
+    p95 = percentile(lat, 0.95) if lat else float("nan")
+    polls_minute = elapsed / 60.0 * poll_cost
+    polls_same = elapsed / max(p95, 1.0) * poll_cost
+    print(f"\n== path {path}, hints via {args.hints}: {made} changes ({writes} events) over {elapsed:.0f} s, "
+          f"scale {args.scale}, {args.rate_limit:g} requests/s; work dir {root}")
+    if lat:
+        print(f"latency API write -> readers' copy: p50 {statistics.median(lat):.1f} s, p95 {p95:.1f} s, "
+              f"max {max(lat):.1f} s over {len(lat)} events ({watch.superseded} created and deleted between "
+              f"runs: nothing to see; {len(watch.outstanding)} never visible)")
+    print(f"mismatches vs the sandbox: raw {len(raw.mismatches)} over {raw.records_compared} records, "
+          f"marts {len(marts.mismatches)}; hints pending at the end {pending}")
+    for line in (raw.mismatches + marts.mismatches)[:10]:
+        print(f"  {line}")
+    print(f"API requests: {requests} ({requests / max(made, 1):.2f} per change)")
+    print(f"polling instead: a no-change sync costs {poll_cost} requests; every minute over {elapsed:.0f} s: "
+          f"{polls_minute:.0f} requests (freshness about 60 s + a sync); every {p95:.1f} s (this p95): "
+          f"{polls_same:.0f} requests, {polls_same / max(requests, 1):.1f}x this path's")
+    per_change = requests / max(made, 1)
+    per_minute_same = 60.0 / max(p95, 1.0) * poll_cost
+    print(f"polling at this freshness costs {per_minute_same:.0f} requests/min whatever changes; this path "
+          f"{per_change:.2f} per change: 10x fewer up to {per_minute_same / per_change / 10:.1f} changes/min, "
+          f"break-even at {per_minute_same / per_change:.1f} changes/min (this run: {made / elapsed * 60:.0f}/min)")
+    return arrived and not raw.mismatches and not marts.mismatches and pending == 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Runs the chosen paths; exit code 0 when every path delivered every change exactly."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--changes", type=int, default=200)
+    parser.add_argument("--scale", type=int, default=500)
+    parser.add_argument("--seed", type=int, default=16)
+    parser.add_argument("--rate-limit", type=float, default=10.0, help="the sandbox's requests/s per IP")
+    parser.add_argument("--paths", default="follow,dagster")
+    parser.add_argument("--hints", choices=("receiver", "listener"), default="receiver",
+                        help="how hints reach the spool (default: deliveries to the real receiver over HTTP)")
+    parser.add_argument("--poll-s", type=float, default=1.0, help="sync --follow's poll interval")
+    parser.add_argument("--sensor-interval-s", type=int, default=3, help="the hints sensor's minimum interval")
+    parser.add_argument("--dequeue-s", type=int, default=1, help="the Dagster run queue's dequeue interval")
+    args = parser.parse_args(argv)
+    results = [run_path(path.strip(), args) for path in args.paths.split(",") if path.strip()]
+    return 0 if all(results) else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,80 @@
+"""The doorbell's sensor: every few seconds, a run of `apply_hints_job` per portal with pending webhook hints.
+
+Run keys name the newest hint of the set (`hints:<portal>:<sequence>`), so one set is launched once; a run
+that failed or was canceled is launched again under the next attempt number (its hints are still pending).
+Runs never overlap another writing run of the same warehouse (sync, reconcile, hints): they carry the writer
+tag, and the run queue starts one run per tag value at a time (dagster.yaml). While a writing run is running,
+the sensor may queue one hints run behind it, which starts as soon as the writer ends and applies whatever is
+pending then (Dagster evaluates sensors at most every 5 s: waiting for the next evaluation would add that to
+every change's latency); while a writing run is already waiting in the queue, it requests nothing, so runs
+never pile up. The interval is INVOICING_HINTS_SENSOR_INTERVAL_S (default 3).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+
+from dagster import (
+    DagsterRunStatus,
+    DefaultSensorStatus,
+    RunRequest,
+    RunsFilter,
+    SensorEvaluationContext,
+    SkipReason,
+    sensor,
+)
+
+from assets.hint_ops import APPLY_HINTS_OP
+from assets.hint_run import spool_for
+from assets.resources import WarehouseResource
+from dagster_project.jobs import WAREHOUSE_TAG
+
+INTERVAL_ENV = "INVOICING_HINTS_SENSOR_INTERVAL_S"
+HINTS_KEY_TAG = "invoicing-warehouse/hints"
+PORTAL_TAG = "invoicing-warehouse/portal"
+WAITING = [DagsterRunStatus.QUEUED, DagsterRunStatus.NOT_STARTED, DagsterRunStatus.STARTING]
+ENDED_BADLY = [DagsterRunStatus.FAILURE, DagsterRunStatus.CANCELED]
+
+
+def sensor_interval_s() -> int:
+    """Seconds between two evaluations (INVOICING_HINTS_SENSOR_INTERVAL_S, default 3, at least 1)."""
+    raw = os.environ.get(INTERVAL_ENV, "3")
+    if not raw.isdigit() or int(raw) < 1:
+        raise ValueError(f"{INTERVAL_ENV} must be a whole number of seconds >= 1, got {raw!r}")
+    return int(raw)
+
+
+def build_hints_sensor(job, portals: list[str], default_status: DefaultSensorStatus = DefaultSensorStatus.STOPPED):
+    """The sensor launching `job` (the hints job) for each portal of `portals` with pending hints (hints of a
+    portal not configured are left alone: there is no API to fetch them from)."""
+
+    @sensor(name="apply_hints_when_pending", job=job, minimum_interval_seconds=sensor_interval_s(),
+            default_status=default_status,
+            description="Requests a run applying the pending webhook hints of each portal, one writer at a time.")
+    def apply_hints_when_pending(context: SensorEvaluationContext,
+                                 warehouse: WarehouseResource) -> Iterator[RunRequest | SkipReason]:
+        with spool_for(warehouse.target()) as spool:
+            newest: dict[str, int] = {}
+            for hint in spool.pending():
+                if hint.portal_id not in portals:
+                    continue
+                newest[hint.portal_id] = max(newest.get(hint.portal_id, 0), hint.sequence)
+        if not newest:
+            yield SkipReason("no pending hints")
+            return
+        waiting = context.instance.get_runs(RunsFilter(tags={WAREHOUSE_TAG: warehouse.path}, statuses=WAITING),
+                                            limit=1)
+        if waiting:
+            yield SkipReason(f"run {waiting[0].run_id} waits to write {warehouse.path}; the hints follow it")
+            return
+        for portal, sequence in sorted(newest.items()):
+            key = f"hints:{portal}:{sequence}"
+            attempt = len(context.instance.get_runs(RunsFilter(tags={HINTS_KEY_TAG: key}, statuses=ENDED_BADLY)))
+            yield RunRequest(
+                run_key=key if attempt == 0 else f"{key}:retry{attempt}",
+                run_config={"ops": {APPLY_HINTS_OP: {"config": {"portal": portal}}}},
+                tags={WAREHOUSE_TAG: warehouse.path, HINTS_KEY_TAG: key, PORTAL_TAG: portal},
+            )
+
+    return apply_hints_when_pending

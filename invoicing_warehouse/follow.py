@@ -1,0 +1,113 @@
+"""`invoicing-warehouse sync --follow`: the doorbell path without Dagster, one bounded loop in one process.
+
+The loop: a regular sync of the chosen portals first (and publication), then every `--poll-s` seconds the
+pending webhook hints of each portal are applied (assets/hint_run.py: fetch by id, merge, rebuild the models
+downstream, publish, acknowledge); every `--sync-every-minutes` (default INVOICING_SYNC_INTERVAL_MINUTES, else
+15, the Dagster schedule's interval) the regular incremental sync runs again as the safety net that heals
+lost deliveries. Everything runs one step after another in this process, so the process is the warehouse's
+one writer; another writer holding a DuckDB file (a Dagster run, a manual sync) makes a step fail with the
+file locked: it is reported in one line and retried at the next poll, the hints staying pending.
+`--max-seconds` bounds the loop (tests, demos); without it the loop runs until Ctrl-C.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pipelines.invoicing.portals import Portal
+
+SYNC_INTERVAL_ENV = "INVOICING_SYNC_INTERVAL_MINUTES"
+DEFAULT_SYNC_MINUTES = 15.0
+
+
+def add_follow_arguments(parser: argparse.ArgumentParser) -> None:
+    """`--follow`, `--poll-s`, `--max-seconds`, `--sync-every-minutes`."""
+    parser.add_argument("--follow", action="store_true",
+                        help="after the sync, keep applying webhook hints from the spool beside the warehouse")
+    parser.add_argument("--poll-s", type=float, default=2.0, metavar="S",
+                        help="with --follow: seconds between two looks at the spool (default %(default)s)")
+    parser.add_argument("--max-seconds", type=float, default=None, metavar="N",
+                        help="with --follow: stop after N seconds (default: run until interrupted)")
+    parser.add_argument("--sync-every-minutes", type=float, default=None, metavar="M",
+                        help=f"with --follow: the regular sync's interval (default {SYNC_INTERVAL_ENV}, else 15)")
+
+
+def sync_every_s(args: argparse.Namespace) -> float:
+    """The safety net's interval in seconds (`--sync-every-minutes`, else the schedule's setting, else 15 min)."""
+    minutes = args.sync_every_minutes
+    if minutes is None:
+        raw = os.environ.get(SYNC_INTERVAL_ENV, "")
+        minutes = float(raw) if raw.replace(".", "", 1).isdigit() else DEFAULT_SYNC_MINUTES
+    if minutes <= 0:
+        raise ValueError("--sync-every-minutes must be above 0")
+    return minutes * 60.0
+
+
+def follow(args: argparse.Namespace, portals: list[Portal], sync_all: Callable[[], int]) -> int:
+    """The loop; `sync_all()` is the regular sync of `portals` with publication (its exit code).
+    Returns 0, or 1 when the last regular sync failed."""
+    from assets.hint_run import apply_pending
+
+    if args.poll_s <= 0:
+        print("sync failed: --poll-s must be above 0", file=sys.stderr)
+        return 1
+    try:
+        interval = sync_every_s(args)
+    except ValueError as error:
+        print(f"sync failed: {error}", file=sys.stderr)
+        return 1
+    started = time.monotonic()
+    deadline = started + args.max_seconds if args.max_seconds is not None else float("inf")
+    code = sync_all()
+    next_sync = time.monotonic() + interval
+    print(f"following webhook hints every {args.poll_s:g} s; regular sync every {interval / 60:g} min",
+          file=sys.stderr, flush=True)
+    try:
+        while time.monotonic() < deadline:
+            for portal in portals:
+                _apply_one(apply_pending, args, portal)
+            if time.monotonic() >= next_sync:
+                code = sync_all()
+                next_sync = time.monotonic() + interval
+            time.sleep(max(0.0, min(args.poll_s, deadline - time.monotonic())))
+    except KeyboardInterrupt:
+        print("follow stopped; pending hints stay in the spool", file=sys.stderr)
+    return code
+
+
+def build_all_models(target) -> None:
+    """Every SQL model, in one transaction (the regular sync's step in follow mode, as in the Dagster job)."""
+    from warehouse_engine.connection import connect
+    from warehouse_engine.sql_runner import build_models
+
+    connection = connect(target)
+    try:
+        rows = build_models(connection)
+    finally:
+        connection.close()
+    print(f"models: {len(rows)} built", file=sys.stderr, flush=True)
+
+
+def _apply_one(apply_pending, args: argparse.Namespace, portal: Portal) -> None:
+    """One applying run for `portal`; a failure is one line (the hints stay pending for the next poll)."""
+    from pipelines.invoicing.errors import InvoicingApiError
+
+    try:
+        run = apply_pending(args.target, portal, rate_limit_per_s=args.rate_limit)
+    except InvoicingApiError as error:
+        print(f"hints {portal.name}: not applied, kept pending: {error}", file=sys.stderr, flush=True)
+        return
+    except Exception as error:  # a locked file, a model failing: reported, retried at the next poll  # noqa: BLE001
+        from warehouse_engine.connection import scrub
+
+        print(f"hints {portal.name}: not applied, kept pending: {type(error).__name__}: "
+              f"{scrub(str(error), args.target)}", file=sys.stderr, flush=True)
+        return
+    if run.hints:
+        print(run.line(), flush=True)

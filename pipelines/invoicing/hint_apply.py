@@ -1,0 +1,220 @@
+"""Applying webhook hints: the records the hints name, fetched by id and merged into the raw tables.
+
+A hint says what to look at (hint_spool.py); the data always comes from the API. For each hinted record:
+GET /<resource>/{id} (a supplier document's status history with it, as the regular sync reads it); a 404
+confirms a deletion and sets `_deleted_at` the way the regular sync does (warehouse.apply_tombstones, at
+the server's time), a record served with `deleted: true` carries its own `_deleted_at` (rows.to_row).
+Payments have no event of their own (`invoice.paid` names the invoice): a document hint also reads a narrow
+window of transactions and transaction usages, from a little before the oldest document hint arrived.
+
+Rows go through the source's own shaping (rows.py) and load with dlt into the same tables, merge keys and
+column types as the regular sync (`record_rows`), through the portal's own pipeline: the incremental
+windows' state is not touched. Newest `lastUpdate` wins: a fetched record older than the warehouse's row
+(a hint applied late, a reordered delivery) is dropped, never loaded over the newer row.
+This module only loads; acknowledging the hints, the models and publication are the caller's
+(assets/hint_run.py), after this load committed.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+import dlt
+
+from pipelines.invoicing import record_rows
+from pipelines.invoicing.client import InvoicingClient
+from pipelines.invoicing.dates import parse_timestamp
+from pipelines.invoicing.errors import InvoicingApiError
+from pipelines.invoicing.hint_spool import Hint
+from pipelines.invoicing.paging import PageSizes, WindowNotHonoured, keyset_pages
+from pipelines.invoicing.rows import event_rows, normalized, to_row, with_portal
+from pipelines.invoicing.settings import ENDPOINTS, EVENTS
+from pipelines.invoicing.sync import finish_pending, portal_of
+from pipelines.invoicing.warehouse import apply_tombstones, select_rows
+from warehouse_engine.names import PORTAL_COLUMN
+
+log = logging.getLogger(__name__)
+
+FETCHERS = 8  # GETs in flight at once: the shared limiter paces them, the threads hide the latency
+# The payments window starts this long before the oldest document hint arrived: the payment is written
+# before its event is sent, and the sender's and our clocks differ (the window is in server time).
+PAYMENT_WINDOW_MARGIN_S = 120
+PAYMENT_TABLES = ("transactions", "transaction_usages")
+# Version = (last_update, _deleted_at) of a warehouse row as canonical text.
+Version = tuple[str | None, str | None]
+
+
+@dataclass
+class HintLoad:
+    """What applying a set of hints did."""
+
+    hints: list[Hint]
+    rows: dict[str, int] = field(default_factory=dict)  # rows loaded per table (child tables included)
+    tombstoned: dict[str, list[str]] = field(default_factory=dict)  # ids confirmed gone (404)
+    stale: int = 0  # fetched records older than the warehouse's row: not loaded
+    fetched: int = 0  # records fetched by id
+    window_records: int = 0  # transactions and usages read by the payments window
+    requests: int = 0
+    notes: list[str] = field(default_factory=list)
+    fetched_at: float = 0.0  # time.time() when the last fetch answered (before the load)
+
+    @property
+    def changed_tables(self) -> set[str]:
+        """Raw tables whose rows this load changed (child tables included)."""
+        changed = {table for table, count in self.rows.items() if count}
+        for table, ids in self.tombstoned.items():
+            if ids:
+                changed |= {table, *(f"{table}__{child}" for child in ENDPOINTS[table].nested)}
+        return changed
+
+
+def load_hints(pipeline: dlt.Pipeline, client: InvoicingClient, hints: list[Hint]) -> HintLoad:
+    """Fetches the records of `hints` (all of the pipeline's portal) and merges them into the raw tables;
+    returns what changed. Raises InvoicingApiError (nothing loaded, the hints stay pending)."""
+    portal_id = portal_of(pipeline)
+    stray = sorted({h.portal_id for h in hints} - {portal_id})
+    if stray:
+        raise ValueError(f"hints of portal(s) {stray} given to the pipeline of portal {portal_id}")
+    outcome = HintLoad(hints)
+    finish_pending(pipeline)  # a killed run's package first, so state and data agree (as run_sync does)
+    wanted: dict[str, list[str]] = {}
+    for hint in hints:
+        wanted.setdefault(hint.resource, [])
+        if hint.record_id not in wanted[hint.resource]:
+            wanted[hint.resource].append(hint.record_id)
+    unknown = sorted(set(wanted) - set(ENDPOINTS))
+    if unknown:
+        raise ValueError(f"hints name unknown resource(s) {unknown}")
+    records, gone = _fetch_by_id(client, wanted)
+    outcome.fetched = sum(len(found) for found in records.values())
+    server_now = client.last_server_time
+    if "documents" in wanted:
+        oldest = min(h.received_at for h in hints if h.resource == "documents")
+        outcome.window_records = _read_payments(client, records, server_now, oldest, outcome.notes)
+    outcome.fetched_at = time.time()
+    versions = _warehouse_versions(pipeline, portal_id, {name: list(found) for name, found in records.items()})
+    rows: dict[str, list[dict]] = {}
+    for name, found in records.items():
+        fresh = [record for record in found.values() if not _older(record, versions[name].get(record["id"]))]
+        outcome.stale += len(found) - len(fresh)
+        if not fresh:
+            continue
+        endpoint = ENDPOINTS[name]
+        rows[name] = with_portal([to_row(endpoint, record, observed=server_now,
+                                         known_deleted_at=(versions[name].get(record["id"]) or (None, None))[1])
+                                  for record in fresh], portal_id)
+        if name == "supplier_documents":
+            rows[EVENTS.name] = with_portal(_events_of(client, [r["id"] for r in fresh]), portal_id)
+    if rows:
+        pipeline.run(record_rows(rows), loader_file_format="parquet")
+        trace = pipeline.last_trace
+        counts = trace.last_normalize_info.row_counts if trace and trace.last_normalize_info else {}
+        outcome.rows = {table: count for table, count in counts.items() if not table.startswith("_dlt")}
+    gone = {name: ids for name, ids in gone.items() if ids}
+    if gone:
+        # the server's time, as the regular sync stamps a record found gone (its run time)
+        apply_tombstones(pipeline, gone, server_now or datetime.now().astimezone(), portal_id)
+        outcome.tombstoned = gone
+    outcome.requests = sum(client.stats.snapshot()["requests"].values())
+    return outcome
+
+
+def _fetch_by_id(client: InvoicingClient, wanted: dict[str, list[str]]
+                 ) -> tuple[dict[str, dict[str, dict]], dict[str, list[str]]]:
+    """GET /<resource>/{id} for every wanted id: (records by resource and id, ids answered 404)."""
+    jobs = [(name, record_id) for name, ids in wanted.items() for record_id in ids]
+
+    def one(job: tuple[str, str]) -> tuple[str, str, dict | None]:
+        name, record_id = job
+        path = f"{ENDPOINTS[name].path}/{record_id}"
+        try:
+            record = client.get(path, tag=name)
+        except InvoicingApiError as error:
+            if error.status == 404:
+                return name, record_id, None
+            raise
+        if not isinstance(record, dict) or str(record.get("id")) != record_id:
+            raise InvoicingApiError("malformed", f"GET {ENDPOINTS[name].path}/{{id}}", 200,
+                                    detail="the answer is not the record asked for")
+        return name, record_id, record
+
+    records: dict[str, dict[str, dict]] = {name: {} for name in wanted}
+    gone: dict[str, list[str]] = {name: [] for name in wanted}
+    with ThreadPoolExecutor(FETCHERS, thread_name_prefix="hint-fetch") as pool:
+        for name, record_id, record in pool.map(one, jobs):
+            if record is None:
+                gone[name].append(record_id)
+            else:
+                records[name][record_id] = record
+    return records, gone
+
+
+def _read_payments(client: InvoicingClient, records: dict[str, dict[str, dict]], server_now: datetime | None,
+                   oldest_hint: float, notes: list[str]) -> int:
+    """Transactions and usages changed since shortly before the oldest document hint (server time), added
+    to `records`; returns how many were read. Without a server clock or a window, the scheduled sync
+    reads them instead (a note says so)."""
+    if server_now is None:
+        notes.append("payments: no Date header to place a window in; left to the scheduled sync")
+        return 0
+    age = max(0.0, time.time() - oldest_hint) if oldest_hint else 0.0
+    since = server_now - timedelta(seconds=age + PAYMENT_WINDOW_MARGIN_S)
+    read = 0
+    for name in PAYMENT_TABLES:
+        path = ENDPOINTS[name].path
+        found = records.setdefault(name, {})
+        try:
+            for page in keyset_pages(client.get, path, since, server_now, page_sizes=PageSizes(), tag=name):
+                for record in page.records:
+                    found[record["id"]] = record
+                read += len(page.records)
+        except WindowNotHonoured as reason:
+            notes.append(f"{name}: no window read ({reason}); left to the scheduled sync")
+    return read
+
+
+def _events_of(client: InvoicingClient, document_ids: Iterable[str]) -> list[dict]:
+    """The status histories of these supplier documents, as the regular sync shapes them (rows.event_rows)."""
+    rows: list[dict] = []
+    for document_id in document_ids:
+        try:
+            events = client.get(EVENTS.path.format(id=document_id), tag=EVENTS.name)
+        except InvoicingApiError as error:
+            if error.status != 404:
+                raise
+            continue  # gone a moment after it was read: its next hint (or the sync) settles it
+        if not isinstance(events, list):
+            raise InvoicingApiError("malformed", f"GET {EVENTS.path}", 200, detail="'data' is not a list")
+        rows += event_rows(EVENTS, document_id, events)[0]
+    return rows
+
+
+def _warehouse_versions(pipeline: dlt.Pipeline, portal_id: str, ids: dict[str, list[str]]
+                        ) -> dict[str, dict[str, Version]]:
+    """id -> (last_update, _deleted_at) of the portal's rows among `ids`, per table (absent: not there)."""
+    versions: dict[str, dict[str, Version]] = {name: {} for name in ids}
+    with pipeline.sql_client() as client:
+        for name, wanted in ids.items():
+            if not wanted:
+                continue
+            table = client.make_qualified_table_name(name)
+            marks = ", ".join(["?"] * len(wanted))
+            try:
+                found = select_rows(client, f"select id, last_update, _deleted_at from {table} "
+                                    f"where {PORTAL_COLUMN} = ? and id in ({marks})", portal_id, *wanted)
+            except Exception:  # the table does not exist yet: nothing to be newer than  # noqa: BLE001, S112
+                continue
+            versions[name] = {row[0]: (normalized(row[1]), normalized(row[2])) for row in found}
+    return versions
+
+
+def _older(record: dict, version: Version | None) -> bool:
+    """Whether `record` is older than the warehouse's row (newest `lastUpdate` wins; a tie loads again)."""
+    if version is None or version[0] is None or record.get("lastUpdate") is None:
+        return False
+    return parse_timestamp(str(record["lastUpdate"])) < parse_timestamp(version[0])

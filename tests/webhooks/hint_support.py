@@ -1,0 +1,51 @@
+"""What the applying-run tests share: a warehouse built the regular way (sync, models, readers' copy) from
+a sandbox, and one applying run of the pending hints against it."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from pathlib import Path
+
+import duckdb
+
+from assets.hint_run import HintRun, apply_pending
+from harness.regular_build import regular_build
+from pipelines.invoicing.credentials import ApiSettings
+from pipelines.invoicing.portals import Portal
+from pipelines.invoicing.settings import WINDOW_LAG_S
+from pipelines.invoicing.sync import SyncReport
+from warehouse_engine.readers import connect_reader
+from warehouse_engine.target import WarehouseTarget
+
+
+def quiet(sandbox) -> None:
+    """Lets the sandbox clock pass the windows' lag (writes before it are then inside the next window)."""
+    sandbox.clock.advance(timedelta(seconds=WINDOW_LAG_S + 1))
+
+
+def settings_of(sandbox) -> ApiSettings:
+    """The sandbox's base URL and credentials."""
+    return ApiSettings(sandbox.base_url, sandbox.client_id, sandbox.client_secret)
+
+
+def scheduled_sync(sandbox, warehouse: str | Path, **options) -> SyncReport:
+    """What the schedule runs: the incremental sync, every model, publication."""
+    return regular_build(sandbox, warehouse, **options)
+
+
+def apply(sandbox, warehouse: str | Path, **options) -> HintRun:
+    """One applying run of the portal `default`'s pending hints."""
+    return apply_pending(WarehouseTarget.duckdb_file(warehouse), Portal("default"), settings=settings_of(sandbox),
+                         rate_limit_per_s=0, **options)
+
+
+def reader(warehouse: str | Path) -> duckdb.DuckDBPyConnection:
+    """A read-only connection on the readers' copy (what dashboards open)."""
+    return connect_reader(WarehouseTarget.duckdb_file(warehouse))
+
+
+def raw_value(warehouse: str | Path, table: str, record_id: str, column: str):
+    """One column of one raw row in the readers' copy (None when the row is absent)."""
+    with reader(warehouse) as connection:
+        row = connection.execute(f"select {column} from invoicing_raw.{table} where id = ?", [record_id]).fetchone()
+    return None if row is None else row[0]
