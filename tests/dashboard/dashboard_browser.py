@@ -103,4 +103,12 @@ def screenshot(page: Page, path) -> None:
     for index in range(charts.count()):
         charts.nth(index).locator("canvas, svg").first.wait_for(timeout=WAIT_S * 1000)
     page.wait_for_timeout(300)  # Vega-Lite's own transition
+    # Streamlit scrolls its own container, not the window: a full-page shot shows only that container's
+    # viewport, wherever the test left it. So: back to the top, and a viewport tall enough for the page.
+    page.evaluate("document.querySelectorAll('*').forEach(e => { if (e.scrollTop) e.scrollTop = 0; })")
+    size = page.viewport_size
+    page.set_viewport_size({"width": size["width"] if size else 1400, "height": 2000})
+    page.wait_for_timeout(300)
     page.screenshot(path=str(path), full_page=True)
+    if size:
+        page.set_viewport_size(size)

@@ -59,7 +59,7 @@ def test_models_build_on_ducklake_and_equal_the_same_models_on_a_duckdb_file(lak
             actual = contents(on_lake, names)
             truth = compare_marts(on_lake, sb)  # the API's own dueAmount and LATE list
     assert built_on_lake == built_on_file
-    assert built_on_lake["marts.receivables"] > 10 and built_on_lake["marts.supplier_payables"] > 0
+    assert built_on_lake["marts.receivables"] >= 3 and built_on_lake["marts.supplier_payables"] > 0
     assert len(names) == len(built_on_file) > 15
     different = [name for name in names if actual[name] != expected[name]]
     assert different == [], different

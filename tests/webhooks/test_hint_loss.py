@@ -50,8 +50,14 @@ def test_lost_deliveries_are_healed_by_the_scheduled_sync(sandbox, tmp_path):
     assert lost > 0 and len(sent) > 5 * lost
     run = apply(sandbox, warehouse)
     assert run.acknowledged == run.hints
+    # A lost delivery's record is often announced again by a later change (a small portal's mutations come
+    # back to the same records), and then the hints alone heal it. Changes whose every delivery is lost
+    # leave the warehouse behind for sure, until the schedule.
+    with deliveries(sandbox, warehouse, loss=1.0) as unannounced:
+        HintedMutator(sandbox.portal, 0, seed=23, without=DELETIONS).steps(3)
+    assert unannounced and all(d.lost for d in unannounced)
+    assert apply(sandbox, warehouse).hints == 0
     quiet(sandbox)
-    # the lost deliveries' records are behind (a record announced again by a later change is not)
     assert compare_raw_tables(warehouse, sandbox.portal).mismatches != []
     scheduled_sync(sandbox, warehouse)
     comparison = compare_raw_tables(warehouse, sandbox.portal)
