@@ -88,7 +88,7 @@ def test_a_reader_open_during_the_writes_sees_only_whole_runs(start_sandbox, lak
     thread = threading.Thread(target=read_loop)
     thread.start()
     try:
-        sync(sandbox, lake, full_refresh=True, chunk_pages=1)
+        sync(sandbox, lake, full_refresh=True, chunk_pages=2)
         publish(lake, "second run")
         published = after_run(lake)
         deadline = time.monotonic() + 30  # until both readers have seen the second run
@@ -131,7 +131,7 @@ def counts_at(connection, version: int) -> tuple[int, ...] | str:
 def test_two_portals_synced_at_once_into_one_lake_are_each_exact(start_sandbox, lake, postgres_cluster, tmp_path):
     # Two `invoicing-warehouse sync --portal` processes, configured for the lake by the environment only,
     # write it at the same time; the two accounts' ids collide (same seed), so only `portal_id` tells
-    # their rows apart. One page per resource per load: many commits each, interleaved.
+    # their rows apart. Two pages per resource per load: many commits each, interleaved.
     from harness.sync_process import Workspace, run_sync_command
 
     acme, beta = start_sandbox(seed=5, scale=70), start_sandbox(seed=5, scale=70)
@@ -156,7 +156,7 @@ def test_two_portals_synced_at_once_into_one_lake_are_each_exact(start_sandbox, 
 
         def run(name: str) -> None:
             started = time.monotonic()
-            results[name] = run_sync_command(workspace, env, "--portal", name, "--chunk-pages", "1", *options,
+            results[name] = run_sync_command(workspace, env, "--portal", name, "--chunk-pages", "2", *options,
                                              timeout=400)
             spans[name] = (started, time.monotonic())
 
