@@ -218,6 +218,15 @@ LEDGER: tuple[LedgerRow, ...] = (
        "needs the default scope (read and write): not read with `read`, a sync note says so", "behaviour"),
     _r("webhooks", "enabled", "assumption", "raw only", "fine", "", (), "raw only"),
     _r("webhooks", "failures", "assumption", "raw only", "fine", "", (), "raw only"),
+    # --- webhook deliveries (the doorbell: which record to re-read, never the data) ------------------
+    _r("deliveries", "envelope id, event.eventId, event.data", "api-facts", "receiver.py, hint_events.py", "fine", "", (),
+       "a delivery without them is refused (400) and spools nothing; the scheduled sync reads the change", "behaviour"),
+    _r("deliveries", "record id in event.data", "contract", "hint_events.py (data.id, customerId, supplierId, supplierDocument.id)", "fine", "", (),
+       "an event without it is refused (422) and spools nothing; the payload is never loaded as data, the record is fetched by id", "behaviour"),
+    _r("deliveries", "unsigned", "contract", "receiver.py (token path, optional HMAC)", "fine", "", (),
+       "nothing is trusted from a delivery but which record to re-read: a secret token in the URL; the HMAC header is ours, off by default", "behaviour"),
+    _r("deliveries", "delivered at least once", "api-facts", "hint_apply.py, the schedule", "fine", "", (),
+       "lost: the next scheduled sync heals it (a lost deletion of a document or supplier: the daily reconcile); duplicated or reordered: one hint per record, the newest lastUpdate wins", "behaviour"),
 )
 
 # the lists the doctor samples, by the ledger's resource name
