@@ -4,6 +4,7 @@ readers' copy published. What `invoicing-warehouse demo` builds, without Dagster
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, date, datetime
 from pathlib import Path
 
@@ -20,10 +21,12 @@ from warehouse_engine.sql_runner import build_models
 DEMO_NOW = datetime(2026, 3, 16, 9, 30, tzinfo=UTC)
 
 
-def build_demo_warehouse(warehouse: Path, seed: int = 1, scale: int = 1000) -> date:
-    """Syncs a seeded sandbox of about `scale` documents into `warehouse`, builds the models and publishes
-    the readers' copy; returns the report date of the published marts (the sandbox's today)."""
-    clock = Clock(fixed=DEMO_NOW)
+def build_demo_warehouse(warehouse: Path, seed: int = 1, scale: int = 1000, now: datetime = DEMO_NOW,
+                         while_serving: Callable[[SandboxServer], object] | None = None) -> date:
+    """Syncs a seeded sandbox of about `scale` documents, its clock fixed at `now`, into `warehouse`, builds the
+    models and publishes the readers' copy; returns the report date of the published marts (the sandbox's
+    today). `while_serving(sandbox)` runs after the sync, before the sandbox stops (to read its own records)."""
+    clock = Clock(fixed=now)
     config = SandboxConfig(seed=seed, scale=scale, rate_limit_per_s=0)
     with SandboxServer(config, clock=clock) as sandbox:
         run_sync(
@@ -33,6 +36,8 @@ def build_demo_warehouse(warehouse: Path, seed: int = 1, scale: int = 1000) -> d
             client_secret=sandbox.client_secret,
             rate_limit_per_s=0,
         )
+        if while_serving is not None:
+            while_serving(sandbox)
     as_of = clock.today().date()
     with duckdb.connect(str(warehouse)) as connection:
         build_models(connection, as_of=as_of)

@@ -8,30 +8,20 @@ from datetime import UTC, datetime
 import duckdb
 
 from harness.demo_figures import demo_figures
+from harness.demo_warehouse import build_demo_warehouse
 from invoicing_warehouse.demo import DEFAULT_SCALE
-from pipelines.invoicing.sync import make_pipeline, run_sync
-from sandbox.clock import Clock
-from sandbox.config import SandboxConfig
-from sandbox.server import SandboxServer
-from warehouse_engine.sql_runner import build_models
 
 NOW = datetime(2026, 11, 24, 9, 30, tzinfo=UTC)  # the day tests/sandbox/test_demo_calibration.py checks
 
 
 def test_demo_marts_give_the_independent_figures(tmp_path):
-    clock = Clock(fixed=NOW)
     warehouse = tmp_path / "warehouse.duckdb"
-    with SandboxServer(SandboxConfig(seed=1, scale=DEFAULT_SCALE, rate_limit_per_s=0), clock=clock) as sb:
-        run_sync(
-            make_pipeline(warehouse),
-            base_url=sb.base_url,
-            client_id=sb.client_id,
-            client_secret=sb.client_secret,
-            rate_limit_per_s=1000.0,
-        )
-        truth = demo_figures(sb.portal, clock.today().date())
-    with duckdb.connect(str(warehouse)) as conn:
-        build_models(conn, as_of=clock.today().date())
+    found = {}
+    as_of = build_demo_warehouse(warehouse, seed=1, scale=DEFAULT_SCALE, now=NOW,
+                                 while_serving=lambda sb: found.update(truth=demo_figures(sb.portal, NOW.date())))
+    truth = found["truth"]
+    assert as_of == NOW.date()
+    with duckdb.connect(str(warehouse), read_only=True) as conn:
         owing, open_total, over_90 = conn.execute(
             "select count(distinct customer_id), sum(open_amount),"
             " coalesce(sum(open_amount) filter (where aging_bucket = '90+'), 0) from marts.receivables"
