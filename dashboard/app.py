@@ -7,29 +7,20 @@ models built for it in memory (dashboard.source). `?as_of=YYYY-MM-DD` in the URL
 
 from __future__ import annotations
 
-import argparse
 import sys
+from dataclasses import replace
 from datetime import date
-from pathlib import Path
 
 import streamlit as st
 
 from dashboard import cache
 from dashboard.formatting import ENGLISH, FRENCH, STYLES
 from dashboard.screens import cash_outlook, freshness, payables, receivables
-from dashboard.source import Source, Unavailable
+from dashboard.source import Source, Unavailable, warehouse_argument
 from dashboard.widgets import PageContext
-from warehouse_engine.names import DEFAULT_WAREHOUSE_PATH
 from warehouse_engine.sql_runner import today_in_portal_zone
 
 EARLIEST = date(2000, 1, 1)
-
-
-def _warehouse() -> Path:
-    parser = argparse.ArgumentParser(prog="dashboard")
-    parser.add_argument("--warehouse", default=DEFAULT_WAREHOUSE_PATH)
-    args, _ = parser.parse_known_args(sys.argv[1:])
-    return Path(args.warehouse).resolve()
 
 
 def _as_of_from_url(default: date) -> date:
@@ -42,13 +33,10 @@ def _as_of_from_url(default: date) -> date:
 
 
 def _context(source: Source) -> PageContext:
-    """Opens the copy once to prove it readable (a lock shows now, cached figures or not), then the sidebar."""
-    source.connect().close()
-    key = source.snapshot_key()
-    portals, published_as_of = cache.published(str(source.warehouse), key)
-    published_as_of = published_as_of or today_in_portal_zone()
+    """The sidebar (portal, report date, amounts' style) over the landing view, and the view it chooses."""
+    landing, published_as_of, portals = cache.landing_view(source)
     with st.sidebar:
-        portal = st.selectbox("Portal", portals or ["default"], key="portal")
+        portal = st.selectbox("Portal", portals, key="portal")
         if "as_of" not in st.session_state:
             st.session_state["as_of"] = _as_of_from_url(published_as_of)
         as_of = st.date_input(
@@ -61,14 +49,14 @@ def _context(source: Source) -> PageContext:
         )
         style = st.radio("Amounts", [FRENCH, ENGLISH], format_func=STYLES.__getitem__, key="style")
         st.caption(f"Readers' copy: {source.snapshot_path}")
-    view = cache.View(str(source.warehouse), key, None if as_of == published_as_of else as_of, portal)
+    view = replace(landing, as_of=None if as_of == published_as_of else as_of, portal=portal)
     return PageContext(view, as_of, style)
 
 
 def main() -> None:
     """Builds the navigation and runs the chosen page; an unreadable copy shows what to run instead."""
     st.set_page_config(page_title="Invoicing warehouse", layout="wide")
-    source = Source(_warehouse())
+    source = Source(warehouse_argument(sys.argv[1:]))
     try:
         context = _context(source)
     except Unavailable as problem:

@@ -17,6 +17,7 @@ import streamlit as st
 
 from dashboard import freshness, queries
 from dashboard.source import Source
+from warehouse_engine.sql_runner import today_in_portal_zone
 
 T = TypeVar("T")
 
@@ -62,6 +63,17 @@ def published(warehouse: str, key: str) -> tuple[list[str], date | None]:
     """The portals and the report date of the published marts."""
     with marts(View(warehouse, key, None, "")) as connection:
         return queries.portals(connection), queries.marts_as_of(connection)
+
+
+def landing_view(source: Source) -> tuple[View, date, list[str]]:
+    """The view a visitor lands on (the published marts of the first portal), its report date (the
+    published marts' own, today when they have none) and the portals to choose from. Opens the copy first,
+    so a lock shows now, cached figures or not."""
+    source.connect().close()
+    key = source.snapshot_key()
+    portals, published_as_of = published(str(source.warehouse), key)
+    portals = portals or ["default"]
+    return View(str(source.warehouse), key, None, portals[0]), published_as_of or today_in_portal_zone(), portals
 
 
 @st.cache_data(max_entries=32, show_spinner=False)

@@ -15,6 +15,7 @@ to run.
 
 from __future__ import annotations
 
+import argparse
 import os
 from dataclasses import dataclass
 from datetime import date
@@ -23,7 +24,7 @@ from pathlib import Path
 import duckdb
 
 from warehouse_engine.connection import WarehouseUnavailable
-from warehouse_engine.names import MARTS_SCHEMA, RAW_DATASET
+from warehouse_engine.names import DEFAULT_WAREHOUSE_PATH, MARTS_SCHEMA, RAW_DATASET
 from warehouse_engine.publish import default_snapshot_path
 from warehouse_engine.readers import connect_reader, published_snapshot
 from warehouse_engine.sql_runner import build_models
@@ -41,6 +42,14 @@ REQUIRED_MARTS = (
     "cash_outlook",
 )
 AS_OF_CATALOG = "dashboard_as_of"
+
+
+def warehouse_argument(arguments: list[str]) -> Path:
+    """The absolute `--warehouse PATH` among the dashboard script's `arguments` (others ignored)."""
+    parser = argparse.ArgumentParser(prog="dashboard")
+    parser.add_argument("--warehouse", default=DEFAULT_WAREHOUSE_PATH)
+    known, _ = parser.parse_known_args(arguments)
+    return Path(known.warehouse).resolve()
 
 
 class Unavailable(RuntimeError):

@@ -1,8 +1,9 @@
 """`invoicing-warehouse dashboard`: the finance dashboard (Streamlit) over the readers' copy of a warehouse.
 
-It becomes `streamlit run` on dashboard/app.py (exec: one process, which a signal stops), bound to 127.0.0.1 unless told otherwise,
-and returns its exit code. The dashboard reads only the readers' copy (`<warehouse>.read.duckdb`), so it
-never blocks a sync or a model build.
+It becomes `streamlit run` on dashboard/app.py with a warm-up beside the server (`dashboard.serve`; exec:
+one process, which a signal stops), bound to 127.0.0.1 unless told otherwise, and returns its exit code.
+The dashboard reads only the readers' copy (`<warehouse>.read.duckdb`), so it never blocks a sync or a
+model build.
 """
 
 from __future__ import annotations
@@ -35,11 +36,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def streamlit_command(warehouse: Path, port: int, host: str) -> list[str]:
-    """The `streamlit run` command line of the dashboard."""
+    """The command line of the dashboard: `dashboard.serve` with the arguments of `streamlit run`."""
     spec = importlib.util.find_spec("dashboard.app")  # its file, without importing Streamlit here
     assert spec is not None and spec.origin is not None, "the dashboard package is not installed"
     return [
-        sys.executable, "-m", "streamlit", "run", spec.origin,
+        sys.executable, "-m", "dashboard.serve", spec.origin,
         "--server.address", host,
         "--server.port", str(port),
         "--server.headless", "true",

@@ -1,0 +1,31 @@
+"""`python -m dashboard.serve <arguments of streamlit run> -- --warehouse PATH`: Streamlit's own `streamlit
+run`, in this process, after the warm-up (`dashboard.warm_up`), so the first visitor does not pay for the
+imports and the landing page's queries. What `invoicing-warehouse dashboard` execs."""
+
+from __future__ import annotations
+
+import logging
+import sys
+
+from dashboard.source import warehouse_argument
+from dashboard.warm_up import warm_up
+
+
+def main() -> None:
+    """Warms up, then runs `streamlit run` with this process's arguments (never returns)."""
+    arguments = sys.argv[1:]
+    script_arguments = arguments[arguments.index("--") + 1:] if "--" in arguments else []
+    handler = logging.StreamHandler()
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    logging.getLogger("dashboard").addHandler(handler)
+    logging.getLogger("dashboard").setLevel(logging.INFO)
+    # before the server listens: a visitor who can connect finds the pages imported and the figures cached
+    warm_up(warehouse_argument(script_arguments))
+    from streamlit.web import cli
+
+    sys.argv = ["streamlit", "run", *arguments]
+    cli.main()
+
+
+if __name__ == "__main__":
+    main()
