@@ -64,8 +64,8 @@ class HintRun:
         assert load is not None
         rows = sum(load.rows.values())
         gone = sum(len(ids) for ids in load.tombstoned.values())
-        return (f"hints {self.portal}: {self.hints} applied in {self.seconds:.1f} s: {load.fetched} fetched, "
-                f"{rows} rows loaded, {gone} deleted, {load.stale} stale skipped, {load.requests} requests, "
+        return (f"hints {self.portal}: {self.hints} applied in {self.seconds:.1f} s: {load.windowed} read by "
+                f"window, {load.fetched} fetched by id, {rows} rows loaded, {gone} deleted, {load.stale} stale skipped, {load.requests} requests, "
                 f"{len(self.models)} models rebuilt, {self.acknowledged} acknowledged")
 
 

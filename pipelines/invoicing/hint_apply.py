@@ -1,7 +1,11 @@
 """Applying webhook hints: the records the hints name, fetched by id and merged into the raw tables.
 
-A hint says what to look at (hint_spool.py); the data always comes from the API. For each hinted record:
-GET /<resource>/{id} (a supplier document's status history with it, as the regular sync reads it); a 404
+A hint says what to look at (hint_spool.py); the data always comes from the API. A resource with at least
+`WINDOW_READ_MIN_IDS` hinted records (a burst) is first read as a narrow window of its list (changed since a
+little before its oldest hint arrived): one page holds up to 100 of them, where GETs by id would cost one
+request each. Every hinted record the window did not hold (changed long before its delivery, deleted,
+hidden from lists, a list refusing windows) is then fetched by id: GET /<resource>/{id} (a supplier
+document's status history with it, as the regular sync reads it); a 404
 confirms a deletion and sets `_deleted_at` the way the regular sync does (warehouse.apply_tombstones, at
 the server's time), a record served with `deleted: true` carries its own `_deleted_at` (rows.to_row).
 Payments have no event of their own (`invoice.paid` names the invoice): a document hint also reads a narrow
@@ -27,6 +31,7 @@ from datetime import datetime, timedelta
 import dlt
 
 from pipelines.invoicing import record_rows
+from pipelines.invoicing.capabilities import STATE_KEY, ServerCapabilities
 from pipelines.invoicing.client import InvoicingClient
 from pipelines.invoicing.dates import parse_timestamp
 from pipelines.invoicing.errors import InvoicingApiError
@@ -34,16 +39,19 @@ from pipelines.invoicing.hint_spool import Hint
 from pipelines.invoicing.paging import PageSizes, WindowNotHonoured, keyset_pages
 from pipelines.invoicing.rows import event_rows, normalized, to_row, with_portal
 from pipelines.invoicing.settings import ENDPOINTS, EVENTS
-from pipelines.invoicing.sync import finish_pending, portal_of
+from pipelines.invoicing.sync import committed_state, finish_pending, portal_of
 from pipelines.invoicing.warehouse import apply_tombstones, select_rows
 from warehouse_engine.names import PORTAL_COLUMN
 
 log = logging.getLogger(__name__)
 
 FETCHERS = 8  # GETs in flight at once: the shared limiter paces them, the threads hide the latency
-# The payments window starts this long before the oldest document hint arrived: the payment is written
-# before its event is sent, and the sender's and our clocks differ (the window is in server time).
-PAYMENT_WINDOW_MARGIN_S = 120
+# Windows start this long before the oldest hint arrived: the change is written before its event is sent,
+# and the sender's and our clocks differ (a window is in server time).
+WINDOW_MARGIN_S = 120
+# From this many hinted records of one resource, a window read comes before the GETs by id: one page
+# replaces up to 100 of them, and a window that holds fewer costs at most a request or two for nothing.
+WINDOW_READ_MIN_IDS = 3
 PAYMENT_TABLES = ("transactions", "transaction_usages")
 # Version = (last_update, _deleted_at) of a warehouse row as canonical text.
 Version = tuple[str | None, str | None]
@@ -58,6 +66,7 @@ class HintLoad:
     tombstoned: dict[str, list[str]] = field(default_factory=dict)  # ids confirmed gone (404)
     stale: int = 0  # fetched records older than the warehouse's row: not loaded
     fetched: int = 0  # records fetched by id
+    windowed: int = 0  # hinted records found by a window read of their list (no GET by id)
     window_records: int = 0  # transactions and usages read by the payments window
     requests: int = 0
     notes: list[str] = field(default_factory=list)
@@ -90,12 +99,18 @@ def load_hints(pipeline: dlt.Pipeline, client: InvoicingClient, hints: list[Hint
     unknown = sorted(set(wanted) - set(ENDPOINTS))
     if unknown:
         raise ValueError(f"hints name unknown resource(s) {unknown}")
-    records, gone = _fetch_by_id(client, wanted)
+    oldest = {name: min(h.received_at for h in hints if h.resource == name) for name in wanted}
+    learnt = ServerCapabilities.from_state(committed_state(pipeline).get(STATE_KEY))
+    windowed = _read_windows(client, wanted, oldest, learnt, outcome.notes)
+    records, gone = _fetch_by_id(client, {name: [i for i in ids if i not in windowed.get(name, {})]
+                                          for name, ids in wanted.items()})
     outcome.fetched = sum(len(found) for found in records.values())
+    for name, found in windowed.items():
+        records[name].update(found)
+        outcome.windowed += len(found)
     server_now = client.last_server_time
     if "documents" in wanted:
-        oldest = min(h.received_at for h in hints if h.resource == "documents")
-        outcome.window_records = _read_payments(client, records, server_now, oldest, outcome.notes)
+        outcome.window_records = _read_payments(client, records, server_now, oldest["documents"], outcome.notes)
     outcome.fetched_at = time.time()
     versions = _warehouse_versions(pipeline, portal_id, {name: list(found) for name, found in records.items()})
     rows: dict[str, list[dict]] = {}
@@ -154,6 +169,43 @@ def _fetch_by_id(client: InvoicingClient, wanted: dict[str, list[str]]
     return records, gone
 
 
+def _window_start(now: datetime, oldest_hint: float) -> datetime:
+    """A little before the oldest hint arrived, `now` being the server's time now."""
+    age = max(0.0, time.time() - oldest_hint) if oldest_hint else 0.0
+    return now - timedelta(seconds=age + WINDOW_MARGIN_S)
+
+
+def _read_windows(client: InvoicingClient, wanted: dict[str, list[str]], oldest: dict[str, float],
+                  learnt: ServerCapabilities, notes: list[str]) -> dict[str, dict[str, dict]]:
+    """The hinted records found by a window read of their list, per resource with at least
+    WINDOW_READ_MIN_IDS hinted ids. A window read stops once its pages would cost as much as the GETs of
+    the ids still missing; those, and a list that refuses or ignores windows (as the sync learnt, `learnt`,
+    or as this read finds), are left to the GETs by id."""
+    found: dict[str, dict[str, dict]] = {}
+    for name, ids in wanted.items():
+        list_learnt = learnt.of(ENDPOINTS[name].path)
+        if len(ids) < WINDOW_READ_MIN_IDS or {list_learnt.window, list_learnt.ordering} & {"refused", "ignored"}:
+            continue
+        missing, pages = set(ids), 0
+        # server time once it answered, else this machine's; either way a record the window misses is
+        # fetched by id, so a clock off by more than the margin costs requests, never a record
+        now = client.last_server_time or datetime.now().astimezone()
+        since, until = _window_start(now, oldest[name]), now + timedelta(seconds=WINDOW_MARGIN_S)
+        try:
+            for page in keyset_pages(client.get, ENDPOINTS[name].path, since, until, page_sizes=PageSizes(),
+                                     tag=name):
+                pages += 1
+                for record in page.records:
+                    if record["id"] in missing:
+                        found.setdefault(name, {})[record["id"]] = record
+                        missing.discard(record["id"])
+                if not missing or pages >= len(missing):
+                    break
+        except WindowNotHonoured as reason:
+            notes.append(f"{name}: no window read ({reason}); fetched by id")
+    return found
+
+
 def _read_payments(client: InvoicingClient, records: dict[str, dict[str, dict]], server_now: datetime | None,
                    oldest_hint: float, notes: list[str]) -> int:
     """Transactions and usages changed since shortly before the oldest document hint (server time), added
@@ -162,8 +214,7 @@ def _read_payments(client: InvoicingClient, records: dict[str, dict[str, dict]],
     if server_now is None:
         notes.append("payments: no Date header to place a window in; left to the scheduled sync")
         return 0
-    age = max(0.0, time.time() - oldest_hint) if oldest_hint else 0.0
-    since = server_now - timedelta(seconds=age + PAYMENT_WINDOW_MARGIN_S)
+    since = _window_start(server_now, oldest_hint)
     read = 0
     for name in PAYMENT_TABLES:
         path = ENDPOINTS[name].path

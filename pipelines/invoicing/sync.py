@@ -159,7 +159,8 @@ def finish_pending(pipeline: dlt.Pipeline) -> bool:
     return True
 
 
-def _committed_state(pipeline: dlt.Pipeline) -> dict:
+def committed_state(pipeline: dlt.Pipeline) -> dict:
+    """The source's dlt state of the portal's earlier runs (windows, page sizes, server capabilities)."""
     return dict(pipeline.state.get("sources", {}).get("invoicing", {}))
 
 
@@ -223,7 +224,7 @@ def run_sync(
             feed.indexes = {name: {key: ("", value[1]) for key, value in index.items()}
                             for name, index in feed.indexes.items()}
         # every read starts now, from the committed state, so the network stays busy while dlt loads
-        feed.start({} if full_refresh else _committed_state(pipeline), names)
+        feed.start({} if full_refresh else committed_state(pipeline), names)
         if progress is not None:
             threading.Thread(target=_tick, args=(feed, progress, ticker_stop), daemon=True).start()
         load_ids: list[str] = []
