@@ -222,7 +222,8 @@ LEDGER: tuple[LedgerRow, ...] = (
     _r("deliveries", "envelope id, event.eventId, event.data", "api-facts", "receiver.py, hint_events.py", "fine", "", (),
        "a delivery without them is refused (400) and spools nothing; the scheduled sync reads the change", "behaviour"),
     _r("deliveries", "record id in event.data", "contract", "hint_events.py (data.id, customerId, supplierId, supplierDocument.id)", "fine", "", (),
-       "an event without it is refused (422) and spools nothing; the payload is never loaded as data, the record is fetched by id", "behaviour"),
+       "an event without it is refused (422) and spools nothing; the payload is never loaded as data, the record is read "
+       "from the API (a burst by a window of its list, whatever the window misses by id)", "behaviour"),
     _r("deliveries", "unsigned", "contract", "receiver.py (token path, optional HMAC)", "fine", "", (),
        "nothing is trusted from a delivery but which record to re-read: a secret token in the URL; the HMAC header is ours, off by default", "behaviour"),
     _r("deliveries", "delivered at least once", "api-facts", "hint_apply.py, the schedule", "fine", "", (),

@@ -5,6 +5,7 @@ exact either way. Compared with the sandbox's own records (harness/warehouse_tru
 from __future__ import annotations
 
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from datetime import timedelta
 
@@ -32,15 +33,17 @@ def _new_customers(sandbox, warehouse: str, count: int) -> list[str]:
     return ids
 
 
-def test_a_burst_is_read_by_a_window_page_not_a_get_per_record(sandbox, tmp_path):
+@pytest.mark.parametrize("contract", ["default", "strict"])
+def test_a_burst_is_read_by_a_window_page_not_a_get_per_record(contract, tmp_path):
     warehouse = str(tmp_path / "warehouse.duckdb")
-    scheduled_sync(sandbox, warehouse)
-    _new_customers(sandbox, warehouse, BURST)
-    run = apply(sandbox, warehouse)
-    assert (run.load.windowed, run.load.fetched, run.acknowledged) == (BURST, 0, BURST)
-    assert run.load.requests <= 3, run.line()  # a token, a page (and at most one more), where GETs made 20
-    quiet(sandbox)
-    assert mismatches(warehouse, sandbox.portal, tables=("customers",)) == []
+    with _sandbox(ContractProfile.named(contract)) as sandbox:
+        scheduled_sync(sandbox, warehouse)
+        _new_customers(sandbox, warehouse, BURST)
+        run = apply(sandbox, warehouse)
+        assert (run.load.windowed, run.load.fetched, run.acknowledged) == (BURST, 0, BURST)
+        assert run.load.requests <= 3, run.line()  # a token, a page (and at most one more), where GETs made 20
+        quiet(sandbox)
+        assert mismatches(warehouse, sandbox.portal, tables=("customers",), contract=contract) == []
 
 
 def test_records_changed_before_the_window_are_fetched_by_id(sandbox, tmp_path):
@@ -56,15 +59,22 @@ def test_records_changed_before_the_window_are_fetched_by_id(sandbox, tmp_path):
     assert mismatches(warehouse, sandbox.portal, tables=("customers",)) == []
 
 
-@pytest.fixture
-def refusing_sandbox() -> Iterator:
-    """A sandbox whose supplier lists answer 400 to window parameters (as the strict profile's do)."""
-    server = SandboxServer(SandboxConfig(seed=16, scale=40, rate_limit_per_s=0, latency_ms=0, contract=REFUSING)).start()
+@contextmanager
+def _sandbox(contract: ContractProfile) -> Iterator:
+    """A seeded sandbox serving `contract`, past the windows' lag, stopped on exit."""
+    server = SandboxServer(SandboxConfig(seed=16, scale=40, rate_limit_per_s=0, latency_ms=0, contract=contract)).start()
     quiet(server)
     try:
         yield server
     finally:
         server.stop()
+
+
+@pytest.fixture
+def refusing_sandbox() -> Iterator:
+    """A sandbox whose supplier lists answer 400 to window parameters (as the strict profile's do)."""
+    with _sandbox(REFUSING) as server:
+        yield server
 
 
 def test_a_list_the_sync_found_refusing_windows_is_fetched_by_id_without_a_refused_request(refusing_sandbox, tmp_path):
