@@ -29,6 +29,7 @@ from datetime import date
 
 import duckdb
 from model_fixture_suppliers import supplier_document_events, supplier_documents, suppliers
+
 from harness.model_raw_tables import create_raw_tables, insert
 
 D = date(2026, 1, 31)

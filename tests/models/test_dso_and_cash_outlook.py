@@ -7,8 +7,7 @@ documents of test_payables_marts.py (D = Saturday 2026-01-31, P = Saturday 2026-
 from datetime import date
 from decimal import Decimal
 
-import pytest
-from model_fixture import D, P, build_warehouse
+from model_fixture import D, P
 
 dec = Decimal
 # fmt: off
@@ -21,20 +20,6 @@ OUTLOOK_COLUMNS = (
     "period_index, period_label, week_start, week_end, expected_inflows, expected_outflows, net_flow, "
     "cumulative_net, receivable_count, payable_count"
 )
-
-
-@pytest.fixture(scope="module")
-def at_d():
-    conn = build_warehouse(D)
-    yield conn
-    conn.close()
-
-
-@pytest.fixture(scope="module")
-def at_p():
-    conn = build_warehouse(P)
-    yield conn
-    conn.close()
 
 
 def test_dso_as_of_d(at_d):

@@ -20,13 +20,13 @@ import duckdb
 import httpx
 import pytest
 
-from warehouse_engine.sql_runner import build_models
+from harness.marts_truth import compare_marts, sandbox_dso_and_outlook
 from pipelines.invoicing.sync import make_pipeline, run_sync
 from sandbox.clock import Clock
 from sandbox.config import SandboxConfig
 from sandbox.contract import ContractProfile
 from sandbox.server import SandboxServer
-from harness.marts_truth import compare_marts, sandbox_dso_and_outlook
+from warehouse_engine.sql_runner import build_models
 
 SCALE = 100
 LATE_TEMPLATES = ("RELAUNCH1", "RELAUNCH2")  # the ones that depend on the reminders already sent

@@ -17,30 +17,15 @@ from datetime import date
 from decimal import Decimal
 
 import duckdb
-import pytest
-from model_fixture import D, P, build_warehouse, load_fixture
-from harness.model_raw_tables import insert
+from model_fixture import D, load_fixture
 
+from harness.model_raw_tables import insert
 from warehouse_engine.sql_runner import build_models
 
 # Expected rows stay one tuple per row, so each can be read beside its arithmetic.
 # fmt: off
 
 dec = Decimal
-
-
-@pytest.fixture(scope="module")
-def at_d():
-    conn = build_warehouse(D)
-    yield conn
-    conn.close()
-
-
-@pytest.fixture(scope="module")
-def at_p():
-    conn = build_warehouse(P)
-    yield conn
-    conn.close()
 
 
 PAYABLE_COLUMNS = (

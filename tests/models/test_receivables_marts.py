@@ -6,8 +6,7 @@ Every expected figure below is worked out by hand from model_fixture.py's docstr
 from datetime import date
 from decimal import Decimal
 
-import pytest
-from model_fixture import D, P, build_warehouse, fetch
+from model_fixture import D, P, fetch
 
 # Expected rows stay one tuple per row, so each can be read beside its arithmetic.
 # fmt: off
@@ -22,20 +21,6 @@ RECEIVABLE_COLUMNS = (
 def _receivables(conn) -> dict[str, tuple]:
     rows = conn.execute(f"select {RECEIVABLE_COLUMNS} from marts.receivables").fetchall()
     return {row[0]: row[1:] for row in rows}
-
-
-@pytest.fixture(scope="module")
-def at_d():
-    conn = build_warehouse(D)
-    yield conn
-    conn.close()
-
-
-@pytest.fixture(scope="module")
-def at_p():
-    conn = build_warehouse(P)
-    yield conn
-    conn.close()
 
 
 def test_receivables_as_of_d(at_d):
