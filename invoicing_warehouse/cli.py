@@ -8,7 +8,9 @@ subcommand runs, so `invoicing-warehouse sandbox` does not pay for importing dlt
 from __future__ import annotations
 
 import argparse
+import atexit
 import importlib
+import os
 import sys
 from types import ModuleType
 
@@ -46,5 +48,24 @@ def main(argv: list[str] | None = None) -> int:
     return int(module.run(args) or 0)
 
 
+def entry() -> None:
+    """The console script: `main`, then a quick exit.
+
+    Every command has closed its files and connections when it returns; what the interpreter still does
+    at exit is tear down the module graphs of dlt, pyarrow and pandas, 0.2-0.5 s of a 3 s no-change sync
+    (issue 15). The exit handlers (logging, temporary folders, dlt's own) run as usual, the output is
+    flushed, and the process ends without that teardown."""
+    try:
+        code = main()
+    except SystemExit as stop:  # argparse's --help and usage errors, Ctrl-C's 130
+        code = stop.code if isinstance(stop.code, int) else (0 if stop.code is None else 1)
+        if stop.code is not None and not isinstance(stop.code, int):
+            print(stop.code, file=sys.stderr)
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        stream.flush()
+    os._exit(code)
+
+
 if __name__ == "__main__":
-    raise SystemExit(main())
+    entry()

@@ -1,7 +1,9 @@
 """The console script's dispatcher."""
 
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 from invoicing_warehouse.cli import SUBCOMMANDS
 
@@ -21,3 +23,24 @@ def test_unknown_subcommand_is_a_usage_error():
     )
     assert result.returncode == 2
     assert "invalid choice" in result.stderr
+
+
+CONSOLE_SCRIPT = str(Path(sys.executable).with_name("invoicing-warehouse"))
+
+
+def test_the_console_script_keeps_the_exit_code_and_flushes_the_output(tmp_path):
+    """The console script ends without the interpreter's teardown (cli.entry): what the command printed to a
+    pipe (block-buffered) must still arrive, and its exit code must be the process's."""
+    # a pipe is block-buffered unless PYTHONUNBUFFERED is set (as in some sessions): the test unsets it
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SOURCES__INVOICING__")
+           and k != "PYTHONUNBUFFERED"}
+    shown = subprocess.run([CONSOLE_SCRIPT, "sync", "--help"], capture_output=True, text=True, cwd=tmp_path,
+                           env=env)
+    assert shown.returncode == 0
+    assert "--follow" in shown.stdout and "--all" in shown.stdout
+    warehouse = tmp_path / "warehouse.duckdb"
+    failed = subprocess.run([CONSOLE_SCRIPT, "sync", "--warehouse", str(warehouse)], capture_output=True,
+                            text=True, cwd=tmp_path, env=env)
+    assert failed.returncode == 1, failed.stderr
+    assert "sync failed" in failed.stderr and "BASE_URL" in failed.stderr
+    assert not warehouse.exists()

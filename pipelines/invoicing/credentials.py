@@ -12,6 +12,7 @@ client stays read-only: `webhook_client_id` / `webhook_client_secret` in the sam
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 
 import dlt
@@ -37,6 +38,23 @@ def _section(portal: Portal | None) -> str:
         else "sources.invoicing"
 
 
+def build_config_providers() -> None:
+    """Builds dlt's config providers now, without their look into Streamlit's secrets.
+
+    dlt builds its providers once, on first use; finding no `.dlt/secrets.toml` it then tries Streamlit's
+    `st.secrets`, importing Streamlit: 0.2 s of a 3 s no-change sync, because Streamlit is installed here
+    for the dashboard. This product never keeps its secrets there, so the import is refused while the
+    providers are built (dlt takes the ImportError as "not in Streamlit"). Inside a Streamlit process
+    (already imported) nothing changes."""
+    if "streamlit" in sys.modules:
+        return
+    sys.modules["streamlit"] = None  # type: ignore[assignment]  # `import streamlit` raises ImportError
+    try:
+        dlt.secrets.config_providers  # noqa: B018  # the property builds them
+    finally:
+        del sys.modules["streamlit"]
+
+
 def resolve_settings(
     base_url: str | None = None, client_id: str | None = None, client_secret: str | None = None,
     portal: Portal | None = None, *, webhook: bool = False,
@@ -44,6 +62,7 @@ def resolve_settings(
     """Explicit values, else the portal's (file's base URL, credentials under its name), else dlt's config
     resolution; raises InvoicingApiError naming what is missing. `webhook`: the write-scope client of the
     webhook subscriptions (`webhook_client_id` / `webhook_client_secret`) instead of the sync's."""
+    build_config_providers()
     section = _section(portal)
     if base_url is None and portal is not None:
         base_url = portal.base_url

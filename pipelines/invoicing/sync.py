@@ -11,6 +11,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
@@ -26,6 +27,7 @@ from pipelines.invoicing.errors import InvoicingApiError
 from pipelines.invoicing.feed import Feed
 from pipelines.invoicing.lake import is_commit_conflict, lake_destination, retry_on_conflict, shares_writers
 from pipelines.invoicing.portal_upgrade import upgrade_to_portals
+from pipelines.invoicing.read_host import RunPlan
 from pipelines.invoicing.settings import EVENTS, RESOURCE_NAMES
 from pipelines.invoicing.warehouse import (
     apply_tombstones,
@@ -215,7 +217,7 @@ def run_sync(
     report = SyncReport()
     ticker_stop = threading.Event()
     try:
-        plan = feed.prepare()  # credentials, scope and server time, before the warehouse is touched
+        plan = _prove_credentials(feed)
         retry = retry_on_conflict if shares_writers(pipeline) else _once
         report.finished_pending = retry(lambda: finish_pending(pipeline))
         retry(lambda: upgrade_to_portals(pipeline))
@@ -265,6 +267,16 @@ def run_sync(
         if progress is not None:
             progress(feed.progress())
     return report
+
+
+def _prove_credentials(feed: Feed) -> RunPlan:
+    """GET /me (`feed.prepare`): credentials, scope and server time, proven before the warehouse is touched.
+    While that waits on the network, this thread imports pandas, which DuckDB's parameter binding imports
+    at the warehouse's first query anyway: 0.3 s of a 2.6 s no-change run that no longer follows the wait."""
+    with ThreadPoolExecutor(1, thread_name_prefix="prepare") as pool:
+        planned = pool.submit(feed.prepare)
+        import pandas  # noqa: F401
+        return planned.result()
 
 
 def _once(step: Callable[[], T]) -> T:
