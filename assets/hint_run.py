@@ -69,13 +69,26 @@ class HintRun:
                 f"{len(self.models)} models rebuilt, {self.acknowledged} acknowledged")
 
 
+def hint_client(portal: Portal, *, settings: ApiSettings | None = None,
+                rate_limit_per_s: float | None = None) -> InvoicingClient:
+    """The API client of the portal's applying runs (read scope, the host's shared rate budget)."""
+    settings = settings or portal_settings(portal)
+    if rate_limit_per_s is None:
+        rate_limit_per_s = portal.rate_limit_per_s if portal.rate_limit_per_s is not None else DEFAULT_RATE_LIMIT
+    return InvoicingClient(settings.base_url, settings.client_id, settings.client_secret,
+                           rate_limit_per_s=rate_limit_per_s)
+
+
 def apply_pending(target: WarehouseTarget, portal: Portal, *, settings: ApiSettings | None = None,
                   rate_limit_per_s: float | None = None, limit: int = HINTS_PER_RUN,
-                  on_step: Callable[[str], None] | None = None) -> HintRun:
+                  on_step: Callable[[str], None] | None = None, client: InvoicingClient | None = None) -> HintRun:
     """Applies the portal's pending hints (at most `limit`) to the warehouse `target`; returns what it did.
 
     `on_step(name)` is called after `fetched+loaded` (the warehouse commit), `models` and `published`,
     before the acknowledgement: progress for a caller, and the seams the crash tests kill at.
+    `client`: the portal's client, kept open by a caller that applies hints again and again (`sync --follow`):
+    its token serves every run instead of a token request per run. Without it, one is opened and closed
+    here (`settings`, `rate_limit_per_s`: see hint_client).
     Raises InvoicingApiError (the hints stay pending) or what the models raise.
     """
     started = time.monotonic()
@@ -85,13 +98,12 @@ def apply_pending(target: WarehouseTarget, portal: Portal, *, settings: ApiSetti
         run.hints = len(hints)
         if not hints:
             return run
-        settings = settings or portal_settings(portal)
-        if rate_limit_per_s is None:
-            rate_limit_per_s = portal.rate_limit_per_s if portal.rate_limit_per_s is not None else DEFAULT_RATE_LIMIT
         behind = mark_unpublished(target)
-        with InvoicingClient(settings.base_url, settings.client_id, settings.client_secret,
-                             rate_limit_per_s=rate_limit_per_s) as client:
+        if client is not None:
             run.load = load_hints(make_pipeline(target, portal.name), client, hints)
+        else:
+            with hint_client(portal, settings=settings, rate_limit_per_s=rate_limit_per_s) as own:
+                run.load = load_hints(make_pipeline(target, portal.name), own, hints)
         _step(on_step, "loaded")
         changed = run.load.changed_tables
         if changed:

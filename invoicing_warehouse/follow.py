@@ -20,6 +20,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from pipelines.invoicing.client import InvoicingClient
     from pipelines.invoicing.portals import Portal
 
 SYNC_INTERVAL_ENV = "INVOICING_SYNC_INTERVAL_MINUTES"
@@ -52,7 +53,6 @@ def sync_every_s(args: argparse.Namespace) -> float:
 def follow(args: argparse.Namespace, portals: list[Portal], sync_all: Callable[[], int]) -> int:
     """The loop; `sync_all()` is the regular sync of `portals` with publication (its exit code).
     Returns 0, or 1 when the last regular sync failed."""
-    from assets.hint_run import apply_pending
 
     if args.poll_s <= 0:
         print("sync failed: --poll-s must be above 0", file=sys.stderr)
@@ -68,16 +68,20 @@ def follow(args: argparse.Namespace, portals: list[Portal], sync_all: Callable[[
     next_sync = time.monotonic() + interval
     print(f"following webhook hints every {args.poll_s:g} s; regular sync every {interval / 60:g} min",
           file=sys.stderr, flush=True)
+    clients: dict[str, InvoicingClient] = {}  # per portal, kept across runs: one token, not one per run
     try:
         while time.monotonic() < deadline:
             for portal in portals:
-                _apply_one(apply_pending, args, portal)
+                _apply_one(args, portal, clients)
             if time.monotonic() >= next_sync:
                 code = sync_all()
                 next_sync = time.monotonic() + interval
             time.sleep(max(0.0, min(args.poll_s, deadline - time.monotonic())))
     except KeyboardInterrupt:
         print("follow stopped; pending hints stay in the spool", file=sys.stderr)
+    finally:
+        for client in clients.values():
+            client.close()
     return code
 
 
@@ -94,20 +98,36 @@ def build_all_models(target) -> None:
     print(f"models: {len(rows)} built", file=sys.stderr, flush=True)
 
 
-def _apply_one(apply_pending, args: argparse.Namespace, portal: Portal) -> None:
-    """One applying run for `portal`; a failure is one line (the hints stay pending for the next poll)."""
+def _apply_one(args: argparse.Namespace, portal: Portal, clients: dict[str, InvoicingClient]) -> None:
+    """One applying run for `portal` with its kept client (opened on first need); a failure is one line (the
+    hints stay pending for the next poll) and drops the client, so the next run starts from the settings
+    again (credentials rotated meanwhile, a server restarted)."""
+    from assets.hint_run import apply_pending, hint_client, spool_for
     from pipelines.invoicing.errors import InvoicingApiError
 
     try:
-        run = apply_pending(args.target, portal, rate_limit_per_s=args.rate_limit)
+        if portal.name not in clients:
+            with spool_for(args.target) as spool:
+                if not spool.pending(portal.name, 1):
+                    return  # nothing to apply: no client, no token
+            clients[portal.name] = hint_client(portal, rate_limit_per_s=args.rate_limit)
+        run = apply_pending(args.target, portal, client=clients[portal.name])
     except InvoicingApiError as error:
+        _drop(clients, portal.name)
         print(f"hints {portal.name}: not applied, kept pending: {error}", file=sys.stderr, flush=True)
         return
     except Exception as error:  # a locked file, a model failing: reported, retried at the next poll  # noqa: BLE001
         from warehouse_engine.connection import scrub
 
+        _drop(clients, portal.name)
         print(f"hints {portal.name}: not applied, kept pending: {type(error).__name__}: "
               f"{scrub(str(error), args.target)}", file=sys.stderr, flush=True)
         return
     if run.hints:
         print(run.line(), flush=True)
+
+
+def _drop(clients: dict[str, InvoicingClient], name: str) -> None:
+    client = clients.pop(name, None)
+    if client is not None:
+        client.close()

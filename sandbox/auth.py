@@ -74,6 +74,7 @@ class TokenStore:
         )
         with self._lock:
             self._tokens[token.value] = token
+        self.stats.bump("tokens_issued")
         return token
 
     def grant(self, authorization: str | None, form: dict[str, str]) -> AccessToken:

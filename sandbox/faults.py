@@ -26,7 +26,7 @@ class SandboxStats(dict):
 
     Keys: `requests`, `rate_limited` (429 answers), `latency` (answers delayed), `error` and `error_500`,
     `error_502`, `error_503` (injected 5xx), `dropped` (connections cut mid-answer), `token_revoked`
-    (tokens revoked by `revoke_token_after_requests`), `webhook_attempts`, `webhook_failures`, and the
+    (tokens revoked by `revoke_token_after_requests`), `tokens_issued`, `webhook_attempts`, `webhook_failures`, and the
     delivery faults (delivery_faults.py): `webhook_lost`, `webhook_duplicated`, `webhook_reordered`,
     `webhook_delayed`, `webhook_bursts` (bursts released).
     """
@@ -41,6 +41,7 @@ class SandboxStats(dict):
         "error_503",
         "dropped",
         "token_revoked",
+        "tokens_issued",
         "webhook_attempts",
         "webhook_failures",
         "webhook_lost",

@@ -8,8 +8,11 @@ hidden from lists, a list refusing windows) is then fetched by id: GET /<resourc
 document's status history with it, as the regular sync reads it); a 404
 confirms a deletion and sets `_deleted_at` the way the regular sync does (warehouse.apply_tombstones, at
 the server's time), a record served with `deleted: true` carries its own `_deleted_at` (rows.to_row).
-Payments have no event of their own (`invoice.paid` names the invoice): a document hint also reads a narrow
-window of transactions and transaction usages, from a little before the oldest document hint arrived.
+Payments have no event of their own (`invoice.paid` names the invoice): when a hinted document shows a payment
+may have changed (its `totalPayments` differs from the warehouse's row, a credit note, or a server that does
+not serve `totalPayments`), the run also reads a narrow window of transactions and transaction usages, from a
+little before the oldest document hint arrived. Other document changes (drafts, validations, reminders...)
+cost no payments request.
 
 Rows go through the source's own shaping (rows.py) and load with dlt into the same tables, merge keys and
 column types as the regular sync (`record_rows`), through the portal's own pipeline: the incremental
@@ -27,6 +30,7 @@ from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from decimal import Decimal, InvalidOperation
 
 import dlt
 
@@ -68,6 +72,7 @@ class HintLoad:
     fetched: int = 0  # records fetched by id
     windowed: int = 0  # hinted records found by a window read of their list (no GET by id)
     window_records: int = 0  # transactions and usages read by the payments window
+    payments_read: bool = False  # whether the payments windows were read (a hinted document's payments changed)
     requests: int = 0
     notes: list[str] = field(default_factory=list)
     fetched_at: float = 0.0  # time.time() when the last fetch answered (before the load)
@@ -90,6 +95,7 @@ def load_hints(pipeline: dlt.Pipeline, client: InvoicingClient, hints: list[Hint
     if stray:
         raise ValueError(f"hints of portal(s) {stray} given to the pipeline of portal {portal_id}")
     outcome = HintLoad(hints)
+    requests_before = _requests(client)  # the client may serve several runs (sync --follow keeps its token)
     finish_pending(pipeline)  # a killed run's package first, so state and data agree (as run_sync does)
     wanted: dict[str, list[str]] = {}
     for hint in hints:
@@ -109,7 +115,9 @@ def load_hints(pipeline: dlt.Pipeline, client: InvoicingClient, hints: list[Hint
         records[name].update(found)
         outcome.windowed += len(found)
     server_now = client.last_server_time
-    if "documents" in wanted:
+    if "documents" in wanted and _payments_may_have_changed(
+            records["documents"].values(), _warehouse_paid(pipeline, portal_id, list(records["documents"]))):
+        outcome.payments_read = True
         outcome.window_records = _read_payments(client, records, server_now, oldest["documents"], outcome.notes)
     outcome.fetched_at = time.time()
     versions = _warehouse_versions(pipeline, portal_id, {name: list(found) for name, found in records.items()})
@@ -135,8 +143,59 @@ def load_hints(pipeline: dlt.Pipeline, client: InvoicingClient, hints: list[Hint
         # the server's time, as the regular sync stamps a record found gone (its run time)
         apply_tombstones(pipeline, gone, server_now or datetime.now().astimezone(), portal_id)
         outcome.tombstoned = gone
-    outcome.requests = sum(client.stats.snapshot()["requests"].values())
+    outcome.requests = _requests(client) - requests_before
     return outcome
+
+
+def _requests(client: InvoicingClient) -> int:
+    return sum(client.stats.snapshot()["requests"].values())
+
+
+def _payments_may_have_changed(documents: Iterable[dict], paid_before: dict[str, Decimal | None] | None) -> bool:
+    """Whether a payment may have been recorded on or used for these fetched documents since the warehouse's
+    rows (`paid_before`: id -> total_payments of the rows there; None when the warehouse cannot tell).
+
+    `totalPayments` is the sum of the payments used on a document (api-facts): a payment used on an invoice
+    changes it, whatever event announced the change. A credit note's usage falls on another document, and a
+    server that does not serve `totalPayments` gives no way to tell: both read the payments. A payment
+    recorded without being used names no document at all: the scheduled sync reads it, as every change no
+    event announces."""
+    for record in documents:
+        if paid_before is None or record.get("subtype") == "CREDIT_NOTE":
+            return True
+        paid = _amount(record.get("totalPayments"))
+        if paid is None:
+            return True
+        if record["id"] in paid_before:
+            if paid_before[record["id"]] != paid:
+                return True
+        elif paid != 0:  # new to the warehouse, payments already used on it
+            return True
+    return False
+
+
+def _amount(value: object) -> Decimal | None:
+    if isinstance(value, bool) or not isinstance(value, int | float | str | Decimal):
+        return None
+    try:
+        return Decimal(str(value))
+    except InvalidOperation:
+        return None
+
+
+def _warehouse_paid(pipeline: dlt.Pipeline, portal_id: str, ids: list[str]) -> dict[str, Decimal | None] | None:
+    """id -> total_payments of the portal's document rows among `ids` (None: the table or column is missing)."""
+    if not ids:
+        return {}
+    with pipeline.sql_client() as client:
+        table = client.make_qualified_table_name("documents")
+        marks = ", ".join(["?"] * len(ids))
+        try:
+            rows = select_rows(client, f"select id, total_payments from {table} "
+                               f"where {PORTAL_COLUMN} = ? and id in ({marks})", portal_id, *ids)
+        except Exception:  # no documents table or no total_payments column yet: cannot tell  # noqa: BLE001
+            return None
+    return {row[0]: None if row[1] is None else Decimal(str(row[1])) for row in rows}
 
 
 def _fetch_by_id(client: InvoicingClient, wanted: dict[str, list[str]]

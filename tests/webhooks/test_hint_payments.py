@@ -1,0 +1,100 @@
+"""Payments have no event of their own: an applying run reads the payments windows (transactions, transaction
+usages) only when a hinted document shows that its payments changed: its `totalPayments` against the
+warehouse's row, a credit note, or a server that does not serve `totalPayments` at all. Validating an invoice
+costs the GET alone; paying one still lands the payment exactly. Compared with the sandbox's own records."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from types import SimpleNamespace
+
+import pytest
+from hint_support import apply, quiet, scheduled_sync
+
+from harness.tamper_proxy import Exchange, TamperProxy
+from harness.warehouse_truth import mismatches
+from pipelines.invoicing.hint_spool import Hint, HintSpool, spool_path
+from sandbox.config import SandboxConfig
+from sandbox.contract import ContractProfile
+from sandbox.server import SandboxServer
+
+PAYMENT_TABLES = ("documents", "transactions", "transaction_usages")
+
+
+@contextmanager
+def _sandbox(contract: str) -> Iterator:
+    """A seeded sandbox serving `contract`, past the windows' lag, stopped on exit."""
+    server = SandboxServer(SandboxConfig(seed=16, scale=40, rate_limit_per_s=0, latency_ms=0,
+                                         contract=ContractProfile.named(contract))).start()
+    quiet(server)
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def _hint(warehouse: str, document_id: str, event: str) -> None:
+    with HintSpool(spool_path(warehouse)) as spool:
+        spool.append(f"{event}-{document_id}", Hint("default", "documents", document_id, event))
+
+
+def _draft_invoice(portal) -> str:
+    return next(d["id"] for d in portal.snapshot("documents")
+                if d["type"] == "INVOICE" and d["status"] == "DRAFT" and not d.get("deleted"))
+
+
+def _paid_invoice(portal) -> str:
+    """Pays the remainder of a validated invoice that still owes something; its id."""
+    for document in portal.snapshot("documents"):
+        if (document["type"] == "INVOICE" and document["status"] == "VALIDATED" and not document.get("subtype")
+                and float(document.get("remaining") or 0) > 0):
+            portal.pay_document(document["id"], None)
+            return document["id"]
+    raise AssertionError("the seeded sandbox has no invoice left to pay")
+
+
+@pytest.mark.parametrize("contract", ["default", "strict"])
+def test_a_validated_invoice_reads_no_payments_and_a_paid_one_reads_them(contract, tmp_path):
+    warehouse = str(tmp_path / "warehouse.duckdb")
+    with _sandbox(contract) as sandbox:
+        scheduled_sync(sandbox, warehouse)
+        validated = _draft_invoice(sandbox.portal)
+        sandbox.portal.validate_document(validated)
+        _hint(warehouse, validated, "invoice.validated")
+        run = apply(sandbox, warehouse)
+        assert run.acknowledged == 1 and not run.load.payments_read, run.line()
+        assert run.load.requests == 2, run.line()  # the token and the GET: no payments window
+
+        paid = _paid_invoice(sandbox.portal)
+        _hint(warehouse, paid, "invoice.paid")
+        run = apply(sandbox, warehouse)
+        assert run.acknowledged == 1 and run.load.payments_read, run.line()
+        quiet(sandbox)
+        assert mismatches(warehouse, sandbox.portal, tables=PAYMENT_TABLES, contract=contract) == []
+
+
+def _without_total_payments(exchange: Exchange) -> None:
+    """Answers of /documents without `totalPayments`, as a server that does not serve it."""
+    if not exchange.path.startswith("/documents") or exchange.status != 200:
+        return
+    body = exchange.json()
+    data = body.get("data") if isinstance(body, dict) else None
+    for record in data if isinstance(data, list) else [data] if isinstance(data, dict) else []:
+        record.pop("totalPayments", None)
+    exchange.set_json(body)
+
+
+def test_a_server_without_total_payments_reads_the_payments_for_any_document_hint(tmp_path):
+    warehouse = str(tmp_path / "warehouse.duckdb")
+    with _sandbox("default") as sandbox, TamperProxy(sandbox.base_url, _without_total_payments) as proxy:
+        through_proxy = SimpleNamespace(base_url=proxy.base_url, client_id=sandbox.client_id,
+                                        client_secret=sandbox.client_secret, clock=sandbox.clock)
+        scheduled_sync(through_proxy, warehouse)
+        paid = _paid_invoice(sandbox.portal)
+        _hint(warehouse, paid, "document.updated")
+        run = apply(through_proxy, warehouse)
+        assert run.acknowledged == 1 and run.load.payments_read, run.line()
+        assert run.load.window_records >= 2, run.line()  # the payment and its usage
+        quiet(sandbox)
+        assert mismatches(warehouse, sandbox.portal, tables=("transactions", "transaction_usages")) == []
