@@ -4,7 +4,8 @@
 
 For each applying path, a fresh seeded sandbox (the real service's 10 requests/s per IP) is built into a new
 warehouse (sync, models, readers' copy), then changed `--changes` times at mixed rates (single changes a
-random 0.5-3 s apart, and bursts of 50 at once) by its application user (harness/hinted_changes.py: the
+random 5-35 s apart, and a burst of 50 at once after every 17 of them: `--mix office`, the default; `--mix busy`:
+0.5-3 s apart and a burst after 40) by its application user (harness/hinted_changes.py: the
 changes an event announces). Hints come through the real receiver (`--hints receiver`, the default): the
 sandbox delivers every event over HTTP to `invoicing-warehouse webhooks serve` (its own process, 127.0.0.1),
 which spools them; `--hints listener` feeds the spool from the sandbox's in-process event listener instead
@@ -59,15 +60,23 @@ DAGSTER = Path(sys.executable).with_name("dagster")
 DAEMON = Path(sys.executable).with_name("dagster-daemon")
 
 
-def plan(changes: int, seed: int) -> list[tuple[float, int]]:
-    """(pause before, changes at once): singles 0.5-3 s apart, with a burst of BURST after each 40 singles."""
+# --mix: (seconds between two single changes, low and high; singles before each burst of BURST)
+MIXES = {
+    "office": ((5.0, 35.0), 17),  # a portal at work: a change every 20 s on average, a burst every ~6 min
+    "busy": ((0.5, 3.0), 40),  # a change every 1.75 s on average: where polling wins (break-even printed)
+}
+
+
+def plan(changes: int, seed: int, mix: str = "office") -> list[tuple[float, int]]:
+    """(pause before, changes at once): singles spaced as `mix` says, a burst of BURST after so many singles."""
+    (low, high), singles_per_burst = MIXES[mix]
     rng, steps, left, singles = random.Random(f"plan-{seed}"), [], changes, 0
     while left > 0:
-        if singles >= 40 and left >= BURST:
-            steps.append((rng.uniform(0.5, 3.0), BURST))
+        if singles >= singles_per_burst and left >= BURST:
+            steps.append((rng.uniform(low, high), BURST))
             left, singles = left - BURST, 0
         else:
-            steps.append((rng.uniform(0.5, 3.0), 1))
+            steps.append((rng.uniform(low, high), 1))
             left, singles = left - 1, singles + 1
     return steps
 
@@ -156,7 +165,7 @@ def run_path(path: str, args: argparse.Namespace) -> bool:
             before, started = sandbox.stats["requests"], time.monotonic()
             mutator = HintedMutator(sandbox.portal, 0, seed=args.seed)
             made, bursts = 0, []
-            for pause, count in plan(args.changes, args.seed):
+            for pause, count in plan(args.changes, args.seed, args.mix):
                 time.sleep(pause)
                 begun = time.time()
                 made += sum(kind != "none" for kind in mutator.steps(count))
@@ -199,7 +208,7 @@ def _print(path, args, made, writes, watch, arrived, pending, raw, marts, reques
     p95 = percentile(lat, 0.95) if lat else float("nan")
     polls_minute = elapsed / 60.0 * poll_cost
     polls_same = elapsed / max(p95, 1.0) * poll_cost
-    print(f"\n== path {path}, hints via {args.hints}: {made} changes ({writes} events) over {elapsed:.0f} s, "
+    print(f"\n== path {path}, hints via {args.hints}, mix {args.mix}: {made} changes ({writes} events) over {elapsed:.0f} s, "
           f"scale {args.scale}, {args.rate_limit:g} requests/s; work dir {root}")
     if lat:
         print(f"latency API write -> readers' copy: p50 {statistics.median(lat):.1f} s, p95 {p95:.1f} s, "
@@ -229,6 +238,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=16)
     parser.add_argument("--rate-limit", type=float, default=10.0, help="the sandbox's requests/s per IP")
     parser.add_argument("--paths", default="follow,dagster")
+    parser.add_argument("--mix", choices=sorted(MIXES), default="office",
+                        help="how the changes are spaced (office: a change every ~20 s and a burst of 50 every "
+                             "~6 min; busy: a change every ~1.75 s and a burst after 40)")
     parser.add_argument("--hints", choices=("receiver", "listener"), default="receiver",
                         help="how hints reach the spool (default: deliveries to the real receiver over HTTP)")
     parser.add_argument("--poll-s", type=float, default=1.0, help="sync --follow's poll interval")
