@@ -29,7 +29,7 @@ import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, field
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from multiprocessing import get_context
 from pathlib import Path
 from statistics import median
@@ -115,13 +115,19 @@ def format_table(rows: list[Row]) -> str:
     return "\n".join(lines)
 
 
-def change_records(sb, steps: int, seed: int) -> None:
-    """Makes `steps` changes the way the application's users do (the sandbox's mutator, one step each)."""
+def change_records(sb, steps: int, seed: int, per_second: float = 0) -> None:
+    """Makes `steps` changes the way the application's users do (the sandbox's mutator, one step each).
+    `per_second` > 0 spreads them in the sandbox's time (its clock moves a second after every `per_second`
+    steps) instead of the few real seconds they take: hundreds of records then no longer share one
+    `lastUpdate` second, which the pipeline reads as a group (it never skips into one) and offset paging
+    does not care about."""
     from sandbox.mutator import Mutator
 
     mutator = Mutator(sb.portal, 1.0, seed)  # never started: no background thread, only these steps
-    for _ in range(steps):
+    for step in range(1, steps + 1):
         mutator.step()
+        if per_second > 0 and step % max(1, round(per_second)) == 0:
+            sb.clock.advance(timedelta(seconds=1))
 
 
 def summarize(rows: list[Row]) -> str:
@@ -275,11 +281,12 @@ class Bench:
         """1% of the records change, then each contender runs an incremental sync."""
         args = self.args
         steps = max(1, math.ceil(args.changed_share * ground_truth.record_count(truth)))
-        change_records(sb, steps, args.seed)
+        change_records(sb, steps, args.seed, args.changes_per_s)
         self.settle()
         changed_truth = self.snapshot(sb)
         need = ground_truth.minimum_requests(changed_truth, since=truth)
-        print(f"# incremental: {steps} mutator steps changed "
+        spread = f" over {steps / args.changes_per_s:.0f} s of the sandbox's time" if args.changes_per_s > 0 else " at once"
+        print(f"# incremental: {steps} mutator steps{spread} changed "
               f"{ground_truth.changed_count(changed_truth, truth)} records", flush=True)
         for name in order:
             self.timed_sync(sb, "incremental", name, repeat, base / f"{name}.duckdb", False, need)
@@ -306,6 +313,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--latency-ms", type=float, default=100.0)
     parser.add_argument("--rate-limit", type=int, default=10, help="requests/s the sandbox allows")
     parser.add_argument("--changed-share", type=float, default=0.01, help="share of records changed")
+    parser.add_argument("--changes-per-s", type=float, default=0.0,
+                        help="incremental: spread the changes at this rate in the sandbox's time (default: at once)")
     parser.add_argument("--mutations-per-s", type=float, default=5.0)
     parser.add_argument("--settle-s", type=float, default=12.0,
                         help="pause after changes, longer than the pipeline's safety lag behind server time")
