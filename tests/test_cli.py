@@ -44,3 +44,17 @@ def test_the_console_script_keeps_the_exit_code_and_flushes_the_output(tmp_path)
     assert failed.returncode == 1, failed.stderr
     assert "sync failed" in failed.stderr and "BASE_URL" in failed.stderr
     assert not warehouse.exists()
+
+
+def test_resolving_the_settings_does_not_import_streamlit(tmp_path):
+    """dlt probes Streamlit's secrets when no secrets.toml exists (importing Streamlit, 0.2 s of a small sync);
+    credentials.build_config_providers refuses that import, and the settings still resolve from the
+    environment."""
+    probe = ("import sys; from pipelines.invoicing.credentials import resolve_settings; "
+             "s = resolve_settings(); print(s.base_url, s.client_id, 'streamlit' in sys.modules)")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SOURCES__INVOICING__")}
+    env.update(SOURCES__INVOICING__BASE_URL="http://127.0.0.1:9/api/v2", SOURCES__INVOICING__CLIENT_ID="probe-id",
+               SOURCES__INVOICING__CLIENT_SECRET="probe-secret")
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=tmp_path, env=env)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["http://127.0.0.1:9/api/v2", "probe-id", "False"]
