@@ -4,7 +4,7 @@
 
 For each applying path, a fresh seeded sandbox (the real service's 10 requests/s per IP) is built into a new
 warehouse (sync, models, readers' copy), then changed `--changes` times at mixed rates (single changes a
-random 5-35 s apart, and a burst of 50 at once after every 17 of them: `--mix office`, the default; `--mix busy`:
+random 5-35 s apart, and a burst of 50 at once after every 16 of them: `--mix office`, the default; `--mix busy`:
 0.5-3 s apart and a burst after 40) by its application user (harness/hinted_changes.py: the
 changes an event announces). Hints come through the real receiver (`--hints receiver`, the default): the
 sandbox delivers every event over HTTP to `invoicing-warehouse webhooks serve` (its own process, 127.0.0.1),
@@ -62,7 +62,7 @@ DAEMON = Path(sys.executable).with_name("dagster-daemon")
 
 # --mix: (seconds between two single changes, low and high; singles before each burst of BURST)
 MIXES = {
-    "office": ((5.0, 35.0), 17),  # a portal at work: a change every 20 s on average, a burst every ~6 min
+    "office": ((5.0, 35.0), 16),  # a portal at work: a change every 20 s on average, a burst every ~5 min
     "busy": ((0.5, 3.0), 40),  # a change every 1.75 s on average: where polling wins (break-even printed)
 }
 
@@ -240,7 +240,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--paths", default="follow,dagster")
     parser.add_argument("--mix", choices=sorted(MIXES), default="office",
                         help="how the changes are spaced (office: a change every ~20 s and a burst of 50 every "
-                             "~6 min; busy: a change every ~1.75 s and a burst after 40)")
+                             "~5 min; busy: a change every ~1.75 s and a burst after 40)")
     parser.add_argument("--hints", choices=("receiver", "listener"), default="receiver",
                         help="how hints reach the spool (default: deliveries to the real receiver over HTTP)")
     parser.add_argument("--poll-s", type=float, default=1.0, help="sync --follow's poll interval")
