@@ -143,6 +143,8 @@ LEDGER: tuple[LedgerRow, ...] = (
        "staged only"),
     _r("documents", "invoiceId", "assumption", "stg_invoicing__document_versions.sql", "fine", "", (),
        "staged only (credited invoice)"),
+    _r("documents", "totalPayments", "api-facts", "hint_apply.py (payments windows of a hint run)", "fine", "", (),
+       "a document hint reads the payments windows when it changed; absent: every document hint reads them"),
     _r("documents", "to.name", "contract", "receivables.sql (fallback name)", "fine", "", (), "label only"),
     # --- transaction usages -------------------------------------------------------------------------
     _r("transaction_usages", "type", "api-facts", "stg_invoicing__transaction_usages.sql", "derive",
