@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
+import threading
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
@@ -24,6 +26,7 @@ if TYPE_CHECKING:
     from pipelines.invoicing.portals import Portal
 
 SYNC_INTERVAL_ENV = "INVOICING_SYNC_INTERVAL_MINUTES"
+INTERCEPT_SIGNALS_ENV = "RUNTIME__INTERCEPT_SIGNALS"  # dlt's runtime.intercept_signals
 DEFAULT_SYNC_MINUTES = 15.0
 
 
@@ -69,20 +72,48 @@ def follow(args: argparse.Namespace, portals: list[Portal], sync_all: Callable[[
     print(f"following webhook hints every {args.poll_s:g} s; regular sync every {interval / 60:g} min",
           file=sys.stderr, flush=True)
     clients: dict[str, InvoicingClient] = {}  # per portal, kept across runs: one token, not one per run
+    interrupted = _stop_on_ctrl_c()
     try:
         while time.monotonic() < deadline:
             for portal in portals:
                 _apply_one(args, portal, clients)
+                _stop_if(interrupted)
             if time.monotonic() >= next_sync:
                 code = sync_all()
                 next_sync = time.monotonic() + interval
+                _stop_if(interrupted)
             time.sleep(max(0.0, min(args.poll_s, deadline - time.monotonic())))
     except KeyboardInterrupt:
         print("follow stopped; pending hints stay in the spool", file=sys.stderr)
     finally:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
         for client in clients.values():
             client.close()
     return code
+
+
+def _stop_on_ctrl_c() -> threading.Event:
+    """Ctrl-C (SIGINT) sets the returned event as well as raising KeyboardInterrupt.
+
+    Inside a run, dlt turns the KeyboardInterrupt into its own step error (an Exception the loop reports and
+    survives), and by default even holds SIGINT back while it normalizes or loads, forgetting it when the step
+    ends: Ctrl-C during a run was lost and the loop went on. With dlt's interception off (for this process)
+    and the event checked after every run, Ctrl-C stops the loop; a load cut short is finished by the next
+    run (finish_pending), its hints still pending."""
+    os.environ.setdefault(INTERCEPT_SIGNALS_ENV, "false")
+    interrupted = threading.Event()
+
+    def on_sigint(signum: int, frame: object) -> None:
+        interrupted.set()
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGINT, on_sigint)
+    return interrupted
+
+
+def _stop_if(interrupted: threading.Event) -> None:
+    if interrupted.is_set():
+        raise KeyboardInterrupt
 
 
 def build_all_models(target) -> None:

@@ -10,7 +10,7 @@ import subprocess
 import threading
 import time
 
-from hint_support import reader
+from hint_support import apply, quiet, reader
 
 from harness.hinted_changes import DELETIONS, HintedMutator
 from harness.sync_process import COMMAND, Workspace
@@ -67,6 +67,61 @@ def test_sync_follow_applies_hints_until_max_seconds(sandbox, tmp_path):
             process.wait(timeout=30)
     # every applying run of the loop used one client and its token (a sandbox token lives 7 days)
     assert applied_runs() >= 2 and sandbox.stats["tokens_issued"] - tokens_before == 1, "\n".join(lines[-30:])
+    with reader(warehouse) as connection:
+        comparison = compare_raw_tables(connection, sandbox.portal)
+    assert comparison.mismatches == [], comparison.summary()
+
+
+CTRL_C_AFTER_S = (2.0, 3.3, 4.6)  # into a stream of runs: most land in a run, some between two
+
+
+def _change_until(mutator: HintedMutator, stop: threading.Event) -> None:
+    """A change every 0.1 s until `stop` (bounded by the test's Ctrl-C times)."""
+    while not stop.wait(0.1):
+        mutator.step()
+
+
+def test_ctrl_c_during_applying_runs_stops_the_loop_and_loses_nothing(sandbox, tmp_path):
+    """Changes every 0.1 s keep runs going; Ctrl-C must stop the loop at once wherever it lands (dlt used to
+    hold it back, or turn it into a step error the loop survived), and what a cut run left is applied later."""
+    workspace = Workspace(tmp_path)
+    warehouse = str(workspace.warehouse)
+    env = workspace.env(sandbox.base_url, sandbox.client_id, sandbox.client_secret)
+    mutator = HintedMutator(sandbox.portal, 0, seed=5, without=DELETIONS)
+    feed = ListenerFeed(sandbox.portal, spool_path(warehouse))
+    for attempt, after_s in enumerate(CTRL_C_AFTER_S):
+        process = subprocess.Popen([*COMMAND, "sync", "--warehouse", warehouse, "--follow", "--poll-s", "0.2",
+                                    "--max-seconds", "120", "--rate-limit", "0"], env=env, cwd=workspace.cwd,
+                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1)
+        lines: list[str] = []
+        threading.Thread(target=lambda p=process: lines.extend(p.stdout), daemon=True).start()
+        stop = threading.Event()
+        churn = threading.Thread(target=_change_until, args=(mutator, stop), daemon=True)
+        try:
+            deadline = time.monotonic() + WAIT_S
+            while not any("following webhook hints" in line for line in list(lines)) and time.monotonic() < deadline:
+                time.sleep(0.1)
+            if attempt == 0:
+                feed.start()
+            churn.start()
+            time.sleep(after_s)
+            process.send_signal(signal.SIGINT)
+            assert process.wait(timeout=10) == 0, "".join(lines[-20:])
+        finally:
+            stop.set()
+            churn.join(timeout=10)
+            if process.poll() is None:
+                process.kill()
+                process.wait(timeout=30)
+        assert any("follow stopped" in line for line in lines), "".join(lines[-20:])
+    feed.stop()
+    # what the cut runs left (a package, pending hints) is finished by the next runs
+    for _ in range(20):
+        with HintSpool(spool_path(warehouse)) as spool:
+            if spool.pending_count() == 0:
+                break
+        apply(sandbox, warehouse)
+    quiet(sandbox)
     with reader(warehouse) as connection:
         comparison = compare_raw_tables(connection, sandbox.portal)
     assert comparison.mismatches == [], comparison.summary()
