@@ -17,12 +17,14 @@ The service allows 10 requests per second. The limiter paces in one of two ways:
    starts again at limit - 1 with the first request of the next. So each answer tells whether its request
    was the first of a window or followed the request granted just before it in the same window.
    `WindowPhase` turns those pairs into the arc of the client's clock (modulo one second) where the
-   server's window boundaries fall. Once the arc is known within `MAX_ARC_S`, the limiter grants on an
-   even grid of N slots per window, with the arc in the middle of the gap between two slots (at 10/s, 30
-   to 50 ms of room on either side). Each window then gets exactly N requests, and a request may arrive
-   that much earlier or later than its neighbours without landing in another window. A thread that wakes
-   late (a busy interpreter) may still use its slot up to a little after the last slot of the same window;
-   later than that it takes a new slot. An answer that contradicts the arc, and any 429, drop the lock:
+   server's window boundaries fall. Once the arc is known within `MAX_ARC_S`, the limiter grants on a
+   grid of N slots per window, drawn together (`SLOT_SPACING_SHARE` of an even spacing: 80 ms apart at
+   10/s) so that the gap across the boundary is wide (280 ms), with the arc in its middle (120 to 140 ms
+   of room on either side). Each window then gets exactly N requests, and a request may arrive that much
+   earlier or later than its neighbours without landing in another window: several processes on a busy
+   machine send late by tens of milliseconds (4 processes at an even 100 ms grid drew 2 x 429 in 5,560
+   requests). A thread that wakes late may still use its slot up to `LATE_SLOT_SHARE` of that room after
+   the last slot of the same window; later than that it takes a new slot. An answer that contradicts the arc, and any 429, drop the lock:
    the limiter goes back to span pacing and learns again.
 
 A server that does not count in fixed windows (a sliding log, a token bucket) never yields one consistent
@@ -56,9 +58,13 @@ log = logging.getLogger(__name__)
 
 DEFAULT_SAFETY = 0.95
 MIN_GAP_SHARE = 0.75
-# A thread that wakes later than this after its slot (a busy interpreter) takes another slot: its request
-# could otherwise reach the server in the next window. The rest of the margin is for the way there.
-LATE_SLOT_SHARE = 0.7
+# A thread that wakes later than this share of the margin after the last slot of its window (a busy
+# interpreter) takes another slot: its request could otherwise reach the server in the next window. The
+# rest of the margin is for the way there (the HTTP client's work and the network).
+LATE_SLOT_SHARE = 0.5
+# Slots of one window are this share of an even spacing apart: the room across the boundary grows from
+# one spacing to (N - (N - 1) * share) spacings, 2.8 at 10/s, while each window still gets N requests.
+SLOT_SPACING_SHARE = 0.8
 
 
 class SharedState(Protocol):
@@ -179,6 +185,7 @@ class RateLimiter:
             while (now := self._clock()) < slot:
                 self._sleep(slot - now)
             with self._hold():
+                now = self._clock()  # the hold may have waited for another process
                 if grid is None:
                     if self._paused_until <= slot:
                         return self._grant(now, record=False)
@@ -249,15 +256,17 @@ class RateLimiter:
             return
         start, width = arc
         self._arc = arc
-        # The arc sits in the middle of the gap between two slots: as much room for a request that
+        spacing = SLOT_SPACING_SHARE * step
+        # The arc sits in the middle of the gap across the boundary: as much room for a request that
         # arrives earlier than its neighbours as for one that arrives later.
-        margin = (step - width) / 2
+        margin = (WINDOW_S - (per_window - 1) * spacing - width) / 2
         self._late_slot_s = LATE_SLOT_SHARE * margin
-        self._grid = Grid((start + width + margin) % WINDOW_S, step, per_window)
+        self._grid = Grid((start + width + margin) % WINDOW_S, spacing, per_window)
         self._epoch += 1
-        # Start on a window that no span-paced grant can reach, so that no window gets more than its slots.
+        # Start on a window that no span-paced grant can reach, so that no window gets more than its slots:
+        # its boundary lies `margin + width` before its first slot.
         latest = max(self._recent[-1] if self._recent else 0.0, self._clock())
-        self._next_slot = self._grid.window_start_at_or_after(latest + step)
+        self._next_slot = self._grid.window_start_at_or_after(latest + 2 * margin + width)
         self._locked_from_seq = self._seq + 1
         self.locks += 1
         log.info("rate limiter: pacing on the server's windows (boundary within %.0f ms), %d per window",

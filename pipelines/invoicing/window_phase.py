@@ -78,20 +78,28 @@ def arc_overlaps(arc: tuple[float, float], earlier: float, later: float) -> bool
 
 @dataclass(frozen=True)
 class Grid:
-    """Slots `base + k * step`: `step` = one window / the slots per window."""
+    """`per_window` slots in every window, `step` apart from `base + k` (k whole windows) on.
+
+    With `step` shorter than one window / `per_window`, the slots of a window are drawn together and the
+    gap across the window boundary is wider than between two slots: the room a request has to arrive late
+    (or early) without landing in another window."""
 
     base: float
     step: float
     per_window: int
 
     def slot_at_or_after(self, moment: float) -> float:
-        return self.base + math.ceil((moment - self.base) / self.step - 1e-9) * self.step
+        window = math.floor((moment - self.base) / WINDOW_S)
+        start = self.base + window * WINDOW_S
+        index = max(0, math.ceil((moment - start) / self.step - 1e-9))
+        if index >= self.per_window:
+            return start + WINDOW_S
+        return start + index * self.step
 
     def last_slot_of_window(self, slot: float) -> float:
         """The last slot of the window `slot` belongs to: a grant up to then still counts in that window."""
-        index = round((slot - self.base) / self.step)
-        return self.base + ((index // self.per_window) * self.per_window + self.per_window - 1) * self.step
+        start = self.base + math.floor((slot - self.base) / WINDOW_S + 1e-9) * WINDOW_S
+        return start + (self.per_window - 1) * self.step
 
     def window_start_at_or_after(self, moment: float) -> float:
-        window = self.step * self.per_window
-        return self.base + math.ceil((moment - self.base) / window - 1e-9) * window
+        return self.base + math.ceil((moment - self.base) / WINDOW_S - 1e-9) * WINDOW_S
