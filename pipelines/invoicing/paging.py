@@ -1,11 +1,14 @@
 """Keyset paging over a frozen lastUpdate window, and a skip scan for lists without a usable window.
 
 Records of one `lastUpdate` second may come back in a different order on every request (the contract
-promises no tie order), so no read ever `skip`s into a same-second group across requests: a window is read
-in `lastUpdate` order, each page restarting at the second of the previous page's last record with skip 0
-(re-reading that group, deduped by `id`); a group of at least a page is read alone, by the window
-[S, S], in passes until the distinct ids reach its count. Records leaving a group mid-read moved past the
-window's end: a later run reads them. A page ends the read only when it is empty or shorter than the page
+promises no tie order), so no read trusts a `skip` into a same-second group across requests unchecked: a
+window is read in `lastUpdate` order, each page restarting at the second of the previous page's last
+record. It skips the records of that second already read but the last, which must come back first, and
+once past the second the ids read at it must reach its count; a failed check reads that second alone, by
+the window [S, S], in passes until the distinct ids reach its count. A read whose checks fail twice (the
+server shuffles ties) restarts every page at its second with skip 0 (re-reading the second's records,
+deduped by `id`), and reads a group of at least a page alone, in passes. Records leaving a group mid-read
+moved past the window's end: a later run reads them. A page ends the read only when it is empty or shorter than the page
 size the server has honoured in this run (it may clamp `limit`, and its maximum may shrink between runs).
 """
 
@@ -31,6 +34,9 @@ MAX_PAGES_WITHOUT_NEWS = 3
 # reads a fresh permutation, so a record is missed by k passes with probability p^k (p < 0.4 for pages
 # of 50); 25 passes make a silent stop impossible in practice, and a loud error ends anything worse.
 MAX_PASSES = 25
+# A read that had to re-read a second from its start this often stops skipping into seconds: their order
+# changes between requests (or records keep leaving them), and each failed check costs a request.
+MAX_SKIP_FAILURES = 2
 
 
 class WindowNotHonoured(Exception):
@@ -179,22 +185,34 @@ def keyset_pages(
     page_sizes: PageSizes,
     tag: str,
     limit: int = PAGE_LIMIT,
+    ties_stable: bool | None = None,
     cancelled: Callable[[], bool] = lambda: False,
     note: Callable[[str], None] = _noop,
     learn: Callable[..., None] = _noop,
 ) -> Generator[Page, None, None]:
     """Pages of the records with since <= lastUpdate <= until (both inclusive; since None: from the start).
 
-    Never `skip`s into a same-second group across requests (its inner order may change between them):
-    each page restarts at the second of the previous page's last record with skip 0, re-reading that
-    group. A full page all at one second is a group of at least a page: read by `_group_pages`.
-    Raises WindowNotHonoured when the server ignores or refuses the window or the order (caller falls back).
+    Each page restarts at the second of the previous page's last record. Where the records of that second
+    keep one order (unless `ties_stable` is False, as learnt earlier), it skips the ones already read but
+    the last, which must come back first: a check that positions did not shift (records left the second,
+    or its order changed). When the page passes the second, the ids read at it must reach `skip + those in
+    the page`, its exact count. Either check failing reads that second alone, in passes (`_group_pages`),
+    and the read goes on after it. After two failures no page skips: each restarts at its second with
+    skip 0, and a full page all at one second is a group of at least a page, read by `_group_pages`. Raises WindowNotHonoured when the server ignores or refuses the window or the order
+    (caller falls back).
     """
     seen: set[str] = set()
     position = since
+    # Inside the second `position`: how many of its records the read has passed in the server's order,
+    # their ids, and the id of the last one (the next page re-reads it as the check).
+    offset, last_id = 0, None
+    read_at_position: set[str] = set()
+    skip_failures = 0 if ties_stable is not False else MAX_SKIP_FAILURES
     pages_without_news = 0
     while not cancelled():
-        params: dict[str, Any] = {"orderBy": "lastUpdate", "order": 1, "limit": limit, "skip": 0,
+        by_skip = skip_failures < MAX_SKIP_FAILURES and limit >= 2 and offset >= 2 and last_id is not None
+        skip = offset - 1 if by_skip else 0
+        params: dict[str, Any] = {"orderBy": "lastUpdate", "order": 1, "limit": limit, "skip": skip,
                                   "updatedUntil": format_timestamp(until)}
         if position is not None:
             params["updatedSince"] = format_timestamp(position)
@@ -202,27 +220,53 @@ def keyset_pages(
         _check_window(records, path, position, until)
         limit = params["limit"]
         page_sizes.observe(path, limit, len(records))
-        if not records:
-            yield Page([], position, True)
-            return
-        new = [r for r in records if r["id"] not in seen]
-        seen.update(r["id"] for r in records)
-        last = last_update_of(records[-1], path)
-        if page_sizes.is_end(path, len(records)):
-            yield Page(new, last, True)
-            return
-        pages_without_news = 0 if new else pages_without_news + 1
-        if pages_without_news >= MAX_PAGES_WITHOUT_NEWS:
-            raise WindowNotHonoured(f"GET {path}: paging does not advance")
-        yield Page(new, last, False)
-        if last_update_of(records[0], path) == last:  # a full page at one second
-            yield from _group_pages(get, path, last, seen, page_sizes=page_sizes, tag=tag, limit=limit,
-                                    cancelled=cancelled, note=note, learn=learn)
-            if last >= until:
-                yield Page([], last, True)
+        if skip and not _continues(records, path, position, skip, last_id, read_at_position):
+            skip_failures += 1  # positions shifted under the read: the second is read alone, in passes
+            group = position
+        else:
+            if not records:
+                yield Page([], position, True)
                 return
-            last += timedelta(seconds=1)  # lastUpdate has whole seconds (api-facts)
-        position = last
+            new = [r for r in records if r["id"] not in seen]
+            seen.update(r["id"] for r in records)
+            last = last_update_of(records[-1], path)
+            if page_sizes.is_end(path, len(records)):
+                yield Page(new, last, True)
+                return
+            pages_without_news = 0 if new else pages_without_news + 1
+            if pages_without_news >= MAX_PAGES_WITHOUT_NEWS:
+                raise WindowNotHonoured(f"GET {path}: paging does not advance")
+            yield Page(new, last, False)
+            at_last = [r["id"] for r in records if last_update_of(r, path) == last]
+            if len(at_last) < len(records) or skip_failures < MAX_SKIP_FAILURES:
+                if last == position:
+                    offset = skip + len(records)
+                    read_at_position.update(at_last)
+                else:
+                    position, offset, read_at_position = last, len(at_last), set(at_last)
+                last_id = records[-1]["id"]
+                continue
+            group = last  # a full page at one second, and skipping into it is not trusted
+        assert group is not None  # a skip is only asked inside a second already read
+        yield from _group_pages(get, path, group, seen, page_sizes=page_sizes, tag=tag, limit=limit,
+                                cancelled=cancelled, note=note, learn=learn)
+        if group >= until:
+            yield Page([], group, True)
+            return
+        position, offset, read_at_position, last_id = group + timedelta(seconds=1), 0, set(), None  # whole seconds
+
+
+def _continues(records: list, path: str, second: datetime | None, skip: int, last_id: str | None,
+               read_at_second: set[str]) -> bool:
+    """Whether a page asked with `skip` into `second` continues the read: it starts with the record read
+    last, and when it passes the second, the ids read at it reach the second's count (`skip` + its
+    records in the page; records only leave a past second)."""
+    if not records or records[0]["id"] != last_id:
+        return False
+    if last_update_of(records[-1], path) == second:
+        return True
+    in_page = [r["id"] for r in records if last_update_of(r, path) == second]
+    return len(read_at_second.union(in_page)) >= skip + len(in_page)
 
 
 def _group_pages(get, path: str, second: datetime, seen: set[str], *, page_sizes: PageSizes, tag: str,
@@ -280,7 +324,8 @@ def _group_pages(get, path: str, second: datetime, seen: set[str], *, page_sizes
         found = found | this_pass if count == previous_count else set()
         previous_count = count
         if (not disturbed and len(this_pass) >= count) or (found and len(found) >= count) or count == 0:
-            note(f"{count} records share lastUpdate {stamp}, more than a page ({limit}); read in {passes} passes")
+            if count > limit:
+                note(f"{count} records share lastUpdate {stamp}, more than a page ({limit}); read in {passes} passes")
             if not stable:
                 learn(stable_ties=False)
             return

@@ -173,6 +173,7 @@ class ResourceRead:
     def _slice_task(self, slice_id: int, since, until, first_page: bool) -> None:
         pages = keyset_pages(self.feed.client.get, self.endpoint.path, since, until,
                              page_sizes=self.feed.page_sizes, tag=self.name, cancelled=self._stopped,
+                             ties_stable=self.feed.capabilities.of(self.endpoint.path).stable_ties,
                              note=self._note, learn=self._learn)
         for page in pages:
             split = self._split(slice_id, page, until, first_page)

@@ -54,6 +54,7 @@ class FakeApi:
         self.between_pages: Callable[[FakeApi, int], None] | None = None
         self.list_calls = 0
         self.token_scope_refused = False
+        self.tie_key: Callable[[dict], str] = lambda record: record["id"]  # the order of same-second records
 
     def transport(self) -> httpx.MockTransport:
         return httpx.MockTransport(self.handle)
@@ -101,7 +102,7 @@ class FakeApi:
             self.between_pages(self, self.list_calls)
         self.list_calls += 1
         q = request.url.params
-        rows = sorted(self.lists[path], key=lambda r: (r["lastUpdate"], r["id"]))
+        rows = sorted(self.lists[path], key=lambda r: (r["lastUpdate"], self.tie_key(r)))
         if not self.ignore_window:
             if "updatedSince" in q:
                 rows = [r for r in rows if r["lastUpdate"] >= q["updatedSince"]]

@@ -103,6 +103,36 @@ def test_thousands_of_records_sharing_one_second():
     assert any(int(r.url.params["skip"]) > 2000 for r in tie_requests)  # skip walks inside the group
 
 
+def test_pages_skip_the_records_of_a_second_already_read_but_the_last():
+    data = make_records(3000, START, per_second=60)  # every page ends inside a second of 60 records
+    api = FakeApi({"/documents": data})
+    records, _ = read_all(api)
+    assert len(records) == 3000 and len({r["id"] for r in records}) == 3000
+    # 100 new records on the first page, 99 on each later one (it re-reads one as the check): 2,900 more
+    # take 29 full pages and a short one of 30. Restarting every page at its second with skip 0 took 50.
+    assert len(list_requests(api)) == 1 + 30
+
+
+def test_a_tie_order_that_changes_under_the_read_is_caught_by_the_count_of_the_second():
+    second = START + timedelta(hours=1)
+    early = make_records(70, START, prefix="b")
+    group = make_records(60, second, per_second=60, prefix="a")
+    later = make_records(50, second + timedelta(seconds=1), prefix="c")
+    api = FakeApi({"/documents": early + group + later})
+    swapped = {group[5]["id"]: group[45]["id"], group[45]["id"]: group[5]["id"]}
+
+    def reorder(api: FakeApi, call: int) -> None:
+        if call == 1:  # after the first page read 30 of the group: two records trade places in its order
+            api.tie_key = lambda record: swapped.get(record["id"], record["id"])
+
+    api.between_pages = reorder
+    records, _ = read_all(api)
+    # The second page still starts with the record read last (the 30th), so the check of positions passes;
+    # it holds 31 records of the group at skip 29, one of them read before: 59 ids of 60.
+    assert {r["id"] for r in records} == {r["id"] for r in early + group + later}
+    assert len(records) == 180
+
+
 def test_window_bounds_are_inclusive_and_records_outside_are_not_read():
     data = make_records(10, UNTIL - timedelta(seconds=4)) + [{"id": "f" * 24, "lastUpdate": iso(UNTIL + timedelta(seconds=1))}]
     api = FakeApi({"/documents": data})
