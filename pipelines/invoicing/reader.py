@@ -194,13 +194,16 @@ class ResourceRead:
         fewer readers than keep the limiter's slots filled (`Feed.wants_reader`: reads that finished early
         leave the big ones alone near the end of a run). The number of pages left is estimated from the
         page's density of records per second; a slice costs at least one request (its last, short page),
-        so a range is only split when each part gets a few pages.
+        so a range is only split when each part gets a few pages. A page all at one second gives no
+        density: it is not split after (an empty slice would cost a request for nothing).
         """
         if page.done or page.position is None or not page.records or until - page.position < MIN_SPLIT_RANGE:
             return None
         if not first_page and not self.feed.wants_reader():
             return None
         first = parse_timestamp(page.records[0]["lastUpdate"])
+        if first == page.position:
+            return None  # a page at one second (changes written at once) says nothing of the seconds after it
         density = len(page.records) / ((page.position - first).total_seconds() + 1)
         pages_left = density * (until - page.position).total_seconds() / max(len(page.records), 1)
         most_parts = SPLIT_PARTS if first_page else 2

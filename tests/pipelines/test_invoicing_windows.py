@@ -79,6 +79,21 @@ def test_a_large_first_window_is_read_in_parallel_slices_and_completes_at_the_fr
     assert state["cursor"] == iso(UNTIL) and state["window"] is None
 
 
+def test_changes_written_in_one_second_are_read_by_one_slice_in_the_fewest_pages():
+    at_once = SERVER_NOW - timedelta(minutes=1)
+    data = [dict(r, lastUpdate=iso(at_once)) for r in make_records(1000, SERVER_NOW)]
+    api = FakeApi({"/documents": data})
+    feed = make_feed(api)
+    feed.prepare()
+    read = feed.read("documents", {"cursor": iso(UNTIL - timedelta(minutes=15))})
+    rows = drain(feed, "documents")
+    assert sorted(r["id"] for r in rows) == sorted(r["id"] for r in data)
+    assert read.completed
+    # 100 records on the first page, 99 new on each later one (one re-read as the check): 900 more take 9
+    # full pages and a short one. A split after the first page also read empty slices of the window.
+    assert len([r for r in api.requests if r.url.path.endswith("/documents")]) == 1 + 10
+
+
 def test_state_committed_mid_window_resumes_without_loss_and_without_starting_over():
     data = [dict(r, lastUpdate=iso(SERVER_NOW - timedelta(days=5) + timedelta(minutes=3 * i)))
             for i, r in enumerate(make_records(2000, SERVER_NOW))]
