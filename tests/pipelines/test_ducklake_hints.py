@@ -1,0 +1,71 @@
+"""Webhook hints applied to a DuckLake (issue 16 on the engine of issue 15): PostgreSQL catalog started by the
+session, local data folder, spool beside it. The applying run lands the hinted records, confirms a deletion,
+rebuilds the models downstream, and a reader opened on the lake afterwards sees all of it.
+
+Truths: the sandbox's own records (harness/warehouse_truth.py) and the API's figures (harness/marts_truth.py).
+"""
+
+from __future__ import annotations
+
+from invoicing_sandbox import quiet, sync
+
+from assets.hint_run import apply_pending
+from harness.marts_truth import compare_marts
+from harness.warehouse_truth import mismatches
+from invoicing_warehouse.hint_feed import ListenerFeed
+from pipelines.invoicing.credentials import ApiSettings
+from pipelines.invoicing.hint_spool import spool_path
+from pipelines.invoicing.portals import Portal
+from warehouse_engine.connection import connect
+from warehouse_engine.readers import connect_reader, publish
+from warehouse_engine.sql_runner import build_models
+
+
+def _draft_invoice(portal) -> str:
+    customer = portal.create("customers", {"name": "Lake Hint SARL"})
+    item = next(iter(portal.stores["items"].records))
+    return portal.create("documents", {"customerId": customer["id"], "type": "INVOICE",
+                                       "lines": [{"itemId": item, "quantity": 3}]})["id"]
+
+
+def test_hints_applied_to_a_lake_land_exactly_and_a_reader_sees_them(start_sandbox, lake):
+    sandbox = start_sandbox(seed=16, scale=60)
+    portal = sandbox.portal
+    validated, deleted = _draft_invoice(portal), _draft_invoice(portal)
+    quiet(sandbox)
+    sync(sandbox, lake)  # the regular build: sync, models, publication
+    connection = connect(lake)
+    try:
+        build_models(connection)
+    finally:
+        connection.close()
+    publish(lake, "regular build")
+
+    paid = next(d["id"] for d in portal.snapshot("documents") if d["type"] == "INVOICE" and d["status"] == "VALIDATED"
+                and not d.get("subtype") and float(d.get("remaining") or 0) > 0)
+    assert lake.data_path is not None
+    feed = ListenerFeed(portal, spool_path(lake.data_path)).start()  # the receiver's spool, beside the lake
+    try:
+        portal.validate_document(validated)
+        portal.pay_document(paid, None)
+        portal.delete("documents", deleted)
+    finally:
+        feed.stop()
+    assert feed.spooled >= 3
+
+    run = apply_pending(lake, Portal("default"), rate_limit_per_s=0,
+                        settings=ApiSettings(sandbox.base_url, sandbox.client_id, sandbox.client_secret))
+    assert run.acknowledged == run.hints >= 3, run.line()  # one pending hint per record (the spool dedupes)
+    assert run.load is not None and run.load.tombstoned["documents"] == [deleted], run.line()
+    assert run.models and run.published, run.line()
+    quiet(sandbox)
+    assert mismatches(lake, portal) == []
+    reader = connect_reader(lake)
+    try:
+        assert reader.execute("select status from invoicing_raw.documents where id = ?",
+                              [validated]).fetchone() == ("VALIDATED",)
+        assert not reader.execute("select count(*) from staging.stg_invoicing__documents where document_id = ?",
+                                  [deleted]).fetchone()[0]
+        assert compare_marts(reader, sandbox).mismatches == []
+    finally:
+        reader.close()
