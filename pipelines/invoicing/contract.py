@@ -98,8 +98,9 @@ LEDGER: tuple[LedgerRow, ...] = (
     _r("lists", "inclusive window bounds", "assumption", "windows.py", "fine", "", (),
        "exclusive bounds are covered by the 30 s overlap", "behaviour"),
     _r("lists", "stable tie order", "assumption", "paging.py (same-second groups)", "note", "N10", (),
-       "never skips into a same-second group; a group larger than a page is read in passes until its "
-       "count is complete (N10), else the run fails loudly", "behaviour"),
+       "skips into a same-second group only where the last record read comes back first and, past the "
+       "second, the ids read reach its count; else (and where ties were seen to shuffle) the second is "
+       "read alone, in passes until its count is complete (N10), else the run fails loudly", "behaviour"),
     _r("lists", "lastUpdate", "api-facts", "paging.py, windows.py", "note", "N2", (),
        "a record without lastUpdate makes the window untrusted: the list is read in full"),
     # --- customers ----------------------------------------------------------------------------------

@@ -12,8 +12,11 @@ threads of one process do, and a process alone paces exactly as it did with a st
 - Times are `time.monotonic()`: CLOCK_MONOTONIC is one clock for the whole machine on Linux, so grant
   times written by one process compare with another's.
 - A crashed process cannot keep the budget locked: the kernel releases its `flock` with its file
-  descriptor. What it reserved and never used costs at most the slots it had reserved (about a second),
-  and a state left untouched for `STALE_S` is forgotten (the server may have restarted its windows).
+  descriptor. What it reserved and never used costs at most the slots it had reserved (about a second).
+- A state left untouched for `STALE_S` (20 minutes) is forgotten: the server may have restarted its windows,
+  and two clocks drift apart. Within it, a run of the 15-minute schedule starts on the window phase the
+  previous run learnt, at the full rate from its first request instead of learning again at 9.5/s (an
+  answer that contradicts the phase, or a 429, drops it as always).
 """
 
 from __future__ import annotations
@@ -34,7 +37,7 @@ from urllib.parse import urlsplit
 log = logging.getLogger(__name__)
 
 DIR_ENV = "INVOICING_RATE_BUDGET_DIR"
-STALE_S = 60.0
+STALE_S = 1200.0
 FORMAT = 1
 DEFAULT_PORTS = {"http": 80, "https": 443}
 

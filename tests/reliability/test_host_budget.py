@@ -105,3 +105,16 @@ def test_an_unreadable_or_stale_state_is_started_afresh(tmp_path):
     budget.path.write_text(json.dumps(saved))
     with budget.hold() as state:
         assert state == {}
+
+
+def test_the_next_scheduled_run_starts_on_the_window_phase_the_last_one_learnt(tmp_path):
+    budget = HostBudget("http://127.0.0.1:8765/api/v2", tmp_path)
+    RateLimiter(10, shared=budget).acquire()
+    saved = json.loads(budget.path.read_text())
+    saved["state"]["grid"] = [0.5, 0.08, 10]  # as a locked limiter leaves it
+    for idle_s, locked in ((15 * 60, True), (3600, False)):  # the next run of the schedule; an hour later
+        saved["touched"] = time.monotonic() - idle_s
+        budget.path.write_text(json.dumps(saved))
+        limiter = RateLimiter(10, shared=budget)
+        limiter.acquire()
+        assert limiter.locked is locked  # locked: it paces on the grid from its first request
