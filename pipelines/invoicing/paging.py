@@ -8,8 +8,9 @@ once past the second the ids read at it must reach its count; a failed check rea
 the window [S, S], in passes until the distinct ids reach its count. A read whose checks fail twice (the
 server shuffles ties) restarts every page at its second with skip 0 (re-reading the second's records,
 deduped by `id`), and reads a group of at least a page alone, in passes. Records leaving a group mid-read
-moved past the window's end: a later run reads them. A page ends the read only when it is empty or shorter than the page
-size the server has honoured in this run (it may clamp `limit`, and its maximum may shrink between runs).
+moved past the window's end: a later run reads them. A page ends the read only when it is empty or shorter
+than the page size the server has honoured in this run (it may clamp `limit`, and its maximum may shrink
+between runs).
 """
 
 from __future__ import annotations
@@ -34,8 +35,8 @@ MAX_PAGES_WITHOUT_NEWS = 3
 # reads a fresh permutation, so a record is missed by k passes with probability p^k (p < 0.4 for pages
 # of 50); 25 passes make a silent stop impossible in practice, and a loud error ends anything worse.
 MAX_PASSES = 25
-# A read that had to re-read a second from its start this often stops skipping into seconds: their order
-# changes between requests (or records keep leaving them), and each failed check costs a request.
+# A read whose checks of a skip into a second failed this often stops skipping: the order of ties changes
+# between requests (or records keep leaving them), and each failed check costs a request.
 MAX_SKIP_FAILURES = 2
 
 
@@ -198,8 +199,8 @@ def keyset_pages(
     or its order changed). When the page passes the second, the ids read at it must reach `skip + those in
     the page`, its exact count. Either check failing reads that second alone, in passes (`_group_pages`),
     and the read goes on after it. After two failures no page skips: each restarts at its second with
-    skip 0, and a full page all at one second is a group of at least a page, read by `_group_pages`. Raises WindowNotHonoured when the server ignores or refuses the window or the order
-    (caller falls back).
+    skip 0, and a full page all at one second is a group of at least a page, read by `_group_pages`.
+    Raises WindowNotHonoured when the server ignores or refuses the window or the order (caller falls back).
     """
     seen: set[str] = set()
     position = since

@@ -24,8 +24,8 @@ The service allows 10 requests per second. The limiter paces in one of two ways:
    earlier or later than its neighbours without landing in another window: several processes on a busy
    machine send late by tens of milliseconds (4 processes at an even 100 ms grid drew 2 x 429 in 5,560
    requests). A thread that wakes late may still use its slot up to `LATE_SLOT_SHARE` of that room after
-   the last slot of the same window; later than that it takes a new slot. An answer that contradicts the arc, and any 429, drop the lock:
-   the limiter goes back to span pacing and learns again.
+   the last slot of the same window; later than that it takes a new slot. An answer that contradicts the
+   arc, and any 429, drop the lock: the limiter goes back to span pacing and learns again.
 
 A server that does not count in fixed windows (a sliding log, a token bucket) never yields one consistent
 arc, so the limiter stays on span pacing.

@@ -49,7 +49,7 @@ def dg_dev(temporary_dagster_home: Path, tmp_path: Path):
         yield f"http://127.0.0.1:{port}", process, tmp_path / "dg_dev.log"
     finally:
         if process.poll() is None:
-            os.killpg(process.pid, signal.SIGTERM)
+            os.killpg(process.pid, signal.SIGINT)  # as Ctrl-C: `dg dev` ignores SIGTERM for 20 s and more
             try:
                 process.wait(timeout=20)
             except subprocess.TimeoutExpired:
