@@ -12,10 +12,11 @@ from warehouse_engine.sql_runner import build_models
 from warehouse_engine.target import WarehouseTarget
 
 
-def regular_build(sandbox, warehouse: str | Path, *, rate_limit_per_s: float = 0, **options) -> SyncReport:
-    """Syncs `sandbox` into `warehouse` (a DuckDB file; `options` go to run_sync), builds every model,
-    publishes the readers' copy; returns the sync's report."""
-    target = WarehouseTarget.duckdb_file(warehouse)
+def regular_build(sandbox, warehouse: str | Path | WarehouseTarget, *, rate_limit_per_s: float = 0,
+                  **options) -> SyncReport:
+    """Syncs `sandbox` into `warehouse` (a DuckDB file's path, or any target; `options` go to run_sync),
+    builds every model, publishes to readers; returns the sync's report."""
+    target = warehouse if isinstance(warehouse, WarehouseTarget) else WarehouseTarget.duckdb_file(warehouse)
     report = run_sync(make_pipeline(target), base_url=sandbox.base_url, client_id=sandbox.client_id,
                       client_secret=sandbox.client_secret, rate_limit_per_s=rate_limit_per_s, **options)
     connection = connect(target)

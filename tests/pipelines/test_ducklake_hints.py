@@ -7,18 +7,17 @@ Truths: the sandbox's own records (harness/warehouse_truth.py) and the API's fig
 
 from __future__ import annotations
 
-from invoicing_sandbox import quiet, sync
+from invoicing_sandbox import quiet
 
 from assets.hint_run import apply_pending
 from harness.marts_truth import compare_marts
+from harness.regular_build import regular_build
 from harness.warehouse_truth import mismatches
 from invoicing_warehouse.hint_feed import ListenerFeed
 from pipelines.invoicing.credentials import ApiSettings
 from pipelines.invoicing.hint_spool import spool_path
 from pipelines.invoicing.portals import Portal
-from warehouse_engine.connection import connect
-from warehouse_engine.readers import connect_reader, publish
-from warehouse_engine.sql_runner import build_models
+from warehouse_engine.readers import connect_reader
 
 
 def _draft_invoice(portal) -> str:
@@ -33,13 +32,7 @@ def test_hints_applied_to_a_lake_land_exactly_and_a_reader_sees_them(start_sandb
     portal = sandbox.portal
     validated, deleted = _draft_invoice(portal), _draft_invoice(portal)
     quiet(sandbox)
-    sync(sandbox, lake)  # the regular build: sync, models, publication
-    connection = connect(lake)
-    try:
-        build_models(connection)
-    finally:
-        connection.close()
-    publish(lake, "regular build")
+    regular_build(sandbox, lake)  # sync, every model, publication
 
     paid = next(d["id"] for d in portal.snapshot("documents") if d["type"] == "INVOICE" and d["status"] == "VALIDATED"
                 and not d.get("subtype") and float(d.get("remaining") or 0) > 0)
