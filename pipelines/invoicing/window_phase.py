@@ -91,7 +91,7 @@ class Grid:
     def slot_at_or_after(self, moment: float) -> float:
         window = math.floor((moment - self.base) / WINDOW_S)
         start = self.base + window * WINDOW_S
-        index = max(0, math.ceil((moment - start) / self.step - 1e-9))
+        index = math.ceil((moment - start) / self.step - 1e-9)
         if index >= self.per_window:
             return start + WINDOW_S
         return start + index * self.step
