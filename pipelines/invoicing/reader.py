@@ -175,8 +175,12 @@ class ResourceRead:
                              page_sizes=self.feed.page_sizes, tag=self.name, cancelled=self._stopped,
                              ties_stable=self.feed.capabilities.of(self.endpoint.path).stable_ties,
                              note=self._note, learn=self._learn)
+        start, read = since, 0  # the range read so far, [start, page.position], and its records
         for page in pages:
-            split = self._split(slice_id, page, until, first_page)
+            read += len(page.records)
+            if start is None and page.records:
+                start = parse_timestamp(page.records[0]["lastUpdate"])  # a read from the beginning: its first record
+            split = self._split(slice_id, page, start, read, until, first_page)
             self._put(slice_id, page, split)
             if split:
                 ranges = list(split.items())
@@ -187,24 +191,25 @@ class ResourceRead:
                 return self._slice_task(slice_id, first_since, first_until, False)
             first_page = False
 
-    def _split(self, slice_id: int, page: Page, until, first_page: bool) -> dict | None:
+    def _split(self, slice_id: int, page: Page, start, read: int, until, first_page: bool) -> dict | None:
         """Cuts the rest of a slice's range into parallel slices, if it is worth it.
 
         After a slice's first page, into up to SPLIT_PARTS; after a later page, in two, when the run has
         fewer readers than keep the limiter's slots filled (`Feed.wants_reader`: reads that finished early
-        leave the big ones alone near the end of a run). The number of pages left is estimated from the
-        page's density of records per second; a slice costs at least one request (its last, short page),
-        so a range is only split when each part gets a few pages. A page all at one second gives no
-        density: it is not split after (an empty slice would cost a request for nothing).
+        leave the big ones alone near the end of a run). The pages left are estimated from the density of
+        the range read so far: `read` records from `start` (the slice's start, or its first record) to the
+        page's position, which the read covered whole, quiet seconds included. A page's own span would
+        say a burst of changes goes on to the window's end: a split after it cost an empty slice's request
+        for nothing. A slice costs at least one request (its last, short page), so a range is only split
+        when each part gets a few pages.
         """
         if page.done or page.position is None or not page.records or until - page.position < MIN_SPLIT_RANGE:
             return None
         if not first_page and not self.feed.wants_reader():
             return None
-        first = parse_timestamp(page.records[0]["lastUpdate"])
-        if first == page.position:
-            return None  # a page at one second (changes written at once) says nothing of the seconds after it
-        density = len(page.records) / ((page.position - first).total_seconds() + 1)
+        if start is None or page.position <= start:
+            return None  # all read so far at one second: no density to tell the seconds after it
+        density = read / ((page.position - start).total_seconds() + 1)
         pages_left = density * (until - page.position).total_seconds() / max(len(page.records), 1)
         most_parts = SPLIT_PARTS if first_page else 2
         with self._lock:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from datetime import timedelta
 
+import pytest
 from invoicing_fakes import BASE_URL, CLIENT_ID, CLIENT_SECRET, SERVER_NOW, FakeApi, iso, make_records
 
 from pipelines.invoicing.client import InvoicingClient
@@ -79,9 +80,13 @@ def test_a_large_first_window_is_read_in_parallel_slices_and_completes_at_the_fr
     assert state["cursor"] == iso(UNTIL) and state["window"] is None
 
 
-def test_changes_written_in_one_second_are_read_by_one_slice_in_the_fewest_pages():
-    at_once = SERVER_NOW - timedelta(minutes=1)
-    data = [dict(r, lastUpdate=iso(at_once)) for r in make_records(1000, SERVER_NOW)]
+@pytest.mark.parametrize("seconds", [1, 4])
+def test_a_burst_of_changes_is_read_by_one_slice_in_the_fewest_pages(seconds):
+    """A burst (1,000 changes within `seconds`, a minute before the window's end, 15 minutes after its
+    start) is read by one slice: its pages, dense as they are, say nothing of the quiet seconds after it."""
+    burst_end = SERVER_NOW - timedelta(minutes=1)
+    data = [dict(r, lastUpdate=iso(burst_end - timedelta(seconds=i * seconds // 1000)))
+            for i, r in enumerate(make_records(1000, SERVER_NOW))]
     api = FakeApi({"/documents": data})
     feed = make_feed(api)
     feed.prepare()
@@ -90,7 +95,8 @@ def test_changes_written_in_one_second_are_read_by_one_slice_in_the_fewest_pages
     assert sorted(r["id"] for r in rows) == sorted(r["id"] for r in data)
     assert read.completed
     # 100 records on the first page, 99 new on each later one (one re-read as the check): 900 more take 9
-    # full pages and a short one. A split after the first page also read empty slices of the window.
+    # full pages and a short one. A split after a page at one second (or, in 4 seconds, after a page's two
+    # seconds taken as the density of the rest of the window) also read empty slices of the window.
     assert len([r for r in api.requests if r.url.path.endswith("/documents")]) == 1 + 10
 
 
