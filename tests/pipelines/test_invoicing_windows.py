@@ -82,8 +82,8 @@ def test_a_large_first_window_is_read_in_parallel_slices_and_completes_at_the_fr
 
 @pytest.mark.parametrize("seconds", [1, 4])
 def test_a_burst_of_changes_is_read_by_one_slice_in_the_fewest_pages(seconds):
-    """A burst (1,000 changes within `seconds`, a minute before the window's end, 15 minutes after its
-    start) is read by one slice: its pages, dense as they are, say nothing of the quiet seconds after it."""
+    """A burst (1,000 changes within `seconds`, about a minute before the end of a 15-minute window) is read
+    by one slice: its pages, dense as they are, say nothing of the quiet seconds after it."""
     burst_end = SERVER_NOW - timedelta(minutes=1)
     data = [dict(r, lastUpdate=iso(burst_end - timedelta(seconds=i * seconds // 1000)))
             for i, r in enumerate(make_records(1000, SERVER_NOW))]
