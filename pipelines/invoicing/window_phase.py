@@ -89,8 +89,7 @@ class Grid:
     per_window: int
 
     def slot_at_or_after(self, moment: float) -> float:
-        window = math.floor((moment - self.base) / WINDOW_S)
-        start = self.base + window * WINDOW_S
+        start = self._start_of_window(moment)
         index = math.ceil((moment - start) / self.step - 1e-9)
         if index >= self.per_window:
             return start + WINDOW_S
@@ -98,8 +97,11 @@ class Grid:
 
     def last_slot_of_window(self, slot: float) -> float:
         """The last slot of the window `slot` belongs to: a grant up to then still counts in that window."""
-        start = self.base + math.floor((slot - self.base) / WINDOW_S + 1e-9) * WINDOW_S
-        return start + (self.per_window - 1) * self.step
+        return self._start_of_window(slot) + (self.per_window - 1) * self.step
+
+    def _start_of_window(self, moment: float) -> float:
+        """The start (`base + k`) of the grid's window holding `moment`; a hair before one counts in it."""
+        return self.base + math.floor((moment - self.base) / WINDOW_S + 1e-9) * WINDOW_S
 
     def window_start_at_or_after(self, moment: float) -> float:
         return self.base + math.ceil((moment - self.base) / WINDOW_S - 1e-9) * WINDOW_S
