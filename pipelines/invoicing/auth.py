@@ -11,6 +11,8 @@ token that truly ends a few seconds early gets a 401, which renews it. An `expir
 unreadable means the lifetime is unknown: the token is kept until a 401 (and a note says so). A 401 (revoked,
 expired early) fetches a new token once and re-sends the request; a second 401 is the caller's error
 (unless another thread replaced the token meanwhile: then the request is re-sent with the newer one).
+With a `TokenCache`, a process starts on the token an earlier process kept (token_cache.py), and keeps each
+token it fetches for the next one.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from email.utils import parsedate_to_datetime
 import httpx
 
 from pipelines.invoicing.dates import parse_timestamp
+from pipelines.invoicing.token_cache import CachedToken, TokenCache
 
 RENEW_MARGIN_S = 60.0
 MAX_RESENDS_ON_401 = 3
@@ -44,15 +47,18 @@ class TokenGrant:
 class TokenAuth(httpx.Auth):
     """Adds `Authorization: Bearer ...`; thread-safe; `fetch` performs the token request."""
 
-    def __init__(self, fetch: Callable[[], TokenGrant], clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, fetch: Callable[[], TokenGrant], clock: Callable[[], float] = time.monotonic,
+                 cache: TokenCache | None = None) -> None:
         self._fetch = fetch
         self._clock = clock
+        self._cache = cache
         self._lock = threading.Lock()
         self._token: str | None = None
         self._expires_at = 0.0  # local monotonic clock; inf while the lifetime is unknown
         self._margin = 0.0  # renew this long before `_expires_at`
         self._measured = True  # False until a lifetime-unknown token's first answer gave its expiry
         self.tokens_fetched = 0
+        self.tokens_reused = 0  # tokens taken from the cache instead of fetched
         self.lifetime_s: float | None = None  # the lifetime of the last token, when known
         self.notes: list[str] = []
         # How far the `Date` clock runs ahead of the clock that stamps `AccessToken-ExpireAt`, measured on a
@@ -60,17 +66,38 @@ class TokenAuth(httpx.Auth):
         # much earlier: a Date ahead would otherwise freeze windows inside seconds still being written.
         self.date_lead_s = 0.0
         self._lead_pending = False
+        self._expires_wall = 0.0  # time.time() of the expiry, for the token kept between processes
 
     def _valid_token(self, stale: str | None = None) -> str:
         """The current token, fetched again when missing, near expiry, or equal to `stale` (refused)."""
         with self._lock:
+            if self._token is None and self._cache is not None:
+                kept = self._cache.load()
+                if kept is not None:
+                    self._adopt(kept)
             near_expiry = self._clock() >= self._expires_at - self._margin
             if self._token is None or near_expiry or (stale is not None and self._token == stale):
                 grant = self._fetch()
                 self.tokens_fetched += 1
                 self._token = grant.access_token
                 self._issue(grant)
+                self._keep()
+            assert self._token is not None
             return self._token
+
+    def _adopt(self, kept: CachedToken) -> None:
+        """Takes a token an earlier process kept, with the expiry and `Date` lead that process learnt."""
+        self._token, self.lifetime_s, self.date_lead_s = kept.access_token, kept.lifetime_s, kept.date_lead_s
+        self._expires_at = self._clock() + kept.remaining_s()
+        self._expires_wall = kept.expires_at
+        self._margin = min(RENEW_MARGIN_S, kept.lifetime_s / 2)
+        self._measured, self._lead_pending = True, False
+        self.tokens_reused += 1
+
+    def _keep(self) -> None:
+        """Keeps the current token for the next process (a token of unknown lifetime is not kept)."""
+        if self._cache is not None and self._token is not None and self.lifetime_s is not None and self._measured:
+            self._cache.store(CachedToken(self._token, self.lifetime_s, self._expires_wall, self.date_lead_s))
 
     def _issue(self, grant: TokenGrant) -> None:
         lifetime = grant.expires_in
@@ -79,6 +106,7 @@ class TokenAuth(httpx.Auth):
             self._remark(f"auth: token lifetime unknown (expires_in {grant.raw_expires_in!r}); token kept until a 401")
             return
         self._expires_at = self._clock() + lifetime
+        self._expires_wall = time.time() + lifetime
         self._margin = min(RENEW_MARGIN_S, lifetime / 2)
         self._measured, self.lifetime_s = True, lifetime
         self._lead_pending = True
@@ -109,6 +137,7 @@ class TokenAuth(httpx.Auth):
                 gap = self._expires_at - self._clock() - remaining - 1.0
                 if gap <= CLOCK_SKEW_TOLERANCE_S:  # more is a token that truly ends early, not a clock
                     self.date_lead_s = max(self.date_lead_s, gap)
+                self._keep()  # again, with the lead the next process cannot measure
             told = self._clock() + remaining
             if told < self._expires_at - CLOCK_SKEW_TOLERANCE_S or self._expires_at == math.inf:
                 self._expires_at = told

@@ -24,6 +24,7 @@ from pipelines.invoicing.auth import TokenAuth, TokenGrant
 from pipelines.invoicing.errors import InvoicingApiError, api_message_of
 from pipelines.invoicing.host_budget import HostBudget
 from pipelines.invoicing.ratelimit import RateLimiter
+from pipelines.invoicing.token_cache import TokenCache
 
 USER_AGENT = "invoicing-warehouse/0.1.0"  # the CDN in front of the service refuses some default agents
 TOKEN_PATH = "/oauth2/token"
@@ -96,6 +97,7 @@ class InvoicingClient:
         sleep: Callable[[float], None] = time.sleep,
         clock: Callable[[], float] = time.monotonic,
         shared_budget: bool | None = None,
+        keep_token: bool = False,
     ) -> None:
         if not base_url:
             raise InvoicingApiError("configuration", "base_url", detail="no base URL configured")
@@ -114,7 +116,10 @@ class InvoicingClient:
         shared = HostBudget(self.base_url) if shared_budget and rate_limit_per_s > 0 else None
         self.limiter = RateLimiter(rate_limit_per_s, clock=clock, sleep=sleep, shared=shared)
         self.stats = ClientStats()
-        self.auth = TokenAuth(self._fetch_token, clock=clock)
+        # Short processes that follow one another (syncs, the applying runs of hints) start on the token the
+        # last one kept, sealed with the client secret (token_cache.py), instead of a token request each.
+        cache = TokenCache(self.base_url, client_id, client_secret, scope) if keep_token else None
+        self.auth = TokenAuth(self._fetch_token, clock=clock, cache=cache)
         self._contacted = False
         self._date_lock = threading.Lock()
         self.first_server_time: datetime | None = None

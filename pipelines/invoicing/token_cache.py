@@ -1,0 +1,93 @@
+"""A bearer token kept between the short processes of one machine, encrypted with the client secret.
+
+The service means a token to be reused (7 days on the real service), but every sync and every Dagster run is a
+process of its own: the applying runs of webhook hints, every few seconds, would otherwise ask for a token each
+time (a request in three of a single change's), and a no-change sync in eleven. So the last token of a (host, client, scope) is kept in one small file
+beside the host's rate budget (`host_budget.budget_dir()`: `$XDG_RUNTIME_DIR`, memory that ends with the
+session, where there is one).
+
+The file never holds the token in the clear: it is sealed with AES-GCM under a key derived (HKDF-SHA256) from
+the client secret, which lives only in the environment or dlt's secrets. Whoever can open the file without
+that secret reads noise; whoever has the secret can ask for a token anyway. A rotated secret, a damaged or
+foreign file, or a token the service refuses (401) only costs the token request it saved; a new token then
+replaces the file (written whole, then renamed, mode 0600).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from cryptography.exceptions import InvalidTag
+from cryptography.hazmat.primitives import hashes
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+from cryptography.hazmat.primitives.kdf.hkdf import HKDF
+
+from pipelines.invoicing.host_budget import budget_dir, host_key
+
+FORMAT = b"invoicing-token-cache-1"
+NONCE_BYTES = 12
+
+
+@dataclass(frozen=True)
+class CachedToken:
+    """A kept token: its value, its lifetime when issued, and its expiry on the wall clock."""
+
+    access_token: str
+    lifetime_s: float
+    expires_at: float  # time.time() seconds
+    # How far the service's `Date` runs ahead of its token expiry's clock, as the fetching process measured it
+    # on the token's first answer (auth.py): a later process cannot measure it again, since the service's
+    # time has moved on since the issue by its own clock, not by this machine's.
+    date_lead_s: float = 0.0
+
+    def remaining_s(self, now: float | None = None) -> float:
+        """Seconds of life left by this machine's wall clock."""
+        return self.expires_at - (time.time() if now is None else now)
+
+
+class TokenCache:
+    """The kept token of one (API host, client id, scope), sealed with the client secret."""
+
+    def __init__(self, base_url: str, client_id: str, client_secret: str, scope: str,
+                 directory: Path | None = None) -> None:
+        identity = "\n".join((host_key(base_url), client_id, scope)).encode()
+        digest = hashlib.sha256(identity).hexdigest()
+        folder = directory if directory is not None else budget_dir()
+        self.path = folder / f"invoicing-token-{os.getuid()}-{digest[:24]}.bin"
+        self._aad = FORMAT + identity
+        self._key = HKDF(algorithm=hashes.SHA256(), length=32, salt=bytes.fromhex(digest),
+                         info=FORMAT).derive(client_secret.encode())
+
+    def load(self) -> CachedToken | None:
+        """The kept token, or None when there is none, it cannot be opened with this secret, or it is spent."""
+        try:
+            sealed = self.path.read_bytes()
+            clear = AESGCM(self._key).decrypt(sealed[:NONCE_BYTES], sealed[NONCE_BYTES:], self._aad)
+            kept = json.loads(clear)
+            token = CachedToken(str(kept["access_token"]), float(kept["lifetime_s"]), float(kept["expires_at"]),
+                                float(kept["date_lead_s"]))
+        except (OSError, InvalidTag, ValueError, KeyError, TypeError):
+            return None  # nothing kept, another secret's, or damaged: a token request replaces it
+        return token if token.access_token and token.remaining_s() > 0 else None
+
+    def store(self, token: CachedToken) -> None:
+        """Keeps `token` for the next process; a failure to write only loses the saving."""
+        clear = json.dumps({"access_token": token.access_token, "lifetime_s": token.lifetime_s,
+                            "expires_at": token.expires_at, "date_lead_s": token.date_lead_s}).encode()
+        nonce = os.urandom(NONCE_BYTES)
+        sealed = nonce + AESGCM(self._key).encrypt(nonce, clear, self._aad)
+        partial = self.path.with_name(f"{self.path.name}.{os.getpid()}-{threading.get_ident()}.part")
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            descriptor = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            with os.fdopen(descriptor, "wb") as out:
+                out.write(sealed)
+            os.replace(partial, self.path)
+        except OSError:
+            partial.unlink(missing_ok=True)
