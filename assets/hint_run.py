@@ -71,12 +71,13 @@ class HintRun:
 
 def hint_client(portal: Portal, *, settings: ApiSettings | None = None,
                 rate_limit_per_s: float | None = None) -> InvoicingClient:
-    """The API client of the portal's applying runs (read scope, the host's shared rate budget)."""
+    """The API client of the portal's applying runs (read scope, the host's shared rate budget, the token the
+    last run kept)."""
     settings = settings or portal_settings(portal)
     if rate_limit_per_s is None:
         rate_limit_per_s = portal.rate_limit_per_s if portal.rate_limit_per_s is not None else DEFAULT_RATE_LIMIT
     return InvoicingClient(settings.base_url, settings.client_id, settings.client_secret,
-                           rate_limit_per_s=rate_limit_per_s)
+                           rate_limit_per_s=rate_limit_per_s, keep_token=True)
 
 
 def apply_pending(target: WarehouseTarget, portal: Portal, *, settings: ApiSettings | None = None,

@@ -19,3 +19,11 @@ def private_rate_budgets(tmp_path_factory) -> Iterator[None]:
         os.environ.pop("INVOICING_RATE_BUDGET_DIR", None)
     else:
         os.environ["INVOICING_RATE_BUDGET_DIR"] = previous
+
+
+@pytest.fixture(autouse=True)
+def own_rate_budget_dir(tmp_path, monkeypatch) -> None:
+    """Within the session, every test paces and keeps its tokens (token_cache.py) in a folder of its own:
+    sandboxes share one client id and secret, so a test's sandbox on a port an earlier test's used would
+    refuse the token kept there and add a token request to the counts the test asserts."""
+    monkeypatch.setenv("INVOICING_RATE_BUDGET_DIR", str(tmp_path / "rate-budget"))

@@ -211,7 +211,7 @@ def run_sync(
     portal_id = portal_of(pipeline)
     settings = resolve_settings(base_url, client_id, client_secret)
     client = InvoicingClient(settings.base_url, settings.client_id, settings.client_secret,
-                             rate_limit_per_s=rate_limit_per_s)
+                             rate_limit_per_s=rate_limit_per_s, keep_token=True)
     feed = Feed(client, from_scratch=full_refresh, reconcile=reconcile, with_events=EVENTS.name in names,
                 known_capabilities=known_capabilities, portal_id=portal_id)
     report = SyncReport()
