@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import os
 import random
+import re
 import signal
 import statistics
 import subprocess
@@ -189,7 +190,42 @@ def run_path(path: str, args: argparse.Namespace) -> bool:
     ok = _print(path, args, made, len(feed.writes), watch, arrived, pending, raw, marts, requests, elapsed,
                 poll_cost, root)
     _print_split(watch, bursts)
+    if path == "dagster":
+        _print_dagster_runs(Path(env["DAGSTER_HOME"]))
     return ok
+
+
+def _print_dagster_runs(home: Path) -> None:
+    """Where an applying run's time goes, from the instance's own records: queued (the sensor's request to the
+    queue's launch), starting (launch to the run's process executing), working (to the run's end), and its
+    API requests (from the op's log line)."""
+    from dagster import DagsterEventType, DagsterInstance
+    from dagster._core.instance.ref import InstanceRef
+
+    phases: dict[str, list[float]] = {"queued": [], "starting": [], "working": []}
+    requests: list[int] = []
+    with DagsterInstance.from_ref(InstanceRef.from_dir(str(home))) as instance:
+        for record in instance.get_run_records():
+            entries = instance.all_logs(record.dagster_run.run_id)
+            marks = {entry.dagster_event.event_type: entry.timestamp for entry in entries
+                     if entry.dagster_event is not None}
+            launched, began = marks.get(DagsterEventType.RUN_STARTING), marks.get(DagsterEventType.RUN_START)
+            ended = marks.get(DagsterEventType.RUN_SUCCESS) or marks.get(DagsterEventType.RUN_FAILURE)
+            if launched is None or began is None or ended is None:
+                continue
+            phases["queued"].append(launched - record.create_timestamp.timestamp())
+            phases["starting"].append(began - launched)
+            phases["working"].append(ended - began)
+            for entry in entries:
+                found = re.search(r"(\d+) requests", entry.user_message or "")
+                if entry.dagster_event is None and found:
+                    requests.append(int(found.group(1)))
+    if not phases["working"]:
+        return
+    summary = ", ".join(f"{name} p50 {statistics.median(values):.1f} s (max {max(values):.1f} s)"
+                        for name, values in phases.items())
+    print(f"  dagster runs: {len(phases['working'])}; {summary}; API requests per run p50 "
+          f"{statistics.median(requests) if requests else float('nan'):.0f}, total {sum(requests)}")
 
 
 def _print_split(watch: VisibilityWatch, bursts: list[tuple[float, float]]) -> None:

@@ -30,6 +30,7 @@ from harness.sync_process import SyncResult, Workspace, run_sync_in_process
 from harness.tamper_proxy import Exchange, TamperProxy
 from harness.warehouse_state import differences, pipeline_dir_fingerprint, warehouse_fingerprint
 from harness.warehouse_truth import compare_raw_tables
+from pipelines.invoicing.token_cache import forget_kept_tokens
 
 # Moves the sandbox clock past the records a case changed, so that the next frozen window
 # (which ends "a few seconds" before server time) holds them without the test sleeping.
@@ -195,6 +196,7 @@ class BadInputSuite:
     def scope_without_read(self) -> CaseResult:
         workspace = self.clone("scope")
         previous = self.sb.config.allowed_scopes
+        forget_kept_tokens()  # the service honours a token it issued: the refusal comes with a token request
         self.sb.config.allowed_scopes = ("write",)
         try:
             return self.refuse(

@@ -91,3 +91,14 @@ class TokenCache:
             os.replace(partial, self.path)
         except OSError:
             partial.unlink(missing_ok=True)
+
+
+def forget_kept_tokens(directory: Path | None = None) -> int:
+    """Removes every token this user's processes kept (in `directory`, default the budget folder), so the next
+    process asks the service for one: what a client whose rights changed needs at once, as the service honours
+    a token it issued until it expires. Returns how many were removed."""
+    folder = directory if directory is not None else budget_dir()
+    kept = list(folder.glob(f"invoicing-token-{os.getuid()}-*.bin"))
+    for path in kept:
+        path.unlink(missing_ok=True)
+    return len(kept)

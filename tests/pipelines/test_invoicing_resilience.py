@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import random
 import signal
 import socket
@@ -15,6 +14,7 @@ from pathlib import Path
 import pytest
 from invoicing_sandbox import quiet, sync
 from harness.warehouse_truth import mismatches, table_fingerprint
+from pipelines.invoicing.token_cache import forget_kept_tokens
 
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -121,6 +121,9 @@ def test_refused_runs_leave_warehouse_and_state_untouched(start_sandbox, warehou
     assert code == 1 and "Traceback" not in err and "not-the-secret-42" not in out + err
     assert "POST /oauth2/token: HTTP 401" in err and "client authentication failed" in err
 
+    # a client no longer allowed `read`, where no token was kept (another machine, or the kept one spent):
+    # the service goes on honouring a token it issued, so the refusal comes with the next token request
+    assert forget_kept_tokens() == 1
     sandbox.config.allowed_scopes = ("write",)
     code, out, err = command(sandbox.base_url, sandbox.client_secret)
     assert code == 1 and "Traceback" not in err

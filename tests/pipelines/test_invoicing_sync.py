@@ -57,9 +57,9 @@ def test_incremental_syncs_follow_changes_and_a_quiet_run_costs_one_request_per_
 
     quiet(sandbox)
     nothing = sync(sandbox, warehouse)
-    tokens = nothing.requests.pop("token")
+    tokens = nothing.requests.pop("token", 0)
     if contract == "default":
-        assert tokens == 1
+        assert tokens == 0  # the first sync's 7-day token, kept for this one (token_cache.py)
         assert all(count == 1 for count in nothing.requests.values()), nothing.requests
     else:  # 20-s tokens; lists read whole cost their pages, every other list one request
         assert tokens <= 2, nothing.requests
