@@ -1,10 +1,10 @@
 """A bearer token kept between the short processes of one machine, encrypted with the client secret.
 
-The service means a token to be reused (7 days on the real service), but every sync and every Dagster run is a
-process of its own: the applying runs of webhook hints, every few seconds, would otherwise ask for a token each
-time (a request in three of a single change's), and a no-change sync in eleven. So the last token of a (host, client, scope) is kept in one small file
-beside the host's rate budget (`host_budget.budget_dir()`: `$XDG_RUNTIME_DIR`, memory that ends with the
-session, where there is one).
+The service means a token to be reused (7 days on the real service), but every sync and every Dagster run is
+a process of its own: the applying runs of webhook hints, every few seconds, would otherwise ask for a token
+each time (a request in three of a single change's), and a no-change sync in eleven. So the last token of a
+(host, client, scope) is kept in one small file beside the host's rate budget (`host_budget.budget_dir()`:
+`$XDG_RUNTIME_DIR`, memory that ends with the session, where there is one).
 
 The file never holds the token in the clear: it is sealed with AES-GCM under a key derived (HKDF-SHA256) from
 the client secret, which lives only in the environment or dlt's secrets. Whoever can open the file without
