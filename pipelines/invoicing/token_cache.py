@@ -20,7 +20,7 @@ import json
 import os
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from cryptography.exceptions import InvalidTag
@@ -46,9 +46,9 @@ class CachedToken:
     # time has moved on since the issue by its own clock, not by this machine's.
     date_lead_s: float = 0.0
 
-    def remaining_s(self, now: float | None = None) -> float:
+    def remaining_s(self) -> float:
         """Seconds of life left by this machine's wall clock."""
-        return self.expires_at - (time.time() if now is None else now)
+        return self.expires_at - time.time()
 
 
 class TokenCache:
@@ -59,7 +59,7 @@ class TokenCache:
         identity = "\n".join((host_key(base_url), client_id, scope)).encode()
         digest = hashlib.sha256(identity).hexdigest()
         folder = directory if directory is not None else budget_dir()
-        self.path = folder / f"invoicing-token-{os.getuid()}-{digest[:24]}.bin"
+        self.path = folder / f"{_file_prefix()}{digest[:24]}.bin"
         self._aad = FORMAT + identity
         self._key = HKDF(algorithm=hashes.SHA256(), length=32, salt=bytes.fromhex(digest),
                          info=FORMAT).derive(client_secret.encode())
@@ -78,8 +78,7 @@ class TokenCache:
 
     def store(self, token: CachedToken) -> None:
         """Keeps `token` for the next process; a failure to write only loses the saving."""
-        clear = json.dumps({"access_token": token.access_token, "lifetime_s": token.lifetime_s,
-                            "expires_at": token.expires_at, "date_lead_s": token.date_lead_s}).encode()
+        clear = json.dumps(asdict(token)).encode()
         nonce = os.urandom(NONCE_BYTES)
         sealed = nonce + AESGCM(self._key).encrypt(nonce, clear, self._aad)
         partial = self.path.with_name(f"{self.path.name}.{os.getpid()}-{threading.get_ident()}.part")
@@ -98,7 +97,12 @@ def forget_kept_tokens(directory: Path | None = None) -> int:
     process asks the service for one: what a client whose rights changed needs at once, as the service honours
     a token it issued until it expires. Returns how many were removed."""
     folder = directory if directory is not None else budget_dir()
-    kept = list(folder.glob(f"invoicing-token-{os.getuid()}-*.bin"))
+    kept = list(folder.glob(f"{_file_prefix()}*.bin"))
     for path in kept:
         path.unlink(missing_ok=True)
     return len(kept)
+
+
+def _file_prefix() -> str:
+    """Kept tokens are per user: two users of one machine never read or replace each other's."""
+    return f"invoicing-token-{os.getuid()}-"
