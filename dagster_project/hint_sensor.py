@@ -3,11 +3,13 @@
 Run keys name the newest hint of the set (`hints:<portal>:<sequence>`), so one set is launched once; a run
 that failed or was canceled is launched again under the next attempt number (its hints are still pending).
 Runs never overlap another writing run of the same warehouse (sync, reconcile, hints): they carry the writer
-tag, and the run queue starts one run per tag value at a time (dagster.yaml). While a writing run is running,
-the sensor may queue one hints run behind it, which starts as soon as the writer ends and applies whatever is
-pending then (Dagster evaluates sensors at most every 5 s: waiting for the next evaluation would add that to
-every change's latency); while a writing run is already waiting in the queue, it requests nothing, so runs
-never pile up. The interval is INVOICING_HINTS_SENSOR_INTERVAL_S (default 3).
+tag, and the run queue starts one run per tag value at a time (assets/writer_queue.py). While a writing run is
+running, the sensor may queue one hints run behind it, which starts as soon as the writer ends and applies
+whatever is pending then (Dagster evaluates sensors at most every 5 s: waiting for the next evaluation would
+add that to every change's latency); while a writing run is already waiting in the queue, it requests
+nothing, so runs never pile up. A portal whose hints run is running requests nothing either while runs stay
+for the hints that follow (assets/hint_linger.py): that run applies them, and a run queued behind it would
+only make it end. The interval is INVOICING_HINTS_SENSOR_INTERVAL_S (default 3).
 """
 
 from __future__ import annotations
@@ -25,15 +27,15 @@ from dagster import (
     sensor,
 )
 
+from assets.hint_linger import Linger
 from assets.hint_ops import APPLY_HINTS_OP
 from assets.hint_run import spool_for
 from assets.resources import WarehouseResource
-from dagster_project.jobs import WAREHOUSE_TAG
+from assets.writer_queue import WAREHOUSE_TAG, waiting_writer
 
 INTERVAL_ENV = "INVOICING_HINTS_SENSOR_INTERVAL_S"
 HINTS_KEY_TAG = "invoicing-warehouse/hints"
 PORTAL_TAG = "invoicing-warehouse/portal"
-WAITING = [DagsterRunStatus.QUEUED, DagsterRunStatus.NOT_STARTED, DagsterRunStatus.STARTING]
 ENDED_BADLY = [DagsterRunStatus.FAILURE, DagsterRunStatus.CANCELED]
 
 
@@ -63,11 +65,17 @@ def build_hints_sensor(job, portals: list[str], default_status: DefaultSensorSta
         if not newest:
             yield SkipReason("no pending hints")
             return
-        waiting = context.instance.get_runs(RunsFilter(tags={WAREHOUSE_TAG: warehouse.path}, statuses=WAITING),
-                                            limit=1)
+        waiting = waiting_writer(context.instance, warehouse.path)
         if waiting:
-            yield SkipReason(f"run {waiting[0].run_id} waits to write {warehouse.path}; the hints follow it")
+            yield SkipReason(f"run {waiting.run_id} waits to write {warehouse.path}; the hints follow it")
             return
+        if Linger.from_environment().enabled:
+            for portal in list(newest):
+                if _hints_run_working(context, job.name, warehouse.path, portal):
+                    del newest[portal]
+            if not newest:
+                yield SkipReason("the running hints run applies the pending hints")
+                return
         for portal, sequence in sorted(newest.items()):
             key = f"hints:{portal}:{sequence}"
             attempt = len(context.instance.get_runs(RunsFilter(tags={HINTS_KEY_TAG: key}, statuses=ENDED_BADLY)))
@@ -78,3 +86,10 @@ def build_hints_sensor(job, portals: list[str], default_status: DefaultSensorSta
             )
 
     return apply_hints_when_pending
+
+
+def _hints_run_working(context: SensorEvaluationContext, job_name: str, warehouse_path: str, portal: str) -> bool:
+    """Whether a hints run of `portal` is running (it applies new hints while it stays)."""
+    return bool(context.instance.get_runs(
+        RunsFilter(job_name=job_name, tags={WAREHOUSE_TAG: warehouse_path, PORTAL_TAG: portal},
+                   statuses=[DagsterRunStatus.STARTED]), limit=1))

@@ -1,7 +1,7 @@
 """Jobs: the incremental sync with every model, the daily reconcile, and the freshness checks.
 
-The writing jobs (and the webhook hints job, `build_hints_job`) carry the tag WAREHOUSE_TAG with the warehouse path as value; dagster.yaml limits
-the run queue to one run per value of that tag, because DuckDB allows one writing process per file.
+The writing jobs (and the webhook hints job, `build_hints_job`) carry the tag WAREHOUSE_TAG with the warehouse
+path as value (assets/writer_queue.py: one writing run per warehouse at a time).
 """
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ from __future__ import annotations
 from dagster import AssetChecksDefinition, AssetSelection, Backoff, Jitter, RetryPolicy, define_asset_job, job
 
 from assets.hint_ops import build_apply_hints_op
+from assets.writer_queue import WAREHOUSE_TAG
 from pipelines.invoicing.portals import Portal
 
-WAREHOUSE_TAG = "invoicing-warehouse/warehouse"
 INGESTION_OP = "invoicing_raw"
 
 # Transient failures: the API's 5xx or timeouts beyond the client's own retries, or the warehouse

@@ -1,6 +1,7 @@
 """The Dagster path: the sensor requests exactly one run of `apply_hints_job` for the pending hints of a
 portal (the same run key while that set is pending, so it launches once), none while another writing run of
-the warehouse waits in the queue, and the job applies them: the readers' copy then equals the sandbox's own
+the warehouse waits in the queue, none while a hints run of the portal is running and runs stay for the hints
+that follow, and the job applies them: the readers' copy then equals the sandbox's own
 records. (Runs never overlap: the writer tag and the run queue's limit, tests/dagster/test_definitions.py.)"""
 
 from __future__ import annotations
@@ -8,9 +9,11 @@ from __future__ import annotations
 from dagster import DagsterInstance, DagsterRunStatus, build_sensor_context
 from hint_support import reader, scheduled_sync
 
+from assets.hint_linger import LINGER_ENV
 from assets.resources import InvoicingApiResource, WarehouseResource
+from assets.writer_queue import WAREHOUSE_TAG
 from dagster_project.definitions import build_definitions
-from dagster_project.jobs import WAREHOUSE_TAG
+from dagster_project.hint_sensor import PORTAL_TAG
 from harness.hinted_changes import DELETIONS, HintedMutator
 from harness.warehouse_truth import compare_raw_tables
 from invoicing_warehouse.hint_feed import ListenerFeed
@@ -23,7 +26,7 @@ def _tick(defs, instance, resources):
     return sensor.evaluate_tick(build_sensor_context(instance=instance, resources=resources))
 
 
-def test_the_sensor_requests_one_run_for_pending_hints_and_the_job_applies_them(sandbox, tmp_path):
+def test_the_sensor_requests_one_run_for_pending_hints_and_the_job_applies_them(sandbox, tmp_path, monkeypatch):
     warehouse = str(tmp_path / "warehouse.duckdb")
     scheduled_sync(sandbox, warehouse)
     resources = {"invoicing_api": InvoicingApiResource(base_url=sandbox.base_url, client_id=sandbox.client_id,
@@ -47,6 +50,14 @@ def test_the_sensor_requests_one_run_for_pending_hints_and_the_job_applies_them(
         assert request.tags[WAREHOUSE_TAG] == warehouse
 
         job = defs.resolve_job_def("apply_hints_job")
+        # a hints run of the portal is running: while runs stay for more hints, that run applies these
+        working = instance.create_run_for_job(job, run_config=request.run_config, status=DagsterRunStatus.STARTED,
+                                             tags={WAREHOUSE_TAG: warehouse, PORTAL_TAG: "default"})
+        staying = _tick(defs, instance, resources)
+        assert staying.run_requests == [] and "running hints run" in (staying.skip_message or "")
+        monkeypatch.setenv(LINGER_ENV, "0")  # runs that do not stay: one set is queued behind the running one
+        assert [r.run_key for r in _tick(defs, instance, resources).run_requests] == [request.run_key]
+        instance.delete_run(working.run_id)  # (and the job below applies its set and ends: test_hint_linger.py)
         # another writer of the warehouse waits in the run queue: the sensor requests nothing more
         queued = instance.create_run_for_job(job, run_config=request.run_config, tags={WAREHOUSE_TAG: warehouse},
                                             status=DagsterRunStatus.NOT_STARTED)

@@ -1,0 +1,119 @@
+"""A Dagster applying run that stays a while: after its hints, it watches the spool and applies what arrives.
+
+Launched by the sensor, a run pays Dagster's sensor loop (the daemon evaluates sensors at most every 5 s),
+the queue and a fresh process (about 5 s in all, bench/RESULTS.md) before its first request. Changes rarely
+come alone: an office's next change is often seconds away. So once a run has applied its hints, it looks at
+the spool (local SQLite, no API cost) every `poll_s` and applies new hints of its portal at once, with the
+client and token it already holds, as `sync --follow` does. It ends:
+- after `idle_s` without a new hint (INVOICING_HINTS_LINGER_S, default 60; 0: no lingering, one set per run),
+- after `max_s` in all (INVOICING_HINTS_RUN_MAX_S, default 600), so a run's log and history stay readable,
+- as soon as another writing run of the warehouse waits in the queue (the scheduled sync, a reconcile,
+  another portal's hints): the single writer rule keeps every writer's turn, and the next run applies
+  what comes after.
+Each set is applied as a run without lingering applies it (assets/hint_run.py: committed, modelled,
+published, then acknowledged), so a crash while lingering loses nothing.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from assets.hint_run import HintRun, apply_pending, spool_for
+from pipelines.invoicing.client import InvoicingClient
+from pipelines.invoicing.portals import Portal
+from warehouse_engine.target import WarehouseTarget
+
+LINGER_ENV = "INVOICING_HINTS_LINGER_S"
+RUN_MAX_ENV = "INVOICING_HINTS_RUN_MAX_S"
+DEFAULT_LINGER_S = 60.0
+DEFAULT_RUN_MAX_S = 600.0
+POLL_S = 0.25  # a look at the spool: one SQLite read
+QUEUE_CHECK_S = 1.0  # a look at Dagster's run queue: one read of the instance's storage
+
+
+@dataclass(frozen=True)
+class Linger:
+    """How long an applying run stays for more hints."""
+
+    idle_s: float = DEFAULT_LINGER_S
+    max_s: float = DEFAULT_RUN_MAX_S
+    poll_s: float = POLL_S
+
+    @property
+    def enabled(self) -> bool:
+        """Whether a run stays at all."""
+        return self.idle_s > 0
+
+    @classmethod
+    def from_environment(cls) -> Linger:
+        """INVOICING_HINTS_LINGER_S (seconds without a new hint before a run ends; 0 = not at all) and
+        INVOICING_HINTS_RUN_MAX_S (a run's whole length); raises ValueError on a value that is not a number
+        of seconds >= 0."""
+        return cls(idle_s=_seconds(LINGER_ENV, DEFAULT_LINGER_S), max_s=_seconds(RUN_MAX_ENV, DEFAULT_RUN_MAX_S))
+
+
+def _seconds(name: str, default: float) -> float:
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        value = -1.0
+    if not value >= 0 or value == float("inf"):
+        raise ValueError(f"{name} must be a number of seconds >= 0, got {raw!r}")
+    return value
+
+
+@dataclass
+class Lingered:
+    """What a run did after its first set of hints."""
+
+    runs: list[HintRun] = field(default_factory=list)
+    ended: str = ""  # why it stopped staying
+
+    @property
+    def hints(self) -> int:
+        """Hints applied while lingering."""
+        return sum(run.acknowledged for run in self.runs)
+
+
+def linger(target: WarehouseTarget, portal: Portal, client: InvoicingClient, settings: Linger, *,
+           another_writer_waits: Callable[[], str | None], on_run: Callable[[HintRun], None] | None = None,
+           started: float | None = None) -> Lingered:
+    """Applies `portal`'s new hints as they arrive until the run has been idle `settings.idle_s`, has lasted
+    `settings.max_s` (from `started`, time.monotonic(), default now), or `another_writer_waits()` names a
+    writing run waiting for the warehouse (checked every QUEUE_CHECK_S). `on_run` sees every applied set.
+    Raises what apply_pending raises (the hints of that set stay pending; the sets before are acknowledged)."""
+    outcome = Lingered()
+    if not settings.enabled:
+        outcome.ended = "lingering off"
+        return outcome
+    begun = time.monotonic() if started is None else started
+    last_hint = time.monotonic()
+    next_queue_check = 0.0
+    with spool_for(target) as spool:
+        while not outcome.ended:
+            now = time.monotonic()
+            if now - begun >= settings.max_s:
+                outcome.ended = f"run length {settings.max_s:g} s reached"
+            elif now - last_hint >= settings.idle_s:
+                outcome.ended = f"no new hint for {settings.idle_s:g} s"
+            elif now >= next_queue_check and (waiting := another_writer_waits()):
+                outcome.ended = waiting
+            elif spool.pending(portal.name, 1):
+                run = apply_pending(target, portal, client=client)
+                outcome.runs.append(run)
+                if on_run is not None:
+                    on_run(run)
+                if run.waiting:
+                    outcome.ended = run.waiting
+                last_hint = time.monotonic()
+            else:
+                time.sleep(settings.poll_s)
+            if now >= next_queue_check:
+                next_queue_check = now + QUEUE_CHECK_S
+    return outcome
