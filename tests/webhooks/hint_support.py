@@ -33,6 +33,15 @@ def scheduled_sync(sandbox, warehouse: str | Path, **options) -> SyncReport:
     return regular_build(sandbox, warehouse, **options)
 
 
+def dagster_resources(sandbox, warehouse: str) -> dict:
+    """The Dagster resources of a project run against `sandbox` and the warehouse file `warehouse` (unpaced)."""
+    from assets.resources import InvoicingApiResource, WarehouseResource  # Dagster only for the tests that run it
+
+    return {"invoicing_api": InvoicingApiResource(base_url=sandbox.base_url, client_id=sandbox.client_id,
+                                                  client_secret=sandbox.client_secret, rate_limit_per_s=0),
+            "warehouse": WarehouseResource(path=warehouse)}
+
+
 def apply(sandbox, warehouse: str | Path, **options) -> HintRun:
     """One applying run of the portal `default`'s pending hints."""
     return apply_pending(WarehouseTarget.duckdb_file(warehouse), Portal("default"), settings=settings_of(sandbox),

@@ -10,11 +10,10 @@ import time
 
 import pytest
 from dagster import DagsterInstance, DagsterRunStatus
-from hint_support import reader, scheduled_sync
+from hint_support import dagster_resources, reader, scheduled_sync
 
 from assets.hint_linger import LINGER_ENV, Linger, linger
 from assets.hint_ops import APPLY_HINTS_OP
-from assets.resources import InvoicingApiResource, WarehouseResource
 from assets.writer_queue import WAREHOUSE_TAG
 from dagster_project.definitions import build_definitions
 from harness.hinted_changes import DELETIONS, HintedMutator
@@ -46,9 +45,7 @@ def test_the_hints_job_stays_for_the_next_hints_and_yields_to_a_queued_writer(sa
     monkeypatch.setenv(LINGER_ENV, "45")  # far longer than the test: only the queued writer can end the run
     warehouse = str(tmp_path / "warehouse.duckdb")
     scheduled_sync(sandbox, warehouse)
-    resources = {"invoicing_api": InvoicingApiResource(base_url=sandbox.base_url, client_id=sandbox.client_id,
-                                                       client_secret=sandbox.client_secret, rate_limit_per_s=0),
-                 "warehouse": WarehouseResource(path=warehouse)}
+    resources = dagster_resources(sandbox, warehouse)
     defs = build_definitions(resources, {"default": Portal("default")})
     job = defs.resolve_job_def("apply_hints_job")
     run_config = {"ops": {APPLY_HINTS_OP: {"config": {"portal": "default"}}}}

@@ -7,10 +7,9 @@ records. (Runs never overlap: the writer tag and the run queue's limit, tests/da
 from __future__ import annotations
 
 from dagster import DagsterInstance, DagsterRunStatus, build_sensor_context
-from hint_support import reader, scheduled_sync
+from hint_support import dagster_resources, reader, scheduled_sync
 
 from assets.hint_linger import LINGER_ENV
-from assets.resources import InvoicingApiResource, WarehouseResource
 from assets.writer_queue import WAREHOUSE_TAG
 from dagster_project.definitions import build_definitions
 from dagster_project.hint_sensor import PORTAL_TAG
@@ -29,9 +28,7 @@ def _tick(defs, instance, resources):
 def test_the_sensor_requests_one_run_for_pending_hints_and_the_job_applies_them(sandbox, tmp_path, monkeypatch):
     warehouse = str(tmp_path / "warehouse.duckdb")
     scheduled_sync(sandbox, warehouse)
-    resources = {"invoicing_api": InvoicingApiResource(base_url=sandbox.base_url, client_id=sandbox.client_id,
-                                                       client_secret=sandbox.client_secret, rate_limit_per_s=0),
-                 "warehouse": WarehouseResource(path=warehouse)}
+    resources = dagster_resources(sandbox, warehouse)
     defs = build_definitions(resources, {"default": Portal("default")})
     with DagsterInstance.ephemeral() as instance:
         assert _tick(defs, instance, resources).run_requests == []
