@@ -4,7 +4,10 @@ Launched by the sensor, a run pays Dagster's sensor loop (the daemon evaluates s
 the queue and a fresh process (about 5 s in all, bench/RESULTS.md) before its first request. Changes rarely
 come alone: an office's next change is often seconds away. So once a run has applied its hints, it looks at
 the spool (local SQLite, no API cost) every `poll_s` and applies new hints of its portal at once, with the
-client and token it already holds, as `sync --follow` does. It ends:
+client and token it already holds, as `sync --follow` does. When hints are still arriving (a burst: the
+sender delivers one event after another), it waits until none came for `settle_quiet_s` (at most `settle_max_s`)
+and applies them as one set: a set reads a window of a list where GETs by id would cost one request each, and
+the payments window once. It ends:
 - after `idle_s` without a new hint (INVOICING_HINTS_LINGER_S, default 60; 0: no lingering, one set per run),
 - after `max_s` in all (INVOICING_HINTS_RUN_MAX_S, default 600), so a run's log and history stay readable,
 - as soon as another writing run of the warehouse waits in the queue (the scheduled sync, a reconcile,
@@ -23,6 +26,7 @@ from dataclasses import dataclass, field
 
 from assets.hint_run import HintRun, apply_pending, spool_for
 from pipelines.invoicing.client import InvoicingClient
+from pipelines.invoicing.hint_spool import HintSpool
 from pipelines.invoicing.portals import Portal
 from warehouse_engine.target import WarehouseTarget
 
@@ -31,6 +35,8 @@ RUN_MAX_ENV = "INVOICING_HINTS_RUN_MAX_S"
 DEFAULT_LINGER_S = 60.0
 DEFAULT_RUN_MAX_S = 600.0
 POLL_S = 0.25  # a look at the spool: one SQLite read
+SETTLE_QUIET_S = 0.3  # a burst's deliveries come milliseconds apart; a single change waits this much more
+SETTLE_MAX_S = 1.5
 QUEUE_CHECK_S = 1.0  # a look at Dagster's run queue: one read of the instance's storage
 
 
@@ -41,6 +47,8 @@ class Linger:
     idle_s: float = DEFAULT_LINGER_S
     max_s: float = DEFAULT_RUN_MAX_S
     poll_s: float = POLL_S
+    settle_quiet_s: float = SETTLE_QUIET_S
+    settle_max_s: float = SETTLE_MAX_S
 
     @property
     def enabled(self) -> bool:
@@ -105,6 +113,7 @@ def linger(target: WarehouseTarget, portal: Portal, client: InvoicingClient, set
             elif now >= next_queue_check and (waiting := another_writer_waits()):
                 outcome.ended = waiting
             elif spool.pending(portal.name, 1):
+                _settle(spool, portal.name, settings)
                 run = apply_pending(target, portal, client=client)
                 outcome.runs.append(run)
                 if on_run is not None:
@@ -117,3 +126,16 @@ def linger(target: WarehouseTarget, portal: Portal, client: InvoicingClient, set
             if now >= next_queue_check:
                 next_queue_check = now + QUEUE_CHECK_S
     return outcome
+
+
+def _settle(spool: HintSpool, portal_id: str, settings: Linger) -> None:
+    """Waits while the portal's pending hints keep growing: until none came for `settle_quiet_s`, at most
+    `settle_max_s`."""
+    deadline = time.monotonic() + settings.settle_max_s
+    seen = spool.pending_count(portal_id)
+    while time.monotonic() < deadline:
+        time.sleep(min(settings.settle_quiet_s, max(0.0, deadline - time.monotonic())))
+        now_pending = spool.pending_count(portal_id)
+        if now_pending == seen:
+            return
+        seen = now_pending

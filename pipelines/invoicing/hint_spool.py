@@ -158,6 +158,9 @@ class HintSpool:
             connection.execute("rollback")
             raise
 
-    def pending_count(self) -> int:
-        """How many hints wait (one per record)."""
-        return int(self._connection.execute("select count(*) from hints").fetchone()[0])
+    def pending_count(self, portal_id: str | None = None) -> int:
+        """How many hints wait (one per record; of one portal when `portal_id` is given)."""
+        if portal_id is None:
+            return int(self._connection.execute("select count(*) from hints").fetchone()[0])
+        return int(self._connection.execute("select count(*) from hints where portal_id = ?",
+                                            (portal_id,)).fetchone()[0])

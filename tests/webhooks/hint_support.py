@@ -35,7 +35,8 @@ def scheduled_sync(sandbox, warehouse: str | Path, **options) -> SyncReport:
 
 def dagster_resources(sandbox, warehouse: str) -> dict:
     """The Dagster resources of a project run against `sandbox` and the warehouse file `warehouse` (unpaced)."""
-    from assets.resources import InvoicingApiResource, WarehouseResource  # Dagster only for the tests that run it
+    # imported here: only the tests that run Dagster pay for importing it
+    from assets.resources import InvoicingApiResource, WarehouseResource
 
     return {"invoicing_api": InvoicingApiResource(base_url=sandbox.base_url, client_id=sandbox.client_id,
                                                   client_secret=sandbox.client_secret, rate_limit_per_s=0),

@@ -12,7 +12,7 @@ import pytest
 from dagster import DagsterInstance, DagsterRunStatus
 from hint_support import dagster_resources, reader, scheduled_sync
 
-from assets.hint_linger import LINGER_ENV, Linger, linger
+from assets.hint_linger import LINGER_ENV, Linger, _settle, linger
 from assets.hint_ops import APPLY_HINTS_OP
 from assets.writer_queue import WAREHOUSE_TAG
 from dagster_project.definitions import build_definitions
@@ -20,7 +20,7 @@ from harness.hinted_changes import DELETIONS, HintedMutator
 from harness.warehouse_truth import compare_raw_tables
 from invoicing_warehouse.hint_feed import ListenerFeed
 from pipelines.invoicing.client import InvoicingClient
-from pipelines.invoicing.hint_spool import HintSpool, spool_path
+from pipelines.invoicing.hint_spool import Hint, HintSpool, spool_path
 from pipelines.invoicing.portals import Portal
 from warehouse_engine.target import WarehouseTarget
 
@@ -109,6 +109,38 @@ def test_a_run_staying_alone_ends_after_its_idle_time_without_a_request(tmp_path
     assert capped.ended == "run length 0.3 s reached"
     assert off.ended == "lingering off"
     assert sum(client.stats.snapshot()["requests"].values()) == 0
+
+
+def test_a_burst_still_arriving_is_awaited_and_taken_as_one_set(tmp_path):
+    spool_file = tmp_path / "warehouse.hints.sqlite"
+    sent: list[float] = []
+
+    def deliver(burst: str, count: int, apart_s: float) -> None:  # as the sender does: one after another
+        with HintSpool(spool_file) as sender:
+            for n in range(count):
+                sender.append(f"{burst}-{n}", Hint("default", "documents", f"{burst}-doc-{n}", "document.updated"))
+                sent.append(time.monotonic())
+                time.sleep(apart_s)
+
+    with HintSpool(spool_file) as spool:
+        sender = threading.Thread(target=deliver, args=("burst", 8, 0.05))
+        sender.start()
+        _wait(lambda: spool.pending_count("default") > 0, "the first delivery")
+        _settle(spool, "default", Linger(settle_quiet_s=0.2, settle_max_s=5))
+        settled = time.monotonic()
+        sender.join(WAIT_S)
+        assert spool.pending_count("default") == 8 and settled >= sent[-1]  # the whole burst, one set
+        assert spool.pending_count("other") == 0
+        begun = time.monotonic()
+        _settle(spool, "default", Linger(settle_quiet_s=0.2, settle_max_s=5))  # nothing arriving: one quiet wait
+        assert time.monotonic() - begun < 1.0
+        endless = threading.Thread(target=deliver, args=("flood", 60, 0.05))
+        endless.start()
+        begun = time.monotonic()
+        _settle(spool, "default", Linger(settle_quiet_s=0.2, settle_max_s=0.6))  # a flood: bounded
+        capped = time.monotonic() - begun
+        endless.join(WAIT_S)
+    assert 0.6 <= capped < 2.0
 
 
 @pytest.mark.parametrize("raw", ["-1", "soon", "nan", "inf"])
