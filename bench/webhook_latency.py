@@ -197,8 +197,8 @@ def run_path(path: str, args: argparse.Namespace) -> bool:
 
 def _print_dagster_runs(home: Path) -> None:
     """Where an applying run's time goes, from the instance's own records: queued (the sensor's request to the
-    queue's launch), starting (launch to the run's process executing), working (to the run's end), and its
-    API requests (from the op's log line)."""
+    queue's launch), starting (launch to the run's process executing), working (to the run's end), and the API
+    requests of each set of hints applied (from the op's log lines: a run that stays applies several)."""
     from dagster import DagsterEventType, DagsterInstance
     from dagster._core.instance.ref import InstanceRef
 
@@ -224,7 +224,7 @@ def _print_dagster_runs(home: Path) -> None:
         return
     summary = ", ".join(f"{name} p50 {statistics.median(values):.1f} s (max {max(values):.1f} s)"
                         for name, values in phases.items())
-    print(f"  dagster runs: {len(phases['working'])}; {summary}; API requests per run p50 "
+    print(f"  dagster runs: {len(phases['working'])}; {summary}; API requests per set of hints p50 "
           f"{statistics.median(requests) if requests else float('nan'):.0f}, total {sum(requests)}")
 
 
