@@ -24,8 +24,9 @@ The service allows 10 requests per second. The limiter paces in one of two ways:
    earlier or later than its neighbours without landing in another window: several processes on a busy
    machine send late by tens of milliseconds (4 processes at an even 100 ms grid drew 2 x 429 in 5,560
    requests). A thread that wakes late may still use its slot up to `LATE_SLOT_SHARE` of that room after
-   the last slot of the same window; later than that it takes a new slot. An answer that contradicts the
-   arc, and any 429, drop the lock: the limiter goes back to span pacing and learns again.
+   the last slot of the same window; later than that it takes a new slot. Two answers within 5 s that
+   contradict the arc (one alone may be a request overtaken on its way by the next), and any 429, drop
+   the lock: the limiter goes back to span pacing and learns again.
 
 A server that does not count in fixed windows (a sliding log, a token bucket) never yields one consistent
 arc, so the limiter stays on span pacing.
@@ -50,6 +51,7 @@ from pipelines.invoicing.window_phase import (
     Grid,
     WindowPhase,
     arc_overlaps,
+    arc_within,
 )
 
 __all__ = ["MAX_ARC_S", "Grant", "RateLimiter", "SharedState", "WindowPhase"]
@@ -65,6 +67,9 @@ LATE_SLOT_SHARE = 0.5
 # Slots of one window are this share of an even spacing apart: the room across the boundary grows from
 # one spacing to (N - (N - 1) * share) spacings, 2.8 at 10/s, while each window still gets N requests.
 SLOT_SPACING_SHARE = 0.8
+# Two answers contradicting the lock within this many seconds drop it; windows that truly moved contradict it
+# at every boundary (or meet a 429 first), a request overtaken on its way only once.
+CONFIRM_WITHIN_S = 5.0
 
 
 class SharedState(Protocol):
@@ -116,6 +121,8 @@ class RateLimiter:
         self.locks = 0  # times the limiter locked onto the server's windows
         self.lost_locks = 0  # times a 429 or a contradicting answer dropped the lock
         self.late_wakeups = 0  # grid slots given up because their thread woke too late
+        self.stray_answers = 0  # answers that contradicted the lock alone (a request overtaken on its way)
+        self._last_contradiction: float | None = None  # when the last one was granted, while locked
 
     @contextmanager
     def _hold(self) -> Iterator[None]:
@@ -141,6 +148,7 @@ class RateLimiter:
             "grid": None if self._grid is None else [self._grid.base, self._grid.step, self._grid.per_window],
             "arc": list(self._arc), "locked_from_seq": self._locked_from_seq, "epoch": self._epoch,
             "late_slot_s": self._late_slot_s, "next_slot": self._next_slot,
+            "last_contradiction": self._last_contradiction,
         }
 
     def _load(self, state: dict) -> None:
@@ -158,6 +166,7 @@ class RateLimiter:
         self._epoch = state["epoch"]
         self._late_slot_s = state["late_slot_s"]
         self._next_slot = state["next_slot"]
+        self._last_contradiction = state.get("last_contradiction")  # absent from an older process's state
 
     @property
     def locked(self) -> bool:
@@ -242,8 +251,15 @@ class RateLimiter:
         if self._grid is not None:
             if earlier_seq < self._locked_from_seq:
                 return  # granted before the lock, by span pacing: may fall anywhere near the boundary
-            if crossed != arc_overlaps(self._arc, earlier_at % WINDOW_S, later_at % WINDOW_S):
-                self._unlock("an answer outside the learnt window phase")
+            earlier_phase, later_phase = earlier_at % WINDOW_S, later_at % WINDOW_S
+            # Span-paced grants still in flight at the lock may straddle part of the arc: only a pair that
+            # crossed away from it, or did not cross over all of it, says the boundary is elsewhere.
+            if crossed:
+                contradicts = not arc_overlaps(self._arc, earlier_phase, later_phase)
+            else:
+                contradicts = arc_within(self._arc, earlier_phase, later_phase)
+            if contradicts:
+                self._contradicted(later_at)
             return
         if crossed:
             self._phase.add(earlier_at, later_at)
@@ -268,11 +284,23 @@ class RateLimiter:
         latest = max(self._recent[-1] if self._recent else 0.0, self._clock())
         self._next_slot = self._grid.window_start_at_or_after(latest + 2 * margin + width)
         self._locked_from_seq = self._seq + 1
+        self._last_contradiction = None
         self.locks += 1
         log.info("rate limiter: pacing on the server's windows (boundary within %.0f ms), %d per window",
                  width * 1000, per_window)
 
+    def _contradicted(self, granted_at: float) -> None:
+        """One answer says the boundary is not where the lock put it. Alone it may be a request that was
+        overtaken between its grant and the server (its thread starved for a moment); a second one within
+        `CONFIRM_WITHIN_S` means the windows moved. (A 429 drops the lock at once, in `pause`.)"""
+        last, self._last_contradiction = self._last_contradiction, granted_at
+        if last is not None and abs(granted_at - last) <= CONFIRM_WITHIN_S:
+            self._unlock("answers outside the learnt window phase")
+        else:
+            self.stray_answers += 1
+
     def _unlock(self, reason: str) -> None:
+        self._last_contradiction = None
         self._phase.clear()
         self._answers.clear()
         if self._grid is None:

@@ -310,7 +310,7 @@ def _fill_traffic(report: SyncReport, feed: Feed) -> None:
     report.capabilities = feed.learnt()
     limiter = feed.client.limiter
     report.limiter = {"window_locks": limiter.locks, "lost_locks": limiter.lost_locks,
-                      "late_wakeups": limiter.late_wakeups}
+                      "late_wakeups": limiter.late_wakeups, "stray_answers": limiter.stray_answers}
 
 
 def _tick(feed: Feed, progress: Callable[[dict[str, dict]], None], stop: threading.Event) -> None:

@@ -76,6 +76,14 @@ def arc_overlaps(arc: tuple[float, float], earlier: float, later: float) -> bool
     return offset < span or offset + width > WINDOW_S
 
 
+def arc_within(arc: tuple[float, float], earlier: float, later: float) -> bool:
+    """Whether the arc (start, width) lies wholly inside the pair's arc (earlier, later]."""
+    start, width = arc
+    span = (later - earlier) % WINDOW_S
+    offset = (start - earlier) % WINDOW_S
+    return 0 < offset and offset + width <= span
+
+
 @dataclass(frozen=True)
 class Grid:
     """`per_window` slots in every window, `step` apart from `base + k` (k whole windows) on.

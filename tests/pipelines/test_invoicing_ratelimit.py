@@ -14,7 +14,8 @@ import httpx
 from invoicing_fakes import BASE_URL, CLIENT_ID, CLIENT_SECRET, FakeClock
 
 from pipelines.invoicing.client import InvoicingClient
-from pipelines.invoicing.ratelimit import MAX_ARC_S, RateLimiter, WindowPhase
+from pipelines.invoicing.ratelimit import MAX_ARC_S, Grant, RateLimiter, WindowPhase
+from pipelines.invoicing.window_phase import arc_overlaps, arc_within
 
 LIMIT = 10
 
@@ -131,6 +132,54 @@ def test_a_server_whose_windows_move_is_followed_with_at_most_one_refusal():
     drive(limiter, server, 400)
     assert server.refused <= 1
     assert limiter.lost_locks >= 1 and limiter.locked
+    last_windows = sorted(server.counts)[-10:-1]
+    assert all(server.counts[w] == LIMIT for w in last_windows)
+
+
+def answer(limiter: RateLimiter, seq: int, granted_at: float, place: int) -> None:
+    """What the server said of a grant: the `place`-th request of its window."""
+    limiter.observe(Grant(seq, granted_at), limit=LIMIT, remaining=LIMIT - place)
+
+
+def test_grants_paced_before_the_lock_that_straddle_part_of_its_arc_keep_the_lock():
+    # Seen in the 100,000-document bench: the limiter locked with the boundary known within 27 ms, while
+    # threads still held grants reserved by span pacing; two of them, the 9th and 10th of their window,
+    # were granted 75 ms apart with the arc's start between them. No boundary between them only narrows
+    # the arc; reading it as a contradiction dropped the lock.
+    limiter, _server = locked_limiter(0.0)  # boundaries at whole seconds
+    seq = limiter.acquire().seq
+    second = math.floor(limiter.acquire().at) + 5
+    earlier, later = second - 0.075, second - 0.0015  # both reach the server before the boundary
+    assert arc_overlaps(limiter._arc, earlier % 1, later % 1) and not arc_within(limiter._arc, earlier % 1, later % 1)
+    answer(limiter, seq + 10, earlier, 9)
+    answer(limiter, seq + 11, later, 10)
+    assert limiter.locked and limiter.lost_locks == 0 and limiter.stray_answers == 0
+
+
+def test_a_request_overtaken_on_its_way_does_not_drop_the_lock():
+    # Seen in the same bench: a grant at .304 reached the server 26 ms late (its thread starved), after the
+    # grant at .331, which so was the first of the window: the pair looks like a boundary far from the arc.
+    limiter, server = locked_limiter(0.0)
+    seq = limiter.acquire().seq
+    second = math.floor(limiter.acquire().at) + 5
+    answer(limiter, seq + 10, second + 0.304, 2)
+    answer(limiter, seq + 11, second + 0.331, 1)
+    assert limiter.locked and limiter.lost_locks == 0 and limiter.stray_answers == 1
+    refused_before = server.refused
+    drive(limiter, server, 200)
+    assert server.refused == refused_before == 0
+    assert limiter.locked and limiter.locks == 1
+
+
+def test_windows_that_move_into_the_grid_drop_the_lock_after_two_contradicting_answers():
+    # The boundary moves to the middle of the grid's slots: each server window still gets 10 requests (no
+    # 429 tells), but every boundary now contradicts the lock; the second one within 5 s drops it.
+    limiter, _server = locked_limiter(0.2)
+    server = FixedWindowServer(0.2 + 0.5)  # e.g. the service's limiter restarted: it counts afresh
+    drive(limiter, server, 400)
+    assert server.refused == 0
+    assert limiter.lost_locks == 1 and limiter.stray_answers == 1
+    assert limiter.locked and limiter.locks == 2
     last_windows = sorted(server.counts)[-10:-1]
     assert all(server.counts[w] == LIMIT for w in last_windows)
 
