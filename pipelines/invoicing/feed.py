@@ -98,11 +98,14 @@ class Feed:
         """The read of `name`, started on first use with the resource's committed dlt state."""
         self.prepare()
         with self._lock:
-            if name not in self.reads:
-                read = ResourceRead(self, ENDPOINTS[name], state or {}, self.indexes.get(name))
-                self.reads[name] = read
-                read.start()
-            return self.reads[name]
+            if name in self.reads:
+                return self.reads[name]
+            read = ResourceRead(self, ENDPOINTS[name], state or {}, self.indexes.get(name))
+            self.reads[name] = read
+        # Started outside the lock: when every producer thread ends before `start` returns, the starter
+        # finishes the read itself (GETs, then learning through this feed, which takes the lock).
+        read.start()
+        return read
 
     def start(self, committed: Mapping[str, Any], names: Iterable[str]) -> None:
         """Starts the reads of `names` not started yet from `committed`, the source's dlt state of earlier

@@ -103,7 +103,6 @@ class ResourceRead:
                 self._spawn(self._scan_task)
             elif self.feed.capabilities.of(self.endpoint.path).window in ("refused", "ignored"):
                 # learnt by an earlier run (or the doctor): read in full at once, no request refused again
-                # (in a thread: the fallback notes through the feed, whose lock the caller holds)
                 self._spawn(self._known_unwindowed_task)
             else:
                 for slice_id, part in list(self.slices.items()):
