@@ -119,7 +119,7 @@ class RateLimiter:
         self._late_slot_s = 0.0  # how late a thread may still take its slot
         self._next_slot = 0.0  # the next grid reservation takes a slot at or after this
         self.locks = 0  # times the limiter locked onto the server's windows
-        self.lost_locks = 0  # times a 429 or a contradicting answer dropped the lock
+        self.lost_locks = 0  # times a 429 or two contradicting answers dropped the lock
         self.late_wakeups = 0  # grid slots given up because their thread woke too late
         self.stray_answers = 0  # answers that contradicted the lock alone (a request overtaken on its way)
         self._last_contradiction: float | None = None  # when the last one was granted, while locked
