@@ -29,6 +29,7 @@ from typing import Self
 SPOOL_SUFFIX = ".hints.sqlite"
 KEPT_DELIVERY_IDS = 100_000
 BUSY_TIMEOUT_S = 10.0
+WAL_SWITCH_RETRY_S = 0.01
 
 _SCHEMA = """
 create table if not exists hints (
@@ -47,6 +48,24 @@ create table if not exists deliveries (
 create table if not exists counters (name text primary key, value integer not null);
 insert or ignore into counters values ('sequence', 0);
 """
+
+
+def _enter_wal_mode(connection: sqlite3.Connection) -> None:
+    """Switches a (new) spool file to WAL, waiting up to `BUSY_TIMEOUT_S` for another process doing the same.
+
+    Why a loop of our own: SQLite does not call the busy handler for the exclusive lock that the switch to WAL
+    takes, so when the receiver and an applying run open a new spool at the same moment one of them gets
+    "database is locked" at once (seen in 80 of 600 concurrent opens here). Once the file is in WAL mode the
+    pragma is a no-op and this returns at the first try."""
+    deadline = time.monotonic() + BUSY_TIMEOUT_S
+    while True:
+        try:
+            connection.execute("pragma journal_mode=wal")
+            return
+        except sqlite3.OperationalError as error:
+            if "locked" not in str(error) or time.monotonic() >= deadline:
+                raise
+            time.sleep(WAL_SWITCH_RETRY_S)
 
 
 @dataclass(frozen=True)
@@ -75,7 +94,7 @@ class HintSpool:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._connection = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None)
-        self._connection.execute("pragma journal_mode=wal")
+        _enter_wal_mode(self._connection)
         # FULL: an append is on disk before the receiver answers 200 (the sender will not retry after it)
         self._connection.execute("pragma synchronous=full")
         self._connection.executescript(_SCHEMA)

@@ -1,10 +1,12 @@
 """The hints spool: replay guard, one pending hint per record, acknowledgement that keeps newer arrivals,
-and appends from another process while a reader holds the spool open."""
+appends from another process while a reader holds the spool open, and a new spool opened by several at once."""
 
 from __future__ import annotations
 
+import sqlite3
 import subprocess
 import sys
+import threading
 
 from pipelines.invoicing.hint_spool import Hint, HintSpool, spool_path
 
@@ -68,3 +70,32 @@ def test_another_process_appends_while_this_one_reads(tmp_path):
         )
         subprocess.run([sys.executable, "-c", child, str(path)], check=True, timeout=60)
         assert sorted(h.record_id for h in spool.pending()) == sorted(f"I{n}" for n in range(20))
+
+
+def test_several_connections_opening_a_new_spool_at_once_all_open_it(tmp_path):
+    # The receiver and an applying run often create the spool together; the switch to WAL must wait for the
+    # other, not fail. Without the wait this lost about 2 % of the opens (9 of 400 here).
+    rounds, openers = 100, 4
+    failures: list[str] = []
+    opened: list[int] = []
+
+    def open_spool(path, barrier: threading.Barrier) -> None:
+        barrier.wait()
+        try:
+            with HintSpool(path) as spool:
+                opened.append(spool.pending_count())
+        except sqlite3.OperationalError as error:
+            failures.append(str(error))
+
+    for round_number in range(rounds):
+        barrier = threading.Barrier(openers)
+        threads = [threading.Thread(target=open_spool, args=(tmp_path / f"{round_number}.sqlite", barrier))
+                   for _ in range(openers)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(60)
+    assert failures == []
+    assert opened == [0] * (rounds * openers)
+    with HintSpool(tmp_path / "0.sqlite") as spool:
+        assert spool._connection.execute("pragma journal_mode").fetchone()[0] == "wal"
