@@ -4,10 +4,9 @@ The lake is the one `warehouse_engine.connection.connect` attaches: same name (`
 also its metadata schema in the PostgreSQL catalog), same data folder. The extensions come from the PyPI
 wheels; they are installed before dlt opens its first connection.
 
-dlt's DuckLake pool opens a new in-memory DuckDB for each connection it lends, and loading the two extensions
-into a new instance costs 0.2 s of signature hashing; a load borrows seven connections or more, so this was
-half of a small lake sync. `LakeConnections` is dlt's pool lending instances from `open_lake_instance`, whose
-extensions DuckDB checked once in this process.
+dlt's DuckLake pool opens a new in-memory DuckDB for each connection it lends, seven or more a load;
+`LakeConnections` lends instances from `open_lake_instance` instead, which skips the second signature hash of
+the extensions (0.2 s an instance, half of a small lake sync; warehouse_engine/connection.py says why).
 """
 
 from __future__ import annotations
@@ -95,7 +94,6 @@ class CheckedOnceDuckLake(ducklake):
         if pool is not None and not isinstance(pool, LakeConnections):
             config.credentials.conn_pool = LakeConnections(config.credentials)
         return config
-
 
 
 # Several writers on one lake (one pipeline per portal) may commit at the same moment. DuckLake retries
