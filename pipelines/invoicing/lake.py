@@ -2,7 +2,7 @@
 
 The lake is the one `warehouse_engine.connection.connect` attaches: same name (`invoicing_lake`, which is
 also its metadata schema in the PostgreSQL catalog), same data folder. The extensions come from the PyPI
-wheels; they are installed before dlt opens its first connection.
+wheels; `open_lake_instance` installs them before dlt's first connection.
 
 dlt's DuckLake pool opens a new in-memory DuckDB for each connection it lends, seven or more a load;
 `LakeConnections` lends instances from `open_lake_instance` instead, which skips the second signature hash of
@@ -23,7 +23,7 @@ from dlt.destinations import ducklake
 from dlt.destinations.impl.duckdb.configuration import DuckDbConnectionPool
 from dlt.destinations.impl.ducklake.configuration import DuckLakeCredentials
 
-from warehouse_engine.connection import install_lake_extensions, open_lake_instance
+from warehouse_engine.connection import open_lake_instance
 from warehouse_engine.target import LAKE_NAME, WarehouseTarget
 
 T = TypeVar("T")
@@ -34,7 +34,6 @@ def lake_destination(target: WarehouseTarget, pipeline_name: str) -> Any:
     (`invoicing_raw_staging_<pipeline>`), so pipelines loading one lake at once never truncate each
     other's staging tables."""
     assert target.catalog is not None and target.data_path is not None
-    install_lake_extensions()
     target.data_path.mkdir(parents=True, exist_ok=True)
     catalog = ConnectionStringCredentials({
         "drivername": "postgres",
