@@ -4,10 +4,10 @@ appends from another process while a reader holds the spool open, and a new spoo
 from __future__ import annotations
 
 import sqlite3
-from contextlib import closing
 import subprocess
 import sys
 import threading
+from contextlib import closing
 
 from pipelines.invoicing.hint_spool import Hint, HintSpool, spool_path
 
