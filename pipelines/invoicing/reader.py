@@ -110,11 +110,12 @@ class ResourceRead:
         finally:
             self._task_done()
 
-    def _spawn(self, task: Callable, *args: Any) -> None:
+    def _spawn(self, task: Callable, *args: Any) -> threading.Thread:
         with self._lock:
             self._active += 1
         thread = threading.Thread(target=self._run, args=(task, *args), name=f"read-{self.name}", daemon=True)
         thread.start()
+        return thread
 
     def _run(self, task: Callable, *args: Any) -> None:
         try:

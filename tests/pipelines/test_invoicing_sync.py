@@ -111,12 +111,12 @@ def test_a_read_whose_producers_all_end_before_its_start_returns_finishes_it_wit
     quiet(sandbox)
     spawn = ResourceRead._spawn
 
-    def spawn_and_wait(self, task, *args) -> None:
-        before = set(threading.enumerate())
-        spawn(self, task, *args)
-        for thread in set(threading.enumerate()) - before:
-            if thread.name.startswith("read-"):
-                thread.join(timeout=60)
+    def spawn_and_wait(self, task, *args) -> threading.Thread:
+        # Only the thread this call started: one listed by threading.enumerate() may be another read's, still
+        # starting, and joining it raises (CI saw "cannot join thread before it is started").
+        thread = spawn(self, task, *args)
+        thread.join(timeout=60)
+        return thread
 
     monkeypatch.setattr(ResourceRead, "_spawn", spawn_and_wait)
     outcome: dict = {}
