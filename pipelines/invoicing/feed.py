@@ -68,6 +68,7 @@ class Feed:
         self.max_pages = math.inf
         self.deadline = math.inf
         self._lock = threading.Lock()
+        self._committed_taken = False  # the committed capabilities are applied (Feed.start)
         self._events: dict[str, list] = {}
         self._events_lock = threading.Lock()
         self._notes_lock = threading.Lock()  # its own: notes are written while `_lock` is held (prepare)
@@ -112,8 +113,12 @@ class Feed:
         runs (`{"page_sizes": ..., "resources": {name: state}}`): the one way that state enters a run."""
         self.page_sizes.remember(committed.get("page_sizes"))
         with self._lock:
-            self.capabilities = ServerCapabilities.from_state(committed.get(STATE_KEY)).completed_by(
-                self.known_capabilities)
+            # Once per run: the standalone source starts each read when dlt first asks for it, after the
+            # reads started earlier may have learnt something that a second reset would throw away.
+            if not self._committed_taken:
+                self.capabilities = ServerCapabilities.from_state(committed.get(STATE_KEY)).completed_by(
+                    self.known_capabilities)
+                self._committed_taken = True
         states = committed.get("resources", {})
         for name in names:
             if name in ENDPOINTS and name not in self.reads:

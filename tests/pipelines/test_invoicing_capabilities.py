@@ -144,3 +144,24 @@ def test_a_token_that_truly_ends_early_moves_no_window():
     plan, feed = prepared(api)
     assert plan.until == window_end(SERVER_NOW)
     assert not any("Date runs" in note for note in feed.notes), feed.notes
+
+
+def test_a_read_started_later_keeps_what_earlier_reads_of_the_run_learnt():
+    # The standalone source (`pipeline.run(invoicing())`) starts each read when dlt first asks for its rows,
+    # passing the committed state every time; what a read learnt in between must reach the commit.
+    from pipelines.invoicing.capabilities import STATE_KEY, ServerCapabilities
+    from pipelines.invoicing.feed import Feed
+
+    committed = {STATE_KEY: ServerCapabilities().with_list("/customers", window="honoured").to_state()}
+    with InvoicingClient(BASE_URL, CLIENT_ID, CLIENT_SECRET, transport=FakeApi().transport(),
+                         rate_limit_per_s=0) as client:
+        feed = Feed(client)
+        try:
+            feed.start(committed, [])
+            feed.learn("/suppliers", window="refused")
+            feed.start(committed, [])
+            learnt = feed.learnt()
+        finally:
+            feed.close()
+    assert learnt.of("/suppliers").window == "refused"
+    assert learnt.of("/customers").window == "honoured"
