@@ -119,9 +119,10 @@ class ResourceRead:
 
     def _run(self, task: Callable, *args: Any) -> None:
         try:
-            task(*args)
-        except WindowNotHonoured as reason:
-            self._fall_back(reason)
+            try:
+                task(*args)
+            except WindowNotHonoured as reason:
+                self._fall_back(reason)  # a failure here must fail the read too, not let it finish short
         except BaseException as error:  # handed to the consumer, which stops the run cleanly  # noqa: BLE001
             self._failed = True
             self.queue.put(("error", error))

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import timedelta
 
+import pytest
 from invoicing_fakes import BASE_URL, CLIENT_ID, CLIENT_SECRET, SERVER_NOW, FakeApi, FakeClock
 from invoicing_sandbox import quiet, sync
 
@@ -29,6 +30,29 @@ def test_refused_windows_fall_back_and_the_next_run_makes_no_refused_request(sta
     quiet(sandbox)
     second = sync(sandbox, warehouse)
     assert second.refused == 0, second.notes
+    assert mismatches(warehouse, sandbox.portal) == []
+
+
+def test_a_fallback_that_fails_fails_the_sync_instead_of_finishing_the_read_short(start_sandbox, warehouse,
+                                                                                 monkeypatch):
+    # The fallback cancels the windowed slices before it starts the full read: if it failed in between, the
+    # read used to finish on the pages read so far and the sync reported success with suppliers missing.
+    from pipelines.invoicing.reader import ResourceRead
+
+    note = ResourceRead._note
+
+    def note_failing_in_the_fallback(self, text):
+        if "read in full" in text:  # only the fallback's note
+            raise RuntimeError("the findings could not be recorded")
+        note(self, text)
+
+    monkeypatch.setattr(ResourceRead, "_note", note_failing_in_the_fallback)
+    sandbox = start_sandbox(seed=5, scale=120, contract=REFUSING)
+    with pytest.raises(Exception) as failed:
+        sync(sandbox, warehouse)
+    assert "the findings could not be recorded" in repr(failed.value) + repr(failed.value.__cause__)
+    monkeypatch.undo()
+    sync(sandbox, warehouse)  # the failed run committed nothing that the next one trusts wrongly
     assert mismatches(warehouse, sandbox.portal) == []
 
 
