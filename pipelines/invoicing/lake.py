@@ -5,8 +5,7 @@ also its metadata schema in the PostgreSQL catalog), same data folder. The exten
 wheels; `open_lake_instance` installs them before dlt's first connection.
 
 dlt's DuckLake pool opens a new in-memory DuckDB for each connection it lends, seven or more a load;
-`LakeConnections` lends instances from `open_lake_instance` instead, which skips the second signature hash of
-the extensions (0.2 s an instance, half of a small lake sync; warehouse_engine/connection.py says why).
+`LakeConnections` lends instances from `open_lake_instance` instead (warehouse_engine/connection.py says why).
 """
 
 from __future__ import annotations

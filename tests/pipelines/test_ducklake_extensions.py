@@ -53,8 +53,8 @@ except duckdb.Error as error:
 
 def test_a_changed_extension_file_is_checked_again_and_refused_when_its_signature_fails(tmp_path):
     environment = {**os.environ, "HOME": str(tmp_path), "PYTHONPATH": str(ROOT)}
-    result = subprocess.run([sys.executable, "-c", TAMPERING], check=False, env=environment, cwd=ROOT, capture_output=True,
-                            text=True, timeout=120)
+    result = subprocess.run([sys.executable, "-c", TAMPERING], check=False, env=environment, cwd=ROOT,
+                            capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr[-3000:]
     lines = result.stdout.splitlines()
     assert lines[:2] == ["first ['ducklake', 'postgres_scanner']", "second ['ducklake', 'postgres_scanner']"]

@@ -81,7 +81,7 @@ def test_several_connections_opening_a_new_spool_at_once_all_open_it(tmp_path):
     opened: list[int] = []
 
     def open_spool(path, barrier: threading.Barrier) -> None:
-        barrier.wait()
+        barrier.wait(timeout=60)
         try:
             with HintSpool(path) as spool:
                 opened.append(spool.pending_count())
