@@ -5,10 +5,11 @@ portal of a firm behind its per-IP limit. Four `invoicing-warehouse sync` proces
 own warehouse file), sharing the host's rate budget. The server answers no 429, and every warehouse equals
 its own portal's truth field by field (`harness/warehouse_truth.py`).
 
-The syncs pace at 9 requests/s (`--rate-limit 9`) against the server's 10: one request of slack per server
-window for a request that a starved process sends late (on a loaded 2-core machine, a run at exactly 10
-met one 429 in four runs). Sharing is what the test proves: four processes pacing alone at 9/s would send
-36/s to a limit of 10 and meet hundreds of 429s. The rate at exactly 10/s is measured by
+The syncs pace at 8 requests/s (`--rate-limit 8`) against the server's 10: two requests of slack per server
+window for requests that a starved process sends late, or that the sandbox, a Python process on the same
+busy 2-core machine as the four syncs, counts late (on that machine a run at exactly 10 met one 429 in four
+runs, and at 9 one in about ten, 2026-11-25). Sharing is what the test proves: four processes pacing alone
+at 8/s would send 32/s to a limit of 10 and meet hundreds of 429s. The rate at exactly 10/s is measured by
 `bench/multi_portal.py` (bench/RESULTS.md).
 """
 
@@ -31,7 +32,7 @@ def test_four_processes_sync_four_portals_behind_one_limit_without_a_429_and_exa
         for portal in host.portals.values():
             portal.clock.advance(timedelta(seconds=WINDOW_LAG_S + 1))  # past the windows' lag: all is read
         runs = sync_all(host, tmp_path, tmp_path / "budget", "--resources", RESOURCES,
-                        "--rate-limit", "9", timeout=300)
+                        "--rate-limit", "8", timeout=300)
         refused = host.rate_limited()
         for name, run in runs.items():
             assert run.returncode == 0, f"{name}: {run.output[-2000:]}"
