@@ -13,7 +13,7 @@ the payments window once. It ends:
 - as soon as another writing run of the warehouse waits in the queue (the scheduled sync, a reconcile,
   another portal's hints): the single writer rule keeps every writer's turn, and the next run applies
   what comes after.
-Each set is applied as a run without lingering applies it (assets/hint_run.py: committed, modelled,
+Each set is applied as a run without lingering applies it (runs/hints.py: committed, modelled,
 published, then acknowledged), so a crash while lingering loses nothing.
 """
 
@@ -24,10 +24,10 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from assets.hint_run import HintRun, apply_pending, spool_for
 from pipelines.invoicing.client import InvoicingClient
 from pipelines.invoicing.hint_spool import HintSpool
 from pipelines.invoicing.portals import Portal
+from runs.hints import HintRun, apply_pending, spool_for
 from warehouse_engine.target import WarehouseTarget
 
 LINGER_ENV = "INVOICING_HINTS_LINGER_S"

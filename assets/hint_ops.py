@@ -1,4 +1,4 @@
-"""The Dagster op that applies one portal's pending webhook hints (assets/hint_run.py), then stays a while for
+"""The Dagster op that applies one portal's pending webhook hints (runs/hints.py), then stays a while for
 the hints that follow (assets/hint_linger.py).
 
 It adds no asset: what it changes are the raw tables and models the asset graph already has, so it records
@@ -13,13 +13,13 @@ from dagster import AssetKey, AssetMaterialization, Config, Failure, MetadataVal
 from pydantic import Field
 
 from assets.hint_linger import Linger, linger
-from assets.hint_run import HintRun, apply_pending, hint_client
 from assets.ingestion import PERMANENT_ERROR_KINDS, api_settings
 from assets.keys import raw_asset_key, raw_table_of
 from assets.resources import InvoicingApiResource, WarehouseResource
 from assets.writer_queue import waiting_writer
 from pipelines.invoicing.errors import InvoicingApiError
 from pipelines.invoicing.portals import Portal
+from runs.hints import HintRun, apply_pending, hint_client
 from warehouse_engine.names import DEFAULT_PORTAL
 
 APPLY_HINTS_OP = "apply_webhook_hints"

@@ -5,6 +5,7 @@ reads), so a new file under sql/ becomes an asset wired into the graph with no P
 """
 
 import hashlib
+from collections.abc import Iterator
 from pathlib import Path
 
 import duckdb
@@ -20,6 +21,8 @@ from dagster import (
 
 from assets.keys import relation_asset_key
 from assets.resources import WarehouseResource
+from runs.gate import held_marts
+from runs.gate_state import load as load_gate_state
 from warehouse_engine.names import RAW_DATASET
 from warehouse_engine.sql_runner import SQL_DIR, SqlModel, build_model, discover_models
 
@@ -56,7 +59,9 @@ def _upstream_keys(model: SqlModel, model_keys: set[str]) -> list[AssetKey]:
 
 
 def build_model_asset(model: SqlModel, model_keys: set[str]) -> AssetsDefinition:
-    """The asset that (re)builds one SQL model in the warehouse and reports its row count."""
+    """The asset that (re)builds one SQL model in the warehouse and reports its row count. A mart built on a read
+    that may be incomplete (runs/gate.py, `held_marts`) is not rebuilt: it keeps its last good figures, and the
+    assets downstream of it are skipped."""
 
     @asset(
         key=model_asset_key(model),
@@ -67,8 +72,13 @@ def build_model_asset(model: SqlModel, model_keys: set[str]) -> AssetsDefinition
         # A changed SQL file shows as a new code version in the UI.
         code_version=hashlib.sha256(model.sql.encode()).hexdigest()[:12],
         metadata={"sql_file": MetadataValue.path(str(model.path)), "dagster/table_name": model.key},
+        output_required=False,
     )
-    def _build(context: AssetExecutionContext, warehouse: WarehouseResource) -> MaterializeResult:
+    def _build(context: AssetExecutionContext, warehouse: WarehouseResource) -> Iterator[MaterializeResult]:
+        held = held_marts(load_gate_state(warehouse.target())) if model.schema == "marts" else {}
+        if model.key in held:
+            context.log.warning(f"{model.key} not rebuilt, it keeps its last good figures: {held[model.key]}")
+            return
         try:
             with warehouse.connect() as connection:
                 rows = build_model(connection, model)
@@ -80,7 +90,7 @@ def build_model_asset(model: SqlModel, model_keys: set[str]) -> AssetsDefinition
                 description=f"{model.key} ({model.path.name}): {error}", allow_retries=False
             ) from None
         context.log.info(f"built {model.key}: {rows} rows")
-        return MaterializeResult(metadata={"dagster/row_count": MetadataValue.int(int(rows))})
+        yield MaterializeResult(metadata={"dagster/row_count": MetadataValue.int(int(rows))})
 
     return _build
 

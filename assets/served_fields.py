@@ -17,12 +17,10 @@ from dagster import (
     multi_asset_check,
 )
 
-from assets.checks import relation_exists
 from assets.keys import RAW_DATASET, raw_asset_key
 from assets.resources import WarehouseResource
+from runs.checks import PAYABLES, RECEIVABLES, relation_exists
 
-RECEIVABLES = ("marts.receivables", "marts.receivables_by_customer", "marts.overdue_customers")
-PAYABLES = ("marts.supplier_payables", "marts.payables_by_supplier", "marts.payables_schedule")
 OPEN_INVOICES = "type = 'INVOICE' and status in ('VALIDATED', 'PAID')"
 EMITTED_INVOICES = "type = 'INVOICE' and status <> 'DRAFT'"
 

@@ -25,7 +25,7 @@ from assets.sync_checks import raw_sync_read_exactly
 from dagster_project.hint_sensor import build_hints_sensor
 from dagster_project.jobs import build_hints_job, build_jobs
 from dagster_project.schedules import build_schedules, sync_interval
-from dagster_project.sensors import build_publish_sensor
+from dagster_project.sensors import build_publish_sensors
 
 
 def build_definitions(resources: dict, portals: dict | None = None) -> Definitions:
@@ -53,7 +53,7 @@ def build_definitions(resources: dict, portals: dict | None = None) -> Definitio
         ],
         jobs=jobs,
         schedules=build_schedules(jobs_by_name, interval, list(portals)),
-        sensors=[build_publish_sensor([jobs_by_name["sync_job"], jobs_by_name["reconcile_job"]]),
+        sensors=[*build_publish_sensors([jobs_by_name["sync_job"], jobs_by_name["reconcile_job"]]),
                  build_hints_sensor(jobs_by_name["apply_hints_job"], list(portals))],
         resources=resources,
         # Steps run one after another in the run's process: DuckDB takes one writing process per

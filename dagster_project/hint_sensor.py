@@ -29,9 +29,9 @@ from dagster import (
 
 from assets.hint_linger import Linger
 from assets.hint_ops import APPLY_HINTS_OP
-from assets.hint_run import spool_for
 from assets.resources import WarehouseResource
 from assets.writer_queue import WAREHOUSE_TAG, waiting_writer
+from runs.hints import spool_for
 
 INTERVAL_ENV = "INVOICING_HINTS_SENSOR_INTERVAL_S"
 HINTS_KEY_TAG = "invoicing-warehouse/hints"

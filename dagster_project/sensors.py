@@ -1,28 +1,48 @@
-"""Sensors: publish the warehouse to readers after every successful writing run (see
-warehouse_engine/readers.py: a snapshot copy of the DuckDB file, a published snapshot of a DuckLake)."""
+"""Sensors: publish the warehouse to readers after every writing run, through the gate (runs/gate.py: the blocking
+checks first; a copy of the DuckDB file or a published snapshot of a DuckLake only when they pass)."""
 
 from dagster import DagsterRunStatus, RunStatusSensorContext, SkipReason, run_status_sensor
 
 from assets.resources import WarehouseResource
-from warehouse_engine.readers import publish
+from runs.gate import publish_checked
+from warehouse_engine.sql_runner import today_in_portal_zone
 
 
-def build_publish_sensor(writing_jobs: list):
-    """A sensor that publishes the warehouse to readers when one of `writing_jobs` succeeds."""
+def build_publish_sensors(writing_jobs: list) -> list:
+    """Two sensors: after a run of `writing_jobs` succeeds, publish through the gate; after one fails, publish
+    nothing but record what the blocking checks hold back (the dashboard's banner says it)."""
+
+    def _gate(context: RunStatusSensorContext, warehouse: WarehouseResource, *, allowed: bool):
+        target = warehouse.target()
+        if not target.is_lake and not warehouse.file.exists():
+            return SkipReason(f"{warehouse.path} does not exist")
+        run_id = context.dagster_run.run_id
+        outcome = publish_checked(target, note=f"dagster run {run_id}", as_of=today_in_portal_zone(),
+                                  allowed=allowed)
+        for line in outcome.lines():
+            context.log.warning(f"after run {run_id}: {line}")
+        if outcome.published:
+            context.log.info(f"published {outcome.published} after run {run_id}")
+        return None
 
     @run_status_sensor(
         name="publish_snapshot_after_run",
         run_status=DagsterRunStatus.SUCCESS,
         monitored_jobs=writing_jobs,
-        description="Publishes the warehouse for dashboards and analysts: copies the DuckDB file to "
-        "<name>.read.duckdb (atomic rename), or marks the DuckLake's snapshot readers open.",
+        description="Publishes the warehouse for dashboards and analysts once the blocking checks pass: copies the "
+        "DuckDB file to <name>.read.duckdb (atomic rename), or marks the DuckLake's snapshot readers open.",
     )
     def publish_snapshot_after_run(context: RunStatusSensorContext, warehouse: WarehouseResource):
-        target = warehouse.target()
-        if not target.is_lake and not warehouse.file.exists():
-            return SkipReason(f"{warehouse.path} does not exist")
-        snapshot = publish(target, f"dagster run {context.dagster_run.run_id}")
-        context.log.info(f"published {snapshot} after run {context.dagster_run.run_id}")
-        return None
+        return _gate(context, warehouse, allowed=True)
 
-    return publish_snapshot_after_run
+    @run_status_sensor(
+        name="hold_snapshot_after_failed_run",
+        run_status=DagsterRunStatus.FAILURE,
+        monitored_jobs=writing_jobs,
+        description="After a failed writing run: publishes nothing, records the failing blocking checks for the "
+        "dashboard's banner.",
+    )
+    def hold_snapshot_after_failed_run(context: RunStatusSensorContext, warehouse: WarehouseResource):
+        return _gate(context, warehouse, allowed=False)
+
+    return [publish_snapshot_after_run, hold_snapshot_after_failed_run]

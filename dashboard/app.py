@@ -15,6 +15,7 @@ import streamlit as st
 
 from dashboard import cache
 from dashboard.formatting import ENGLISH, FRENCH, STYLES
+from dashboard.gate_banner import banner_lines
 from dashboard.screens import cash_outlook, freshness, payables, receivables
 from dashboard.source import Source, Unavailable, warehouse_argument
 from dashboard.widgets import PageContext
@@ -57,6 +58,9 @@ def main() -> None:
     """Builds the navigation and runs the chosen page; an unreadable copy shows what to run instead."""
     st.set_page_config(page_title="Invoicing warehouse", layout="wide")
     source = Source(warehouse_argument(sys.argv[1:]))
+    held = banner_lines(source.target)
+    if held:
+        st.error("**Figures held back by the checks.**\n\n" + "\n\n".join(f"- {line}" for line in held), icon="🛑")
     try:
         context = _context(source)
     except Unavailable as problem:

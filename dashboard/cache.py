@@ -116,6 +116,5 @@ def freshness_tables(warehouse: str, key: str) -> tuple[pd.DataFrame, datetime |
 @st.cache_data(max_entries=8, show_spinner="Running the warehouse's checks on the readers' copy ...")
 def checks(warehouse: str, key: str) -> pd.DataFrame:
     """The warehouse's data checks, re-run on the readers' copy."""
-    source = Source(Path(warehouse))
     with marts(View(warehouse, key, None, "")) as connection:
-        return freshness.checks(source.snapshot_path, connection)
+        return freshness.checks(connection)

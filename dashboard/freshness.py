@@ -2,9 +2,9 @@
 table (dlt's `_dlt_loads`, as the copy holds them), whether the warehouse has changes readers do not see
 yet, and the warehouse's data checks re-run on the copy.
 
-The checks are the Dagster asset checks of `assets/` that read only the warehouse (ids unique, references
-resolve, the contract's value checks, one row per mart key), called directly on the readers' copy: the
-freshness and sync-note checks live in a Dagster instance's run history, not in the warehouse.
+The checks are the gate's (runs/gate.py: ids unique, references resolve, the contract's value checks, one row
+per mart key), run on the readers' copy: the freshness and sync-note checks live in a Dagster instance's run
+history, not in the warehouse.
 """
 
 from __future__ import annotations
@@ -13,12 +13,12 @@ import os
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 import duckdb
 import pandas as pd
 
 from dashboard.queries import frame
+from runs.gate import run_checks
 from warehouse_engine.names import RAW_DATASET
 from warehouse_engine.publish import unpublished_mark
 
@@ -93,40 +93,11 @@ def last_sync(connection: duckdb.DuckDBPyConnection) -> datetime | None:
     return row[0] if row else None
 
 
-def checks(snapshot_path: Path, connection: duckdb.DuckDBPyConnection) -> pd.DataFrame:
-    """Every warehouse-only check of assets/ on the readers' copy: check, asset, passed, severity, detail."""
-    # imported here: Dagster takes a second or two to import, and only this page needs it
-    from assets.checks import (
-        documents_customers_exist,
-        duplicate_keys,
-        mart_key_columns,
-        raw_ids_unique,
-        usages_invoices_exist,
-    )
-    from assets.contract_checks import CONTRACT_VALUE_CHECKS
-    from assets.resources import WarehouseResource
-
-    resource = WarehouseResource(path=str(snapshot_path))
-    rows = []
-    for check in [*raw_ids_unique, documents_customers_exist, usages_invoices_exist, *CONTRACT_VALUE_CHECKS]:
-        spec = next(iter(check.check_specs))
-        result: Any = check(warehouse=resource)  # an AssetCheckResult (Dagster types the call loosely)
-        rows.append(
-            (spec.name, spec.asset_key.to_user_string(), bool(result.passed),
-             result.severity.value, result.description or "")
-        )
-    marts = [
-        row[0]
-        for row in connection.execute(
-            "select table_name from information_schema.tables where table_schema = 'marts' "
-            "and table_catalog = current_database() order by 1"
-        ).fetchall()
-    ]
-    for mart in marts:
-        relation = f"marts.{mart}"
-        duplicates, sample = duplicate_keys(connection, relation, mart_key_columns(connection, relation))
-        detail = f"{duplicates} key(s) held by several rows: {', '.join(sample)}" if duplicates else ""
-        rows.append(("keys_unique", f"marts/{mart}", duplicates == 0, "ERROR", detail))
-    return pd.DataFrame(rows, columns=["check", "asset", "passed", "severity", "detail"]).sort_values(
+def checks(connection: duckdb.DuckDBPyConnection) -> pd.DataFrame:
+    """Every warehouse check of the gate (runs/gate.py) on the readers' copy: check, asset, passed, severity,
+    blocking, detail."""
+    rows = [(result.name, result.relation, result.passed, result.severity, result.blocking, result.description or "")
+            for result in run_checks(connection)]
+    return pd.DataFrame(rows, columns=["check", "asset", "passed", "severity", "blocking", "detail"]).sort_values(
         ["passed", "asset", "check"], kind="stable", ignore_index=True
     )

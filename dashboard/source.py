@@ -23,6 +23,8 @@ from pathlib import Path
 
 import duckdb
 
+from runs.gate import check_built, held_marts
+from runs.gate_state import load as load_gate_state
 from warehouse_engine.connection import WarehouseUnavailable
 from warehouse_engine.names import DEFAULT_WAREHOUSE_PATH, MARTS_SCHEMA, RAW_DATASET
 from warehouse_engine.publish import default_snapshot_path
@@ -113,10 +115,14 @@ class Source:
         return connection
 
     def build_as_of(self, as_of: date) -> duckdb.DuckDBPyConnection:
-        """An in-memory connection holding every mart built as of `as_of` from the readers' copy."""
+        """An in-memory connection holding every mart built as of `as_of` from the readers' copy.
+
+        The build goes through the gate's checks (runs/gate.py): a failing blocking check, or a mart built on
+        a read that may be incomplete, raises Unavailable naming them, and no figure of that date is shown."""
+        held = held_marts(load_gate_state(self.target))
         reader = self.connect(attach=True)
         try:
-            return _marts_as_of(reader, as_of)
+            return _marts_as_of(reader, as_of, held)
         except duckdb.Error as error:
             raise Unavailable(f"The models could not be built as of {as_of.isoformat()}: {error}") from None
         finally:
@@ -169,7 +175,8 @@ def missing_marts(connection: duckdb.DuckDBPyConnection) -> list[str]:
     return [mart for mart in REQUIRED_MARTS if mart not in present]
 
 
-def _marts_as_of(reader: duckdb.DuckDBPyConnection, as_of: date) -> duckdb.DuckDBPyConnection:
+def _marts_as_of(reader: duckdb.DuckDBPyConnection, as_of: date,
+                 held: dict[str, str]) -> duckdb.DuckDBPyConnection:
     # The models' SQL names `invoicing_raw.x`, `staging.y`, `marts.z` without a catalog: build them in an
     # in-memory catalog made current, whose `invoicing_raw` views read the readers' copy.
     published = reader.execute("select current_database()").fetchall()[0][0]
@@ -188,6 +195,11 @@ def _marts_as_of(reader: duckdb.DuckDBPyConnection, as_of: date) -> duckdb.DuckD
             f'create view {RAW_DATASET}."{table}" as select * from "{published}".{RAW_DATASET}."{table}"'
         )
     build_models(reader, as_of=as_of)
+    failures = [failure.line() for failure in check_built(reader)]
+    failures += [f"{mart} rests on a read that may be incomplete: {why}" for mart, why in sorted(held.items())]
+    if failures:
+        raise Unavailable(f"No figures as of {as_of.isoformat()}: the checks hold this build back.\n\n"
+                          + "\n\n".join(f"- {line}" for line in failures))
     marts = duckdb.connect()
     marts.execute(f"create schema {MARTS_SCHEMA}")
     for mart in REQUIRED_MARTS:

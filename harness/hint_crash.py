@@ -11,8 +11,8 @@ import os
 import signal
 import sys
 
-from assets.hint_run import apply_pending
 from pipelines.invoicing.portals import Portal
+from runs.hints import apply_pending
 from warehouse_engine.target import WarehouseTarget
 
 STEPS = ("loaded", "models", "published")

@@ -158,7 +158,9 @@ def _report(result, warehouse: Path, args: argparse.Namespace, started: float) -
     import duckdb
 
     from invoicing_warehouse.report import render_report
-    from warehouse_engine.publish import publish_snapshot
+    from runs.gate import publish_checked
+    from warehouse_engine.sql_runner import today_in_portal_zone
+    from warehouse_engine.target import WarehouseTarget
 
     materialized = {event.asset_key for event in result.get_asset_materialization_events()}
     failed_checks = _failed_checks(result)
@@ -177,8 +179,13 @@ def _report(result, warehouse: Path, args: argparse.Namespace, started: float) -
                     file=sys.stderr,
                 )
         return 1
-    snapshot = publish_snapshot(warehouse)
-    print(f"published the readers' snapshot {snapshot}\n")
+    gate = publish_checked(WarehouseTarget.duckdb_file(warehouse), note=f"demo run {result.run_id}",
+                           as_of=today_in_portal_zone())
+    for line in gate.lines():
+        print(f"  {line}", file=sys.stderr)
+    if gate.failures:
+        return 1
+    print(f"published the readers' snapshot {gate.published}\n")
     with duckdb.connect(str(warehouse), read_only=True) as connection:
         print(render_report(connection, top=args.top))
     print(dashboard_hint(warehouse))

@@ -1,5 +1,5 @@
 """`invoicing-warehouse demo --follow`: after the demo's build, the sandbox keeps changing like an application
-user (its mutator), every announced change becomes a hint, the applying run (assets/hint_run.py) brings it
+user (its mutator), every announced change becomes a hint, the applying run (runs/hints.py) brings it
 into the marts, and each change is printed with its latency: from the API write to the readers' copy
 published with it (the marts rebuilt in the same run). Bounded by `--follow-seconds`.
 
@@ -43,13 +43,13 @@ class FollowStats:
 def follow_demo(sandbox, warehouse: Path, seconds: float, mutations_per_s: float, rate_limit: float) -> FollowStats:
     """Mutates `sandbox` for `seconds`, applies the hints of its changes into `warehouse`, prints each change
     reaching the marts with its latency; returns the figures."""
-    from assets.hint_run import apply_pending
     from invoicing_warehouse.hint_feed import ListenerFeed, Write
     from pipelines.invoicing.credentials import ApiSettings
     from pipelines.invoicing.hint_events import EVENTS
     from pipelines.invoicing.hint_spool import HintSpool, spool_path
     from pipelines.invoicing.portals import Portal
     from pipelines.invoicing.receiver import Receiver, ReceiverSettings
+    from runs.hints import apply_pending
     from sandbox.server import HttpThread
     from warehouse_engine.names import DEFAULT_PORTAL
     from warehouse_engine.target import WarehouseTarget

@@ -1,7 +1,7 @@
 """`invoicing-warehouse sync --follow`: the doorbell path without Dagster, one bounded loop in one process.
 
 The loop: a regular sync of the chosen portals first (and publication), then every `--poll-s` seconds the
-pending webhook hints of each portal are applied (assets/hint_run.py: fetch by id, merge, rebuild the models
+pending webhook hints of each portal are applied (runs/hints.py: fetch by id, merge, rebuild the models
 downstream, publish, acknowledge); every `--sync-every-minutes` (default INVOICING_SYNC_INTERVAL_MINUTES, else
 15, the Dagster schedule's interval) the regular incremental sync runs again as the safety net that heals
 lost deliveries. Everything runs one step after another in this process, so the process is the warehouse's
@@ -116,25 +116,12 @@ def _stop_if(interrupted: threading.Event) -> None:
         raise KeyboardInterrupt
 
 
-def build_all_models(target) -> None:
-    """Every SQL model, in one transaction (the regular sync's step in follow mode, as in the Dagster job)."""
-    from warehouse_engine.connection import connect
-    from warehouse_engine.sql_runner import build_models
-
-    connection = connect(target)
-    try:
-        rows = build_models(connection)
-    finally:
-        connection.close()
-    print(f"models: {len(rows)} built", file=sys.stderr, flush=True)
-
-
 def _apply_one(args: argparse.Namespace, portal: Portal, clients: dict[str, InvoicingClient]) -> None:
     """One applying run for `portal` with its kept client (opened on first need); a failure is one line (the
     hints stay pending for the next poll) and drops the client, so the next run starts from the settings
     again (credentials rotated meanwhile, a server restarted)."""
-    from assets.hint_run import apply_pending, hint_client, spool_for
     from pipelines.invoicing.errors import InvoicingApiError
+    from runs.hints import apply_pending, hint_client, spool_for
 
     try:
         if portal.name not in clients:

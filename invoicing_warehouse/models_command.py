@@ -11,14 +11,14 @@ from pathlib import Path
 
 import duckdb
 
-from warehouse_engine.connection import WarehouseUnavailable, connect
+from runs.gate import build_and_publish
+from runs.gate_state import GateStateError
+from warehouse_engine.connection import WarehouseUnavailable
 from warehouse_engine.names import DEFAULT_WAREHOUSE_PATH
-from warehouse_engine.readers import publish
 from warehouse_engine.sql_runner import (
     MissingRawTableError,
     ModelDefinitionError,
     SqlModel,
-    build_models,
     today_in_portal_zone,
 )
 from warehouse_engine.target import WarehouseConfigError, target_from_env
@@ -66,11 +66,6 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 1
-    try:
-        conn = connect(target)
-    except (duckdb.Error, WarehouseUnavailable) as exc:
-        print(f"error: cannot open warehouse {warehouse}: {exc}", file=sys.stderr)
-        return 1
 
     def report(model: SqlModel, rows: int, seconds: float) -> None:
         print(f"  {model.key:<48} {rows:>12,} rows  {seconds:7.2f} s", flush=True)
@@ -78,18 +73,31 @@ def run(args: argparse.Namespace) -> int:
     print(f"building models in {warehouse} as of {as_of.isoformat()}")
     started = time.perf_counter()
     try:
-        built = build_models(conn, as_of=as_of, on_built=report)
+        outcome = build_and_publish(target, note=f"models as of {as_of.isoformat()}", as_of=as_of,
+                                    on_built=report)
+    except (WarehouseUnavailable, GateStateError) as exc:
+        print(f"error: cannot open warehouse {warehouse}: {exc}", file=sys.stderr)
+        return 1
     except MissingRawTableError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     except ModelDefinitionError as exc:
         print(f"error: invalid SQL models: {exc}", file=sys.stderr)
         return 1
+    except duckdb.IOException as exc:
+        print(f"error: cannot open warehouse {warehouse}: {exc}", file=sys.stderr)
+        return 1
     except duckdb.Error as exc:
         print(f"error: a model failed, nothing was replaced: {exc}", file=sys.stderr)
         return 1
-    finally:
-        conn.close()
-    print(f"built {len(built)} models in {time.perf_counter() - started:.2f} s")
-    print(f"readers' snapshot: {publish(target, f'models as of {as_of.isoformat()}')}")
-    return 0
+    if not outcome.models and not outcome.failures:
+        print("error: no SQL model found to build (looked in the package's sql/ folder)", file=sys.stderr)
+        return 1
+    for line in outcome.lines():
+        print(f"error: {line}", file=sys.stderr)
+    if outcome.failures:
+        print("readers' snapshot: unchanged, readers keep the last good figures", file=sys.stderr)
+        return 1
+    print(f"built {len(outcome.models)} models in {time.perf_counter() - started:.2f} s")
+    print(f"readers' snapshot: {outcome.published}")
+    return 0 if outcome.ok else 1

@@ -145,8 +145,10 @@ def run(args: argparse.Namespace) -> int:
 def _sync_and_publish(args: argparse.Namespace, portals: list[Portal], started: float,
                       with_models: bool = False) -> int:
     """The regular sync of `portals` one after another, then (`with_models`: every model when data changed,
-    as the Dagster sync job does) publication; the worst exit code."""
-    from warehouse_engine.readers import mark_unpublished, publish_if_changed
+    as the Dagster sync job does) publication through the gate (runs/sync.py); the worst exit code, 1 when
+    the gate held figures back."""
+    from runs.sync import publish_sync
+    from warehouse_engine.readers import mark_unpublished
 
     behind = mark_unpublished(args.target)
     outcomes = []
@@ -162,21 +164,28 @@ def _sync_and_publish(args: argparse.Namespace, portals: list[Portal], started: 
         # the extraction only loads; publishing to readers is the shell's step after it, skipped (no copy
         # of the whole file) when no run changed a row and the readers were current before it
         changed = any(outcome.report is not None and outcome.report.changed_data for _, outcome in outcomes)
-        if with_models and (changed or behind):
-            from invoicing_warehouse.follow import build_all_models
-
-            build_all_models(args.target)
-        published = publish_if_changed(args.target, 'sync ' + ', '.join(p.name for p in portals),
-                                       changed=changed, behind=behind)
-        print(f"readers' snapshot: {published}" if published else "readers' snapshot: unchanged (no row changed)")
+        gate = publish_sync(args.target, 'sync ' + ', '.join(p.name for p in portals), with_models=with_models,
+                            changed=changed, behind=behind)
+        if with_models and gate.models:
+            print(f"models: {len(gate.models)} built", file=sys.stderr, flush=True)
+        for line in gate.lines():
+            print(f"sync: {line}", file=sys.stderr, flush=True)
+        if gate.failures:
+            print("readers' snapshot: unchanged, readers keep the last good figures")
+        else:
+            print(f"readers' snapshot: {gate.published}" if gate.published
+                  else "readers' snapshot: unchanged (no row changed)")
+        if not gate.ok:
+            codes.append(1)
     return max(codes)
 
 
 def _sync_one(args: argparse.Namespace, portal: Portal, started: float) -> tuple[int, PortalOutcome]:
     """One portal's sync with progress and summary; (exit code, PortalOutcome). Never raises but Ctrl-C."""
     from pipelines.invoicing.errors import InvoicingApiError
-    from pipelines.invoicing.portal_sync import PortalOutcome, portal_settings, sync_portal
+    from pipelines.invoicing.portal_sync import PortalOutcome, portal_settings
     from pipelines.invoicing.sync import CHUNK_PAGES
+    from runs.sync import sync_and_record
 
     resources = [r.strip() for r in args.resources.split(",") if r.strip()] if args.resources else None
     outcome = PortalOutcome(portal.name)
@@ -185,7 +194,7 @@ def _sync_one(args: argparse.Namespace, portal: Portal, started: float) -> tuple
         known = doctor_capabilities(args.doctor_findings, settings.base_url)
         if known is not None:
             print(f"using the doctor's findings in {args.doctor_findings}", file=sys.stderr)
-        outcome.report = sync_portal(args.target, portal, settings=settings, rate_limit_per_s=args.rate_limit,
+        outcome.report = sync_and_record(args.target, portal, settings=settings, rate_limit_per_s=args.rate_limit,
                                      known_capabilities=lambda _url: known, resources=resources,
                                      full_refresh=args.full_refresh, reconcile=args.reconcile,
                                      progress=ProgressPrinter(), chunk_pages=args.chunk_pages or CHUNK_PAGES)

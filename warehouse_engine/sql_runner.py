@@ -226,13 +226,15 @@ def build_models(
     select: Iterable[str] | None = None,
     sql_dir: Path = SQL_DIR,
     on_built: Callable[[SqlModel, int, float], None] | None = None,
+    before_commit: Callable[[duckdb.DuckDBPyConnection], None] | None = None,
 ) -> dict[str, int]:
     """Builds every model (or those in `select`, by key or bare name) in dependency order.
 
     All models are replaced in one transaction (rolled back on any error), so `conn` must not already be
     inside one. Raises MissingRawTableError
     before building anything when a raw table is absent. `on_built(model, rows, seconds)` is called after
-    each model. Returns {model key: row count}.
+    each model. `before_commit(conn)` is called inside the transaction once every model is built: what it
+    raises rolls the whole build back (the gate's checks, runs/gate.py). Returns {model key: row count}.
     """
     as_of = as_of or today_in_portal_zone()
     models = discover_models(sql_dir)
@@ -262,6 +264,8 @@ def build_models(
             rows[model.key] = build_model(conn, model, as_of)
             if on_built is not None:
                 on_built(model, rows[model.key], time.perf_counter() - started)
+        if before_commit is not None:
+            before_commit(conn)
         conn.execute("commit")
     except BaseException:
         conn.execute("rollback")

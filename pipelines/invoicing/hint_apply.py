@@ -19,7 +19,7 @@ column types as the regular sync (`record_rows`), through the portal's own pipel
 windows' state is not touched. Newest `lastUpdate` wins: a fetched record older than the warehouse's row
 (a hint applied late, a reordered delivery) is dropped, never loaded over the newer row.
 This module only loads; acknowledging the hints, the models and publication are the caller's
-(assets/hint_run.py), after this load committed.
+(runs/hints.py), after this load committed.
 """
 
 from __future__ import annotations

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from invoicing_sandbox import quiet
 
-from assets.hint_run import apply_pending
 from harness.marts_truth import compare_marts
 from harness.regular_build import regular_build
 from harness.warehouse_truth import mismatches
@@ -17,6 +16,7 @@ from invoicing_warehouse.hint_feed import ListenerFeed
 from pipelines.invoicing.credentials import ApiSettings
 from pipelines.invoicing.hint_spool import spool_path
 from pipelines.invoicing.portals import Portal
+from runs.hints import apply_pending
 from warehouse_engine.readers import connect_reader
 
 

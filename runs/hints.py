@@ -4,9 +4,12 @@ Order (at least once, a crash anywhere loses nothing):
 1. read the portal's pending hints from the spool (nothing pending: nothing opened, nothing written);
 2. mark the readers' copy behind, then fetch the hinted records and merge them (pipelines/invoicing/hint_apply.py:
    by id, deletions confirmed, newest `lastUpdate` wins) -- the warehouse commit;
-3. rebuild only the SQL models downstream of the raw tables that changed (sql_runner.downstream_models);
-4. publish to readers (readers.publish_if_changed);
-5. only then acknowledge the hints (a hint delivered again meanwhile stays pending).
+3. rebuild the SQL models downstream of the raw tables that changed (sql_runner.downstream_models; every model
+   when the last build was of another report date) and publish them through the gate (runs/gate.py): the
+   blocking checks run first, and a failure publishes nothing;
+4. only then acknowledge the hints (a hint delivered again meanwhile stays pending). Hints whose build the gate
+   held back are acknowledged too: their rows are in the warehouse, and the gate's state, not the spool, keeps
+   what readers still miss (the next build that passes publishes them).
 A run killed before 5 leaves its hints pending: the next run fetches and merges them again, which the
 merge on (portal_id, id) makes idempotent. The caller keeps the single writer rule: one writing run per
 warehouse at a time (the Dagster run queue's tag, or the one `sync --follow` process).
@@ -25,9 +28,9 @@ from pipelines.invoicing.hint_spool import HintSpool
 from pipelines.invoicing.portal_sync import DEFAULT_RATE_LIMIT, portal_settings
 from pipelines.invoicing.portals import Portal
 from pipelines.invoicing.sync import make_pipeline
-from warehouse_engine.connection import connect
-from warehouse_engine.readers import mark_unpublished, publish_if_changed
-from warehouse_engine.sql_runner import MissingRawTableError, build_models, downstream_models, missing_models
+from runs.gate import GateOutcome, build_and_publish, publish_checked
+from warehouse_engine.readers import mark_unpublished
+from warehouse_engine.sql_runner import MissingRawTableError, downstream_models
 from warehouse_engine.target import WarehouseTarget
 
 HINTS_PER_RUN = 500  # a burst beyond this is applied over several runs, each committed and acknowledged
@@ -50,6 +53,7 @@ class HintRun:
     load: HintLoad | None = None
     models: dict[str, int] = field(default_factory=dict)
     published: str | None = None
+    gate: GateOutcome | None = None  # what the gate held back, if anything
     acknowledged: int = 0
     waiting: str | None = None  # why the hints were left pending (e.g. no first sync yet)
     seconds: float = 0.0
@@ -64,9 +68,10 @@ class HintRun:
         assert load is not None
         rows = sum(load.rows.values())
         gone = sum(len(ids) for ids in load.tombstoned.values())
+        held = "" if self.gate is None or self.gate.ok else "; " + "; ".join(self.gate.lines())
         return (f"hints {self.portal}: {self.hints} applied in {self.seconds:.1f} s: {load.windowed} read by "
                 f"window, {load.fetched} fetched by id, {rows} rows loaded, {gone} deleted, {load.stale} stale skipped, {load.requests} requests, "
-                f"{len(self.models)} models rebuilt, {self.acknowledged} acknowledged")
+                f"{len(self.models)} models rebuilt, {self.acknowledged} acknowledged{held}")
 
 
 def hint_client(portal: Portal, *, settings: ApiSettings | None = None,
@@ -107,20 +112,20 @@ def apply_pending(target: WarehouseTarget, portal: Portal, *, settings: ApiSetti
                 run.load = load_hints(make_pipeline(target, portal.name), own, hints)
         _step(on_step, "loaded")
         changed = run.load.changed_tables
+        note = f"hints {portal.name}"
         if changed:
-            connection = connect(target)
             try:
-                # every model when some were never built (a warehouse synced but never modelled)
-                chosen = None if missing_models(connection) else downstream_models(changed)
-                run.models = build_models(connection, select=chosen)
+                run.gate = build_and_publish(target, note=note, select=downstream_models(changed),
+                                             behind=behind)
             except MissingRawTableError as missing:
                 # hints before the first sync: the models cannot be built yet; the sync will load it all
                 run.waiting = str(missing)
                 return run
-            finally:
-                connection.close()
+            run.models = run.gate.models
+        else:
+            run.gate = publish_checked(target, note=note, changed=False, behind=behind)
         _step(on_step, "models")
-        run.published = publish_if_changed(target, f"hints {portal.name}", changed=bool(changed), behind=behind)
+        run.published = run.gate.published
         _step(on_step, "published")
         run.acknowledged = spool.acknowledge(hints)
     run.seconds = time.monotonic() - started

@@ -1,0 +1,213 @@
+"""The warehouse's data checks, without Dagster: what the gate (runs/gate.py) runs before every publication,
+what the Dagster asset checks of `assets/` wrap, and what the dashboard re-runs on the readers' copy.
+
+A check reads the warehouse only (SQL on one connection) and answers a `CheckResult`: passed or not, a
+description naming the field and the figures a failure makes wrong (`protects`), and small metadata (counts,
+samples). A `blocking` check guards figures: when it fails, those figures are not published.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import duckdb
+
+from warehouse_engine.names import PORTAL_COLUMN, RAW_DATASET
+from warehouse_engine.sql_runner import downstream_models
+
+SAMPLE_SIZE = 5
+ERROR = "ERROR"
+WARN = "WARN"
+
+RECEIVABLES = ("marts.receivables", "marts.receivables_by_customer", "marts.overdue_customers")
+PAYABLES = ("marts.supplier_payables", "marts.payables_by_supplier", "marts.payables_schedule")
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """One check's answer on one relation."""
+
+    name: str
+    relation: str  # what was checked: `invoicing_raw.documents`, `marts.receivables`, ...
+    passed: bool
+    blocking: bool
+    severity: str = ERROR  # ERROR or WARN
+    protects: tuple[str, ...] = ()  # the figures (marts) a failure makes wrong
+    description: str | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def blocks(self) -> bool:
+        """Whether this answer holds figures back: a failed blocking check of severity ERROR."""
+        return self.blocking and not self.passed and self.severity == ERROR
+
+    def line(self) -> str:
+        """One line for a terminal, a log or a banner: the check, what it found, the figures it protects."""
+        figures = ", ".join(self.protects) or "every figure"
+        return f"{self.name} on {self.relation}: {self.description or 'failed'} (protects {figures})"
+
+
+@dataclass(frozen=True)
+class WarehouseCheck:
+    """A check of `relation`: `evaluate(connection)` answers (passed, description, metadata)."""
+
+    name: str
+    relation: str
+    description: str
+    evaluate: Callable[[duckdb.DuckDBPyConnection], tuple[bool, str | None, dict[str, Any]]]
+    blocking: bool = False
+    severity: str = ERROR
+    protects: tuple[str, ...] = ()
+    reads: tuple[str, ...] = ()  # other relations the check needs (passed while one is not built yet)
+    after: tuple[str, ...] = ()  # other relations it reads that must exist (it fails without them)
+
+    def run(self, connection: duckdb.DuckDBPyConnection) -> CheckResult:
+        """The check's answer; passed (with a note) when its relation or an input is not built yet."""
+        missing = [r for r in (self.relation, *self.reads) if not relation_exists(connection, r)]
+        if missing:
+            return self._result(True, None, {"note": f"{', '.join(missing)} not built yet"})
+        passed, description, metadata = self.evaluate(connection)
+        return self._result(passed, description, metadata)
+
+    def _result(self, passed: bool, description: str | None, metadata: dict[str, Any]) -> CheckResult:
+        return CheckResult(self.name, self.relation, passed, self.blocking, self.severity, self.protects,
+                           description, metadata)
+
+
+def relation_exists(connection: duckdb.DuckDBPyConnection, relation: str) -> bool:
+    """Whether `schema.table` (a table or a view) exists in the connection's current catalog."""
+    schema, table = relation.split(".", 1)
+    row = connection.execute(
+        "select count(*) from information_schema.tables where table_schema = ? and table_name = ? "
+        "and table_catalog = current_database()",
+        [schema, table],
+    ).fetchone()
+    return bool(row and row[0])
+
+
+def marts_reading(raw_tables: Sequence[str]) -> tuple[str, ...]:
+    """The marts built on any of `raw_tables`, directly or through other models."""
+    return tuple(key for key in downstream_models(raw_tables) if key.startswith("marts."))
+
+
+# ---------------------------------------------------------------- raw: ids unique
+
+
+def duplicate_keys(connection: duckdb.DuckDBPyConnection, relation: str,
+                   columns: Sequence[str]) -> tuple[int, list[str]]:
+    """(number of key values held by more than one row or null, a sample of them)."""
+    quoted = [f'"{column}"' for column in columns]
+    any_null = " or ".join(f"{column} is null" for column in quoted)
+    schema, table = relation.split(".", 1)
+    rows = connection.execute(
+        f'select {", ".join(quoted)}, count(*) from "{schema}"."{table}" group by all '
+        f"having count(*) > 1 or bool_or({any_null}) order by all"
+    ).fetchall()
+    return len(rows), [", ".join(str(value) for value in row[:-1]) for row in rows[:SAMPLE_SIZE]]
+
+
+def ids_unique(table: str) -> WarehouseCheck:
+    """Every (portal_id, id) of raw `table` appears once and neither is null: records are merged, never
+    duplicated. Blocking: a duplicate counts twice in every mart built on the table."""
+    relation = f"{RAW_DATASET}.{table}"
+
+    def evaluate(connection: duckdb.DuckDBPyConnection) -> tuple[bool, str | None, dict[str, Any]]:
+        duplicates, sample = duplicate_keys(connection, relation, [PORTAL_COLUMN, "id"])
+        return (duplicates == 0,
+                f"{duplicates} id(s) held by several rows (or null) in {relation}" if duplicates else None,
+                {"duplicate_ids": duplicates, "sample": sample})
+
+    return WarehouseCheck("ids_unique", relation,
+                          "Every (portal_id, id) appears once and neither is null: records are merged per portal "
+                          "on id, never duplicated.", evaluate, blocking=True, protects=marts_reading([table]))
+
+
+# ---------------------------------------------------------------- raw: references resolve
+
+
+def dangling_references(connection: duckdb.DuckDBPyConnection, child: str, column: str,
+                        parent: str) -> tuple[int, list[str]]:
+    """Rows of raw `child` whose `column` is null or names no `id` of raw `parent` in the same portal:
+    (count, sample)."""
+    rows = connection.execute(
+        f'select c.id, c."{column}" from {RAW_DATASET}."{child}" c '
+        f'left join {RAW_DATASET}."{parent}" p on p.{PORTAL_COLUMN} = c.{PORTAL_COLUMN} and p.id = c."{column}" '
+        "where p.id is null order by c.id"
+    ).fetchall()
+    return len(rows), [f"{child_id} -> {ref}" for child_id, ref in rows[:SAMPLE_SIZE]]
+
+
+def references_resolve(child: str, column: str, parent: str, name: str, description: str) -> WarehouseCheck:
+    """Every `column` of raw `child` names a row of raw `parent` (blocking: a dangling row is a figure
+    without its customer or invoice)."""
+
+    def evaluate(connection: duckdb.DuckDBPyConnection) -> tuple[bool, str | None, dict[str, Any]]:
+        if not relation_exists(connection, f"{RAW_DATASET}.{parent}"):
+            return False, f"{RAW_DATASET}.{parent} does not exist", {}
+        dangling, sample = dangling_references(connection, child, column, parent)
+        return (dangling == 0,
+                f"{dangling} {child} row(s) whose {column} is not in {parent}" if dangling else None,
+                {"dangling_rows": dangling, "sample": sample})
+
+    return WarehouseCheck(name, f"{RAW_DATASET}.{child}", description, evaluate, blocking=True,
+                          protects=marts_reading([child]), after=(f"{RAW_DATASET}.{parent}",))
+
+
+# ---------------------------------------------------------------- marts: keys unique
+
+# The grain of each mart (read from its SQL): always within one portal, whose ids may collide with
+# another's. A mart not listed here is keyed by `portal_id` and its first other column named `*_id`: the
+# house style names the grain's key that way.
+MART_KEY_COLUMNS: dict[str, tuple[str, ...]] = {
+    "marts.receivables": (PORTAL_COLUMN, "invoice_id"),
+    "marts.receivables_by_customer": (PORTAL_COLUMN, "customer_id"),
+    "marts.overdue_customers": (PORTAL_COLUMN, "customer_id"),
+    "marts.supplier_payables": (PORTAL_COLUMN, "supplier_document_id"),
+    "marts.payables_by_supplier": (PORTAL_COLUMN, "supplier_id"),
+    "marts.payables_schedule": (PORTAL_COLUMN, "week_start"),
+    "marts.dso": (PORTAL_COLUMN,),
+    "marts.cash_outlook": (PORTAL_COLUMN, "period_index"),
+}
+
+
+def mart_key_columns(connection: duckdb.DuckDBPyConnection, relation: str) -> tuple[str, ...]:
+    """The columns that identify a row of the mart `relation`."""
+    if relation in MART_KEY_COLUMNS:
+        return MART_KEY_COLUMNS[relation]
+    schema, table = relation.split(".", 1)
+    first = connection.execute(
+        "select column_name from information_schema.columns where table_schema = ? and table_name = ? "
+        "and table_catalog = current_database() and ends_with(column_name, '_id') and column_name <> ? "
+        "order by ordinal_position limit 1",
+        [schema, table, PORTAL_COLUMN],
+    ).fetchone()
+    if first is None:
+        raise ValueError(f"{relation}: no key declared in MART_KEY_COLUMNS and no *_id column")
+    return (PORTAL_COLUMN, first[0])
+
+
+def keys_unique(relation: str) -> WarehouseCheck:
+    """One row per key of the mart's grain (blocking: a duplicated row doubles its figure)."""
+
+    def evaluate(connection: duckdb.DuckDBPyConnection) -> tuple[bool, str | None, dict[str, Any]]:
+        columns = mart_key_columns(connection, relation)
+        duplicates, sample = duplicate_keys(connection, relation, columns)
+        return (duplicates == 0,
+                f"{duplicates} key(s) held by several rows: {', '.join(sample)}" if duplicates else None,
+                {"key_columns": list(columns), "duplicate_keys": duplicates, "sample": sample})
+
+    return WarehouseCheck("keys_unique", relation, "One row per key of the mart's grain.", evaluate,
+                          blocking=True, protects=(relation,))
+
+
+def built_marts(connection: duckdb.DuckDBPyConnection) -> list[str]:
+    """The marts (`marts.x`) present in the connection's current catalog, sorted."""
+    return [
+        f"marts.{row[0]}"
+        for row in connection.execute(
+            "select table_name from information_schema.tables where table_schema = 'marts' "
+            "and table_catalog = current_database() order by 1"
+        ).fetchall()
+    ]

@@ -1,0 +1,174 @@
+"""What the API contract does not promise, checked on the data (docs/contract.md, "Checks").
+
+The product derives what it soundly can (a usage's date from its transaction, a credit note's size whatever
+its sign) and shows the rest: each check here fails when a value the marts need is missing or not one the
+product understands, and its description names the field and the marts it spoils, so a number is never
+silently wrong. The blocking ones (`usages_dated`, `usages_typed`, ...) hold the figures they protect back at
+the gate (runs/gate.py): without them those figures are wrong, so readers keep the last good ones.
+Plain checks (runs/checks.py): the gate runs them, `assets/contract_checks.py` makes them Dagster checks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import duckdb
+
+from runs.checks import ERROR, PAYABLES, RECEIVABLES, SAMPLE_SIZE, WARN, WarehouseCheck
+
+RECEIVABLES_MARTS = RECEIVABLES
+PAYABLES_MARTS = PAYABLES
+USAGES = "staging.stg_invoicing__transaction_usages"
+DOCUMENTS = "staging.stg_invoicing__documents"
+SUPPLIER_DOCUMENTS = "staging.stg_invoicing__supplier_documents"
+SUPPLIER_PAYABLES = "marts.supplier_payables"
+SUPPLIER_STATUS_AS_OF = "intermediate.int_supplier_documents__status_as_of"
+
+KNOWN_SUBTYPES = ("INVOICE", "CREDIT_NOTE", "PROFORMA", "DEPOSIT")
+# Supplier-document values by letters only, case-free (as stg_invoicing__supplier_documents compares them)
+KNOWN_SUPPLIER_TYPES = ("invoice", "creditnote")
+KNOWN_SUPPLIER_STATUSES = ("toapprove", "approved", "refused", "disputed", "paid")
+
+
+def _quoted(values: Sequence[str]) -> str:
+    return ", ".join(f"'{value}'" for value in values)
+
+
+def contract_check(
+    relation: str,
+    name: str,
+    field: str,
+    marts: Sequence[str],
+    query: str,
+    description: str,
+    severity: str = ERROR,
+    blocking: bool = False,
+    reads: Sequence[str] = (),
+    setup: Sequence[str] = (),
+) -> WarehouseCheck:
+    """A check on `relation` that fails when `query` returns rows (offending ids or values, first column),
+    naming `field` and the `marts` it spoils. `reads`: other relations the query needs; `setup`: statements run
+    first on the check's connection (e.g. setting the report date)."""
+
+    def evaluate(connection: duckdb.DuckDBPyConnection) -> tuple[bool, str | None, dict[str, Any]]:
+        for statement in setup:
+            connection.execute(statement)
+        found = [str(row[0]) for row in connection.execute(query).fetchall()]
+        summary = (f"{field}: {len(found)} value(s) the product cannot use ({', '.join(found[:SAMPLE_SIZE])}); "
+                   f"spoils {', '.join(marts)}") if found else None
+        return not found, summary, {"field": field, "marts": list(marts), "count": len(found),
+                                    "sample": found[:SAMPLE_SIZE]}
+
+    return WarehouseCheck(name, relation, f"{description} Fails naming {field}; spoils {', '.join(marts)}.",
+                          evaluate, blocking=blocking, severity=severity,
+                          protects=tuple(mart.split(" ")[0] for mart in marts), reads=tuple(reads))
+
+
+usages_dated = contract_check(
+    USAGES,
+    "usages_dated",
+    "transactionUsage.date (nor its transaction's date, nor its credit note's emitDate)",
+    RECEIVABLES_MARTS,
+    f"select usage_id from {USAGES} where usage_date is null order by 1",
+    "Every payment or credit-note usage has a date: served, or derived from promised fields.",
+    blocking=True,
+)
+
+usages_typed = contract_check(
+    USAGES,
+    "usages_typed",
+    "transactionUsage.type (nor a transaction or credit-note link)",
+    RECEIVABLES_MARTS,
+    f"select usage_id from {USAGES} where usage_type is null order by 1",
+    "Every usage is a payment or a credit note: served, or known from which link is set.",
+    blocking=True,
+)
+
+document_subtypes_known = contract_check(
+    DOCUMENTS,
+    "document_subtypes_known",
+    "document.subtype",
+    ("marts.receivables (is_deposit)", "marts.receivables_by_customer"),
+    f"select distinct document_subtype from {DOCUMENTS} "
+    f"where document_subtype not in ({_quoted(KNOWN_SUBTYPES)}) order by 1",
+    "Invoices of an unknown subtype count as receivables but not as deposits; map the value if it is one.",
+    severity=WARN,
+)
+
+credit_note_sign_consistent = contract_check(
+    DOCUMENTS,
+    "credit_note_sign_consistent",
+    "document.amountVatNet / transactionUsage.amount of credit notes",
+    ("marts.receivables", "marts.receivables_by_customer (unapplied_credit_notes)"),
+    f"""select 'document.amountVatNet' from {DOCUMENTS}
+        where document_subtype = 'CREDIT_NOTE' and not is_draft and amount_vat_net <> 0
+        having count(distinct sign(amount_vat_net)) > 1
+        union all
+        select 'transactionUsage.amount' from {USAGES}
+        where usage_type = 'CREDIT_NOTE' and amount <> 0
+        having count(distinct sign(amount)) > 1""",
+    "Credit notes and their usages keep one sign each, so counting them by size is sound.",
+    reads=(USAGES,),
+)
+
+supplier_document_values_known = contract_check(
+    SUPPLIER_DOCUMENTS,
+    "supplier_document_values_known",
+    "supplierDocument.type / supplierDocument.status",
+    PAYABLES_MARTS,
+    f"""select distinct 'type ' || coalesce(document_type, 'null') from {SUPPLIER_DOCUMENTS}
+        where coalesce(document_type_key not in ({_quoted(KNOWN_SUPPLIER_TYPES)}), true)
+        union
+        select distinct 'status ' || coalesce(status, 'null') from {SUPPLIER_DOCUMENTS}
+        where coalesce(status_key not in ({_quoted(KNOWN_SUPPLIER_STATUSES)}), true)
+        order by 1""",
+    "Every supplier document's type and status is a known value (any case or separators).",
+)
+
+payables_have_amount = contract_check(
+    SUPPLIER_PAYABLES,
+    "payables_have_amount",
+    "supplierDocument.amountVat / supplierDocument.amount",
+    PAYABLES_MARTS,
+    f"select supplier_document_id from {SUPPLIER_PAYABLES} where amount_incl_tax is null order by 1",
+    "Every payable has an amount (it would count 0).",
+)
+
+payables_single_currency = contract_check(
+    SUPPLIER_PAYABLES,
+    "payables_single_currency",
+    "supplierDocument.currency",
+    PAYABLES_MARTS,
+    f"""select currency from (select distinct currency from {SUPPLIER_PAYABLES} where currency is not null)
+        qualify count(*) over () > 1 order by 1""",
+    "The payables are in one currency, so their sums mean something.",
+)
+
+supplier_status_as_of_known = contract_check(
+    SUPPLIER_PAYABLES,
+    "supplier_status_as_of_known",
+    "supplierDocumentEvent.date / supplierDocument.paymentDate",
+    PAYABLES_MARTS,
+    f"""select status.supplier_document_id from {SUPPLIER_STATUS_AS_OF} as status
+        cross join intermediate.int_report_date as report_date
+        where status.status_as_of is null
+            and coalesce(status.issue_date, report_date.as_of_date) <= report_date.as_of_date
+        order by 1""",
+    "Every supplier document issued by the report date has a known status on that date.",
+    reads=(SUPPLIER_STATUS_AS_OF, "intermediate.int_report_date"),
+    # the mart's report date: the intermediate views read it from this session's variable
+    setup=(f"set variable as_of_date = (select max(as_of_date) from {SUPPLIER_PAYABLES})",),
+)
+
+CONTRACT_VALUE_CHECKS: list[WarehouseCheck] = [
+    usages_dated,
+    usages_typed,
+    document_subtypes_known,
+    credit_note_sign_consistent,
+    supplier_document_values_known,
+    payables_have_amount,
+    payables_single_currency,
+    supplier_status_as_of_known,
+]
+

@@ -1,0 +1,227 @@
+"""The one gate between a build and the readers: whatever triggers it (the CLI's `models` and `sync`, `sync
+--follow`, webhook hint runs on both paths, the Dagster jobs, the DuckLake, the dashboard's as-of builds), figures
+reach readers only through `build_and_publish` or `publish_checked`:
+
+1. the marts built on a read that may be incomplete (a degraded sync note, kept in runs/gate_state.py until a
+   full read of that table is clean) are not rebuilt: they keep their last good figures, and say why;
+2. the models are built as of one report date, in one transaction;
+3. every blocking check runs inside that transaction; when one fails (other than on the held marts), the whole
+   build rolls back and nothing is published: readers keep the last good copy;
+4. otherwise the build commits and is published; the gate's state records what was held and since when, so
+   the dashboard shows a banner on every page and `models`/`sync` exit 1 naming the check and its figures.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import date
+
+import duckdb
+
+from pipelines.invoicing.settings import RESOURCE_NAMES
+from runs import gate_state
+from runs.checks import CheckResult, WarehouseCheck, built_marts, ids_unique, keys_unique, marts_reading
+from runs.checks import references_resolve as _references
+from runs.contract_checks import CONTRACT_VALUE_CHECKS
+from warehouse_engine.connection import WarehouseUnavailable, connect
+from warehouse_engine.readers import publish_if_changed
+from warehouse_engine.sql_runner import build_models, discover_models, missing_models, today_in_portal_zone
+from warehouse_engine.target import WarehouseTarget
+
+RUN_WIDE = "run"  # the table name of a degraded note that concerns every table of the run (`run: ...`)
+
+REFERENCE_CHECKS = (
+    _references("documents", "customer_id", "customers", "customers_exist",
+                "Every document's customer_id is a loaded customer."),
+    _references("transaction_usages", "invoice_id", "documents", "invoices_exist",
+                "Every transaction usage's invoice_id is a loaded document."),
+)
+RAW_CHECKS: tuple[WarehouseCheck, ...] = (*(ids_unique(table) for table in RESOURCE_NAMES), *REFERENCE_CHECKS)
+
+
+class ChecksFailed(Exception):
+    """Blocking checks failed inside a build: it is rolled back (raised through `build_models`)."""
+
+    def __init__(self, failures: list[CheckResult]) -> None:
+        super().__init__("; ".join(failure.line() for failure in failures))
+        self.failures = failures
+
+
+@dataclass
+class GateOutcome:
+    """What one pass through the gate did."""
+
+    note: str
+    as_of: date | None = None
+    models: dict[str, int] = field(default_factory=dict)
+    failures: list[CheckResult] = field(default_factory=list)  # blocking checks that held the build back
+    held: dict[str, str] = field(default_factory=dict)  # marts kept at their last good figures, and why
+    warnings: list[CheckResult] = field(default_factory=list)  # failed checks that do not block
+    published: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        """True when every figure readers see is the latest: nothing failed, nothing held."""
+        return not self.failures and not self.held
+
+    def lines(self) -> list[str]:
+        """What a person must know, one line each (empty when ok): what failed, which figures it protects."""
+        lines = [f"blocking check failed, nothing published: {failure.line()}" for failure in self.failures]
+        lines += [f"held at its last good figures: {mart}: {why}" for mart, why in sorted(self.held.items())]
+        return lines
+
+
+def warehouse_checks(connection: duckdb.DuckDBPyConnection) -> list[WarehouseCheck]:
+    """Every warehouse check: raw ids and references, the contract's value checks, one row per mart key."""
+    return [*RAW_CHECKS, *CONTRACT_VALUE_CHECKS, *(keys_unique(mart) for mart in built_marts(connection))]
+
+
+def run_checks(connection: duckdb.DuckDBPyConnection) -> list[CheckResult]:
+    """Every warehouse check's answer on `connection` (the gate's, the dashboard's Freshness page's)."""
+    return [check.run(connection) for check in warehouse_checks(connection)]
+
+
+def blocking_failures(connection: duckdb.DuckDBPyConnection, held: Iterable[str] = ()) -> list[CheckResult]:
+    """The blocking checks that fail on `connection`, but those whose every protected figure is `held` (not
+    rebuilt from what they doubt)."""
+    held = set(held)
+    return [result for result in run_checks(connection)
+            if result.blocks and not (result.protects and set(result.protects) <= held)]
+
+
+def held_marts(state: gate_state.GateState) -> dict[str, str]:
+    """The marts built on a read that may be incomplete, each with the reason (portal, table, note)."""
+    held: dict[str, str] = {}
+    every_mart = tuple(m.key for m in discover_models() if m.schema == "marts")
+    for read in sorted(state.degraded_reads.values(), key=lambda r: (r.portal, r.table)):
+        marts = every_mart if read.table == RUN_WIDE else marts_reading([read.table])
+        reason = (f"portal {read.portal}: {read.table} read incomplete since {read.since} "
+                  f"({'; '.join(read.notes)})")
+        for mart in marts:
+            held.setdefault(mart, reason)
+    return held
+
+
+def record_reads(target: WarehouseTarget, portal: str, degraded_notes: Sequence[str], *, full_read: bool) -> None:
+    """After a sync of `portal`: remembers each table it read with a degraded note (`<table>: ...`) until a full
+    read (reconcile or full refresh) of that portal reads it cleanly; an incremental read cannot bring back
+    rows an incomplete read skipped."""
+    state = gate_state.load(target)
+    degraded: dict[str, list[str]] = {}
+    for note in degraded_notes:
+        table, _, _ = note.partition(":")
+        degraded.setdefault(table.strip() or RUN_WIDE, []).append(note)
+    if full_read:
+        state.degraded_reads = {key: read for key, read in state.degraded_reads.items() if read.portal != portal}
+    for table, notes in degraded.items():
+        key = f"{portal}/{table}"
+        since = state.degraded_reads[key].since if key in state.degraded_reads else gate_state.now_iso()
+        state.degraded_reads[key] = gate_state.DegradedRead(portal, table, notes, since)
+    gate_state.save(target, state)
+
+
+def build_and_publish(target: WarehouseTarget, *, note: str, as_of: date | None = None,
+                      select: Iterable[str] | None = None, changed: bool = True, behind: bool = True,
+                      on_built=None) -> GateOutcome:
+    """Builds the models as of `as_of` (default today in the portal's zone), runs the blocking checks and
+    publishes only if they pass (see the module's docstring).
+
+    `select`: only these models (a hint run's downstream models); every model is built instead when the last
+    build was of another report date, when marts were held or never built, so that one build is of one date.
+    `changed`/`behind`: as `publish_if_changed` (a file is copied only when something changed).
+    Raises MissingRawTableError / ModelDefinitionError / duckdb.Error as `build_models` does (nothing built).
+    """
+    as_of = as_of or today_in_portal_zone()
+    state = gate_state.load(target)
+    held = held_marts(state)
+    outcome = GateOutcome(note, as_of, held=held)
+    connection = _open(target)
+    try:
+        chosen = _models_to_build(connection, state, as_of, select)
+        chosen = [key for key in chosen if key not in held]
+
+        def gate(conn: duckdb.DuckDBPyConnection) -> None:
+            failures = blocking_failures(conn, held)
+            if failures:
+                raise ChecksFailed(failures)
+
+        try:
+            outcome.models = build_models(connection, as_of=as_of, select=chosen, on_built=on_built,
+                                          before_commit=gate)
+        except ChecksFailed as failed:
+            outcome.failures = failed.failures
+    finally:
+        connection.close()
+    return _publish_or_hold(target, state, outcome, changed=changed, behind=behind)
+
+
+def publish_checked(target: WarehouseTarget, *, note: str, as_of: date | None = None, changed: bool = True,
+                    behind: bool = True, allowed: bool = True) -> GateOutcome:
+    """Publishes what is already built (a `sync` without models, a Dagster job whose assets built the marts)
+    only if the blocking checks pass. `as_of`: the report date those marts were built for (recorded).
+    `allowed=False`: never publishes (a run that failed), only records what the checks hold back."""
+    state = gate_state.load(target)
+    outcome = GateOutcome(note, as_of, held=held_marts(state))
+    if allowed and not (target.is_lake or changed or behind):
+        # nothing to publish (readers are current and the run changed nothing): no check to run either
+        publish_if_changed(target, note, changed=False, behind=False)
+        return outcome
+    connection = _open(target)
+    try:
+        outcome.failures = blocking_failures(connection, outcome.held)
+    finally:
+        connection.close()
+    if not allowed:
+        _record(target, state, outcome)
+        return outcome
+    return _publish_or_hold(target, state, outcome, changed=changed, behind=behind)
+
+
+def check_built(connection: duckdb.DuckDBPyConnection) -> list[CheckResult]:
+    """The blocking checks failing on models just built on `connection` (the dashboard's as-of builds, which
+    are never published: their failures are shown instead of their figures)."""
+    return blocking_failures(connection)
+
+
+def _open(target: WarehouseTarget) -> duckdb.DuckDBPyConnection:
+    """The warehouse for writing; WarehouseUnavailable (with DuckDB's reason) when it cannot be opened."""
+    try:
+        return connect(target)
+    except duckdb.Error as error:
+        raise WarehouseUnavailable(str(error)) from None
+
+
+def _models_to_build(connection: duckdb.DuckDBPyConnection, state: gate_state.GateState, as_of: date,
+                     select: Iterable[str] | None) -> list[str]:
+    """`select`, or every model's key (see build_and_publish)."""
+    # a partial build is whole only on top of a whole build of the same date that passed the gate
+    if (select is None or state.built_as_of != as_of.isoformat() or state.held_marts or state.failures
+            or missing_models(connection)):
+        return [model.key for model in discover_models()]
+    return list(select)
+
+
+def _publish_or_hold(target: WarehouseTarget, state: gate_state.GateState, outcome: GateOutcome, *,
+                     changed: bool, behind: bool) -> GateOutcome:
+    if not outcome.failures:
+        outcome.published = publish_if_changed(target, outcome.note, changed=changed, behind=behind)
+    _record(target, state, outcome)
+    return outcome
+
+
+def _record(target: WarehouseTarget, state: gate_state.GateState, outcome: GateOutcome) -> None:
+    now = gate_state.now_iso()
+    if outcome.failures:
+        state.failures = [{"check": f.name, "relation": f.relation, "protects": list(f.protects),
+                           "description": f.description or ""} for f in outcome.failures]
+        state.failing_since = state.failing_since or now
+    else:
+        state.failures, state.failing_since = [], None
+        if outcome.as_of is not None:
+            state.built_as_of = outcome.as_of.isoformat()
+        if outcome.published is not None:
+            state.last_published_at, state.last_published_note = now, outcome.note
+        state.held_since = (state.held_since or now) if outcome.held else None
+        state.held_marts = dict(outcome.held)
+    gate_state.save(target, state)

@@ -1,0 +1,209 @@
+"""One gate before readers, on every path that publishes figures (runs/gate.py): when a blocking check fails,
+nothing reaches the readers' copy (its bytes are unchanged), the command exits 1 naming the check and the figures
+it protects, and the gate's state carries what the dashboard's banner says. A read that may be incomplete holds
+back the marts built on it, and only those. One report date per build.
+
+The failure is a real one: a raw row duplicated in the warehouse (as a broken merge would leave it), which
+would count an invoice twice in every receivables figure. The truth for "nothing published" is the readers'
+copy's own bytes, taken before the failing run.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+from datetime import date, timedelta
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from dashboard.gate_banner import banner_lines
+from dashboard.source import Source, Unavailable
+from invoicing_warehouse.cli import main
+from pipelines.invoicing.credentials import ApiSettings
+from pipelines.invoicing.hint_spool import Hint
+from pipelines.invoicing.portals import Portal
+from pipelines.invoicing.sync import make_pipeline, run_sync
+from runs.gate import build_and_publish, record_reads
+from runs.gate_state import load
+from runs.hints import apply_pending, spool_for
+from sandbox.config import SandboxConfig
+from sandbox.server import SandboxServer
+from warehouse_engine.publish import default_snapshot_path
+from warehouse_engine.target import WarehouseTarget
+
+DUPLICATE = "insert into invoicing_raw.documents select * from invoicing_raw.documents order by id limit 1"
+UNDO_DUPLICATE = ("delete from invoicing_raw.documents where rowid = (select max(rowid) from invoicing_raw.documents "
+                  "where id = (select min(id) from invoicing_raw.documents))")
+
+
+@pytest.fixture(scope="module")
+def sandbox():
+    with SandboxServer(SandboxConfig(seed=23, scale=40, rate_limit_per_s=0)) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def base(sandbox, tmp_path_factory) -> Path:
+    """A warehouse synced from the sandbox, every model built and published (the regular path)."""
+    folder = tmp_path_factory.mktemp("gate-base")
+    warehouse = folder / "warehouse.duckdb"
+    run_sync(make_pipeline(warehouse), base_url=sandbox.base_url, client_id=sandbox.client_id,
+             client_secret=sandbox.client_secret, rate_limit_per_s=0)
+    outcome = build_and_publish(WarehouseTarget.duckdb_file(warehouse), note="base")
+    assert outcome.ok and outcome.published, outcome.lines()
+    return warehouse
+
+
+@pytest.fixture
+def warehouse(base, tmp_path, sandbox, monkeypatch) -> Path:
+    """A copy of the base warehouse, its readers' copy and gate state, for one test; the CLI pointed at the
+    sandbox."""
+    for path in base.parent.iterdir():
+        if path.is_file():
+            shutil.copy2(path, tmp_path / path.name)
+    monkeypatch.setenv("SOURCES__INVOICING__BASE_URL", sandbox.base_url)
+    monkeypatch.setenv("SOURCES__INVOICING__CLIENT_ID", sandbox.client_id)
+    monkeypatch.setenv("SOURCES__INVOICING__CLIENT_SECRET", sandbox.client_secret)
+    return tmp_path / base.name
+
+
+def _digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _execute(warehouse: Path, sql: str) -> None:
+    with duckdb.connect(str(warehouse)) as connection:
+        connection.execute(sql)
+
+
+def _marts(warehouse: Path, sql: str) -> list[tuple]:
+    with duckdb.connect(str(warehouse), read_only=True) as connection:
+        return connection.execute(sql).fetchall()
+
+
+def _held_by_duplicate(warehouse: Path, err: str) -> None:
+    """The gate held the build: the message names the check and the figures, the state and banner say so."""
+    assert "ids_unique on invoicing_raw.documents" in err, err
+    assert "marts.receivables" in err and "nothing published" in err, err
+    state = load(WarehouseTarget.duckdb_file(warehouse))
+    assert [(f["check"], f["relation"]) for f in state.failures] == [("ids_unique", "invoicing_raw.documents")]
+    assert "marts.receivables" in state.failures[0]["protects"]
+    banner = banner_lines(WarehouseTarget.duckdb_file(warehouse))
+    assert any("ids_unique" in line and "marts.receivables" in line for line in banner), banner
+
+
+def test_models_publishes_nothing_when_a_blocking_check_fails_and_exits_1(warehouse, capsys):
+    copy = default_snapshot_path(warehouse)
+    published, marts_before = _digest(copy), _marts(warehouse, "select * from marts.receivables order by all")
+    _execute(warehouse, DUPLICATE)
+    assert main(["models", "--warehouse", str(warehouse)]) == 1
+    _held_by_duplicate(warehouse, capsys.readouterr().err)
+    assert _digest(copy) == published  # readers keep the last good copy
+    # the build was one transaction, rolled back: the warehouse's marts are the last good ones too
+    assert _marts(warehouse, "select * from marts.receivables order by all") == marts_before
+    # once the data is right again, the next build publishes and the banner goes
+    _execute(warehouse, UNDO_DUPLICATE)
+    assert main(["models", "--warehouse", str(warehouse)]) == 0
+    assert _digest(copy) != published
+    assert banner_lines(WarehouseTarget.duckdb_file(warehouse)) == []
+
+
+def test_sync_publishes_nothing_when_a_blocking_check_fails_and_exits_1(warehouse, sandbox, capsys):
+    copy = default_snapshot_path(warehouse)
+    published = _digest(copy)
+    _execute(warehouse, DUPLICATE)
+    sandbox.portal.create("customers", {"name": "Gate SARL"})  # a change, so the sync has something to publish
+    sandbox.clock.advance(timedelta(seconds=30))
+    assert main(["sync", "--warehouse", str(warehouse), "--rate-limit", "0"]) == 1
+    captured = capsys.readouterr()
+    _held_by_duplicate(warehouse, captured.err)
+    assert "readers keep the last good figures" in captured.out
+    assert _digest(copy) == published
+
+
+def test_sync_follow_publishes_nothing_when_a_blocking_check_fails_and_exits_1(warehouse, sandbox, capsys):
+    copy = default_snapshot_path(warehouse)
+    published = _digest(copy)
+    _execute(warehouse, DUPLICATE)
+    sandbox.portal.create("customers", {"name": "Followed SARL"})
+    sandbox.clock.advance(timedelta(seconds=30))
+    code = main(["sync", "--warehouse", str(warehouse), "--rate-limit", "0", "--follow", "--max-seconds", "0.5",
+                 "--poll-s", "0.2"])
+    assert code == 1
+    _held_by_duplicate(warehouse, capsys.readouterr().err)
+    assert _digest(copy) == published
+
+
+def test_a_hint_run_publishes_nothing_when_a_blocking_check_fails(warehouse, sandbox):
+    copy = default_snapshot_path(warehouse)
+    published = _digest(copy)
+    _execute(warehouse, DUPLICATE)
+    customer = sandbox.portal.create("customers", {"name": "Hinted SARL"})
+    sandbox.clock.advance(timedelta(seconds=30))
+    target = WarehouseTarget.duckdb_file(warehouse)
+    with spool_for(target) as spool:
+        spool.append("delivery-1", Hint("default", "customers", customer["id"], "customer.created"))
+    run = apply_pending(target, Portal("default"), rate_limit_per_s=0,
+                        settings=ApiSettings(sandbox.base_url, sandbox.client_id, sandbox.client_secret))
+    assert run.load is not None and run.load.rows.get("customers") == 1  # the record itself was loaded
+    assert run.published is None and run.gate is not None
+    assert [f.name for f in run.gate.failures] == ["ids_unique"]
+    assert "nothing published" in run.line()
+    assert _digest(copy) == published
+    assert load(target).failures
+
+
+def test_an_as_of_build_that_fails_shows_the_failures_instead_of_figures(warehouse):
+    # the readers' copy itself holds the duplicate (published before a check existed, or by hand)
+    _execute(default_snapshot_path(warehouse), DUPLICATE)
+    with pytest.raises(Unavailable) as shown:
+        Source(warehouse).build_as_of(date(2026, 1, 31))
+    assert "No figures as of 2026-01-31" in str(shown.value)
+    assert "ids_unique on invoicing_raw.documents" in str(shown.value)
+
+
+def test_a_degraded_read_holds_the_marts_built_on_it_and_only_those(warehouse, sandbox, capsys):
+    target = WarehouseTarget.duckdb_file(warehouse)
+    past = sandbox.clock.today().date() - timedelta(days=7)  # a date the portal has figures for
+    assert main(["models", "--warehouse", str(warehouse), "--as-of", past.isoformat()]) == 0
+    capsys.readouterr()
+    record_reads(target, "default", ["supplier_documents: answered in one page that may be incomplete"],
+                 full_read=False)
+    assert main(["models", "--warehouse", str(warehouse)]) == 1  # as of today
+    err = capsys.readouterr().err
+    assert "marts.supplier_payables" in err and "supplier_documents read incomplete" in err
+    reader = Source(warehouse).connect()
+    try:
+        dates = dict(reader.execute(
+            "select 'cash outlook', max(as_of_date) from marts.cash_outlook "
+            "union all select 'dso', max(as_of_date) from marts.dso").fetchall())
+    finally:
+        reader.close()
+    assert dates["cash outlook"] == past  # it reads the payables: held at its last good figures
+    assert dates["dso"] not in (past, None)  # receivables only: rebuilt, as of today
+    assert any("supplier_payables keeps its last good figures" in line for line in banner_lines(target))
+    # an incremental clean read cannot bring back what was skipped; a full read can
+    record_reads(target, "default", [], full_read=False)
+    assert main(["models", "--warehouse", str(warehouse)]) == 1
+    record_reads(target, "default", [], full_read=True)
+    assert main(["models", "--warehouse", str(warehouse)]) == 0
+    assert banner_lines(target) == []
+
+
+def test_a_partial_build_after_a_build_of_another_date_rebuilds_every_mart(warehouse):
+    target = WarehouseTarget.duckdb_file(warehouse)
+    past = date(2026, 1, 31)
+    assert build_and_publish(target, note="past", as_of=past).ok
+    today = date(2026, 3, 2)
+    outcome = build_and_publish(target, note="a hint run", as_of=today,
+                                select=["staging.stg_invoicing__customers"])
+    assert outcome.ok
+    assert "marts.supplier_payables" in outcome.models  # not only what the hint touched
+    dates = _marts(warehouse, "select distinct as_of_date from marts.supplier_payables "
+                              "union select distinct as_of_date from marts.dso")
+    assert dates == [(today,)]
+    # the same date again: only what was asked is rebuilt
+    again = build_and_publish(target, note="a hint run", as_of=today, select=["staging.stg_invoicing__customers"])
+    assert list(again.models) == ["staging.stg_invoicing__customers"]
