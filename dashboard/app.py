@@ -15,7 +15,7 @@ import streamlit as st
 
 from dashboard import cache
 from dashboard.formatting import ENGLISH, FRENCH, STYLES
-from dashboard.gate_banner import banner_lines
+from dashboard.gate_banner import banner_lines, flag_lines
 from dashboard.screens import cash_outlook, freshness, payables, receivables
 from dashboard.source import Source, Unavailable, warehouse_argument
 from dashboard.widgets import PageContext
@@ -61,6 +61,10 @@ def main() -> None:
     held = banner_lines(source.target)
     if held:
         st.error("**Figures held back by the checks.**\n\n" + "\n\n".join(f"- {line}" for line in held), icon="🛑")
+    flagged = flag_lines(source.target)
+    if flagged:
+        st.warning("**Figures flagged by the checks** (published, but these checks failed):\n\n"
+                   + "\n\n".join(f"- {line}" for line in flagged), icon="⚠️")
     try:
         context = _context(source)
     except Unavailable as problem:

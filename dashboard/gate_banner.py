@@ -29,3 +29,15 @@ def banner_lines(target: WarehouseTarget) -> list[str]:
     for mart, why in sorted(held.items()):
         lines.append(f"{mart} keeps its last good figures: {why}.")
     return lines
+
+
+def flag_lines(target: WarehouseTarget) -> list[str]:
+    """The checks that failed without holding figures back when the shown figures were published: those
+    figures may be wrong where the check says (one line each)."""
+    try:
+        state = load(target)
+    except GateStateError:
+        return []  # banner_lines says it
+    return [f"{warning['check']} on {warning['relation']} ({warning.get('severity', 'ERROR')}): "
+            f"{warning['description'] or 'failed'}. May be wrong: {', '.join(warning['protects']) or 'see the check'}."
+            for warning in state.warnings]

@@ -1,6 +1,6 @@
 """A seeded demo-size warehouse for the dashboard's browser tests, screenshots and benchmark: a sandbox on
-127.0.0.1 at a fixed clock, one real sync (run_sync), every model built as of the sandbox's today, the
-readers' copy published. What `invoicing-warehouse demo` builds, without Dagster (seconds, not a minute)."""
+127.0.0.1 at a fixed clock, one real sync (run_sync), every model built as of the sandbox's today and
+published through the gate (runs/gate.py). What `invoicing-warehouse demo` builds, without Dagster (seconds, not a minute)."""
 
 from __future__ import annotations
 
@@ -8,14 +8,13 @@ from collections.abc import Callable
 from datetime import UTC, date, datetime
 from pathlib import Path
 
-import duckdb
-
+from harness.regular_build import HeldBack
 from pipelines.invoicing.sync import make_pipeline, run_sync
+from runs.gate import build_and_publish
 from sandbox.clock import Clock
 from sandbox.config import SandboxConfig
 from sandbox.server import SandboxServer
-from warehouse_engine.publish import publish_snapshot
-from warehouse_engine.sql_runner import build_models
+from warehouse_engine.target import WarehouseTarget
 
 # a fixed "today" so that screenshots and figures repeat from one run to the next
 DEMO_NOW = datetime(2026, 3, 16, 9, 30, tzinfo=UTC)
@@ -39,7 +38,7 @@ def build_demo_warehouse(warehouse: Path, seed: int = 1, scale: int = 1000, now:
         if while_serving is not None:
             while_serving(sandbox)
     as_of = clock.today().date()
-    with duckdb.connect(str(warehouse)) as connection:
-        build_models(connection, as_of=as_of)
-    publish_snapshot(warehouse)
+    outcome = build_and_publish(WarehouseTarget.duckdb_file(warehouse), note="demo warehouse", as_of=as_of)
+    if outcome.failures:
+        raise HeldBack("; ".join(outcome.lines()))
     return as_of

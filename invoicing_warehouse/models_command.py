@@ -94,7 +94,7 @@ def run(args: argparse.Namespace) -> int:
         print("error: no SQL model found to build (looked in the package's sql/ folder)", file=sys.stderr)
         return 1
     for line in outcome.lines():
-        print(f"error: {line}", file=sys.stderr)
+        print(f"gate: {line}", file=sys.stderr)
     if outcome.failures:
         print("readers' snapshot: unchanged, readers keep the last good figures", file=sys.stderr)
         return 1

@@ -69,6 +69,7 @@ class GateOutcome:
         """What a person must know, one line each (empty when ok): what failed, which figures it protects."""
         lines = [f"blocking check failed, nothing published: {failure.line()}" for failure in self.failures]
         lines += [f"held at its last good figures: {mart}: {why}" for mart, why in sorted(self.held.items())]
+        lines += [f"published, but flagged: {warning.line()}" for warning in self.warnings]
         return lines
 
 
@@ -82,12 +83,20 @@ def run_checks(connection: duckdb.DuckDBPyConnection) -> list[CheckResult]:
     return [check.run(connection) for check in warehouse_checks(connection)]
 
 
-def blocking_failures(connection: duckdb.DuckDBPyConnection, held: Iterable[str] = ()) -> list[CheckResult]:
-    """The blocking checks that fail on `connection`, but those whose every protected figure is `held` (not
-    rebuilt from what they doubt)."""
+def judge(connection: duckdb.DuckDBPyConnection,
+          held: Iterable[str] = ()) -> tuple[list[CheckResult], list[CheckResult]]:
+    """(the blocking checks that fail on `connection`, but those whose every protected figure is `held` (not
+    rebuilt from what they doubt); the other failed checks, which flag figures without holding them)."""
     held = set(held)
-    return [result for result in run_checks(connection)
-            if result.blocks and not (result.protects and set(result.protects) <= held)]
+    failed = [result for result in run_checks(connection) if not result.passed]
+    blocking = [result for result in failed
+                if result.blocks and not (result.protects and set(result.protects) <= held)]
+    return blocking, [result for result in failed if result not in blocking]
+
+
+def blocking_failures(connection: duckdb.DuckDBPyConnection, held: Iterable[str] = ()) -> list[CheckResult]:
+    """The blocking checks that fail on `connection` (see `judge`)."""
+    return judge(connection, held)[0]
 
 
 def held_marts(state: gate_state.GateState) -> dict[str, str]:
@@ -142,7 +151,7 @@ def build_and_publish(target: WarehouseTarget, *, note: str, as_of: date | None 
         chosen = [key for key in chosen if key not in held]
 
         def gate(conn: duckdb.DuckDBPyConnection) -> None:
-            failures = blocking_failures(conn, held)
+            failures, outcome.warnings = judge(conn, held)
             if failures:
                 raise ChecksFailed(failures)
 
@@ -169,7 +178,7 @@ def publish_checked(target: WarehouseTarget, *, note: str, as_of: date | None = 
         return outcome
     connection = _open(target)
     try:
-        outcome.failures = blocking_failures(connection, outcome.held)
+        outcome.failures, outcome.warnings = judge(connection, outcome.held)
     finally:
         connection.close()
     if not allowed:
@@ -210,11 +219,15 @@ def _publish_or_hold(target: WarehouseTarget, state: gate_state.GateState, outco
     return outcome
 
 
+def _as_record(result: CheckResult) -> dict[str, object]:
+    return {"check": result.name, "relation": result.relation, "protects": list(result.protects),
+            "description": result.description or "", "severity": result.severity}
+
+
 def _record(target: WarehouseTarget, state: gate_state.GateState, outcome: GateOutcome) -> None:
     now = gate_state.now_iso()
     if outcome.failures:
-        state.failures = [{"check": f.name, "relation": f.relation, "protects": list(f.protects),
-                           "description": f.description or ""} for f in outcome.failures]
+        state.failures = [_as_record(failure) for failure in outcome.failures]
         state.failing_since = state.failing_since or now
     else:
         state.failures, state.failing_since = [], None
@@ -224,4 +237,5 @@ def _record(target: WarehouseTarget, state: gate_state.GateState, outcome: GateO
             state.last_published_at, state.last_published_note = now, outcome.note
         state.held_since = (state.held_since or now) if outcome.held else None
         state.held_marts = dict(outcome.held)
+        state.warnings = [_as_record(warning) for warning in outcome.warnings]
     gate_state.save(target, state)

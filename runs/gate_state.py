@@ -44,6 +44,7 @@ class GateState:
     degraded_reads: dict[str, DegradedRead] = field(default_factory=dict)  # by "<portal>/<table>"
     failures: list[dict[str, Any]] = field(default_factory=list)  # the blocking checks that held the last build
     failing_since: str | None = None  # when the current streak of held builds began
+    warnings: list[dict[str, Any]] = field(default_factory=list)  # failed checks that flag published figures
     held_marts: dict[str, str] = field(default_factory=dict)  # mart -> why it keeps its last good figures
     held_since: str | None = None  # when marts were first held in the current streak
     built_as_of: str | None = None  # the report date of the last build that passed the gate

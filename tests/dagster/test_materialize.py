@@ -301,3 +301,26 @@ def test_a_duplicate_raw_id_blocks_the_models(harness, first_run):
     assert customers in materialized  # the sync itself ran; the check judged what it loaded
     # marts that do not read customers are not held back
     assert AssetKey(["marts", "supplier_payables"]) in materialized
+
+
+def test_after_a_run_held_by_a_blocking_check_the_sensors_publish_nothing(harness, first_run):
+    """Runs after the duplicate test (file order): the warehouse still holds the duplicated customer."""
+    from dashboard.gate_banner import banner_lines
+
+    snapshot = default_snapshot_path(Path(harness.warehouse_path))
+    published = snapshot.read_bytes()
+    result = harness.run()
+    assert not result.success
+    (failure_record,) = harness.instance.all_logs(result.run_id, of_type=DagsterEventType.RUN_FAILURE)
+    resources = {"warehouse": WarehouseResource(path=harness.warehouse_path)}
+    for name, record in (("hold_snapshot_after_failed_run", failure_record),
+                         # a success sensor fired anyway (a run that passed, on a warehouse changed since)
+                         ("publish_snapshot_after_run", failure_record)):
+        sensor = next(s for s in harness.defs.sensors if s.name == name)
+        sensor(build_run_status_sensor_context(sensor_name=sensor.name, dagster_event=record.dagster_event,
+                                               dagster_instance=harness.instance,
+                                               dagster_run=result.dagster_run, resources=resources))
+        assert snapshot.read_bytes() == published  # readers keep the last good copy
+    banner = banner_lines(WarehouseResource(path=harness.warehouse_path).target())
+    assert any("ids_unique on invoicing_raw.customers" in line and "marts.receivables_by_customer" in line
+               for line in banner), banner

@@ -102,3 +102,24 @@ def test_an_as_of_query_through_time_travel_equals_the_as_of_models_built_then(l
         assert contents(then, marts) == month_end
         assert {row[0] for row in then.execute("select distinct as_of_date from marts.receivables").fetchall()} \
             == {START.date()}
+
+
+def test_a_blocking_check_that_fails_publishes_no_lake_snapshot(lake):
+    from runs.gate import build_and_publish
+    from warehouse_engine.readers import connect_reader, published_snapshot
+
+    clock = Clock(fixed=START)
+    with SandboxServer(SandboxConfig(seed=7, scale=40, rate_limit_per_s=0), clock=clock) as sb:
+        run_sync(make_pipeline(lake), **credentials(sb))
+    assert build_and_publish(lake, note="first", as_of=clock.today().date()).published
+    with connect(lake) as connection:
+        before = published_snapshot(connection)
+        (documents,) = connection.execute("select count(*) from invoicing_raw.documents").fetchone()
+        connection.execute("insert into invoicing_raw.documents "
+                           "select * from invoicing_raw.documents order by id limit 1")
+    held = build_and_publish(lake, note="held", as_of=clock.today().date())
+    assert held.published is None and [f.name for f in held.failures] == ["ids_unique"]
+    with connect(lake) as connection:
+        assert published_snapshot(connection) == before  # readers stay on the last good snapshot
+    with connect_reader(lake) as reader:
+        assert reader.execute("select count(*) from invoicing_raw.documents").fetchone() == (documents,)

@@ -18,7 +18,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from dashboard.gate_banner import banner_lines
+from dashboard.gate_banner import banner_lines, flag_lines
 from dashboard.source import Source, Unavailable
 from invoicing_warehouse.cli import main
 from pipelines.invoicing.credentials import ApiSettings
@@ -207,3 +207,25 @@ def test_a_partial_build_after_a_build_of_another_date_rebuilds_every_mart(wareh
     # the same date again: only what was asked is rebuilt
     again = build_and_publish(target, note="a hint run", as_of=today, select=["staging.stg_invoicing__customers"])
     assert list(again.models) == ["staging.stg_invoicing__customers"]
+
+
+def test_a_failing_check_that_does_not_block_publishes_and_flags_the_figures(warehouse, capsys):
+    _execute(warehouse, "update invoicing_raw.documents set subtype = 'WRITE_OFF' "
+                        "where id = (select min(id) from invoicing_raw.documents where type = 'INVOICE')")
+    copy = default_snapshot_path(warehouse)
+    published = _digest(copy)
+    assert main(["models", "--warehouse", str(warehouse)]) == 0
+    assert "published, but flagged: document_subtypes_known" in capsys.readouterr().err
+    assert _digest(copy) != published
+    flags = flag_lines(WarehouseTarget.duckdb_file(warehouse))
+    assert len(flags) == 1 and "WRITE_OFF" in flags[0] and "marts.receivables" in flags[0], flags
+
+
+def test_an_unknown_supplier_spelling_is_published_flagged_on_the_payables(warehouse, capsys):
+    # audit F12: a credit-note type the product cannot read ("AVOIR") would count as a bill owed
+    _execute(warehouse, "update invoicing_raw.supplier_documents set type = 'AVOIR' "
+                        "where id = (select min(id) from invoicing_raw.supplier_documents)")
+    assert main(["models", "--warehouse", str(warehouse)]) == 0
+    flags = flag_lines(WarehouseTarget.duckdb_file(warehouse))
+    assert any("supplier_document_values_known" in line and "type AVOIR" in line
+               and "marts.supplier_payables" in line for line in flags), flags
