@@ -60,16 +60,16 @@ def main() -> None:
     source = Source(warehouse_argument(sys.argv[1:]))
     held = banner_lines(source.target)
     if held:
-        st.error("**Figures held back by the checks.**\n\n" + "\n\n".join(f"- {line}" for line in held), icon="🛑")
+        st.error("**Figures held back by the checks.**\n\n" + "\n\n".join(f"- {line}" for line in held), icon=":material/block:")
     flagged = flag_lines(source.target)
     if flagged:
         st.warning("**Figures flagged by the checks** (published, but these checks failed):\n\n"
-                   + "\n\n".join(f"- {line}" for line in flagged), icon="⚠️")
+                   + "\n\n".join(f"- {line}" for line in flagged), icon=":material/warning:")
     try:
         context = _context(source)
     except Unavailable as problem:
         st.title("Invoicing warehouse")
-        st.error(str(problem), icon="⚠️")
+        st.error(str(problem), icon=":material/warning:")
         st.stop()
     pages = [
         st.Page(lambda: receivables.render(context), title="Receivables", url_path="receivables", default=True),
@@ -80,7 +80,7 @@ def main() -> None:
     try:
         st.navigation(pages).run()
     except Unavailable as problem:
-        st.error(str(problem), icon="⚠️")
+        st.error(str(problem), icon=":material/warning:")
 
 
 main()
