@@ -22,6 +22,7 @@ from decimal import Decimal
 import duckdb
 from model_fixture import D, load_fixture
 
+from dashboard.queries import payables as payables_page
 from harness.model_raw_tables import insert
 from warehouse_engine.sql_runner import build_models
 
@@ -221,3 +222,13 @@ def test_a_document_without_amount_vat_counts_amount_plus_vat():
         "select total_amount from marts.payables_schedule where week_start = date '2026-02-02'"
     ).fetchone() == (dec("1320.00"),)
     conn.close()
+
+
+def test_the_payables_page_figures_split_the_total_by_approval_state(at_d):
+    # dashboard.queries.payables, what the Payables page shows, on the fixture as of D: approved S1 1680.00 +
+    # S2 1740.50 = 3420.50; awaiting approval sd5 480.00; disputed sd6 90.00; total 3990.50 (the schedule's)
+    figures = payables_page(at_d, "default", D)
+    assert (figures.total, figures.approved, figures.awaiting_approval, figures.disputed) == (
+        dec("3990.50"), dec("3420.50"), dec("480.00"), dec("90.00")
+    )
+    assert list(figures.by_supplier.rows["awaiting_approval_due"]) == [dec("480.00"), dec("0.00")]
