@@ -96,6 +96,8 @@ class ContractProfile:
             token_lifetime_s=20,
             max_page_size=50,
             date_only_zone="Europe/Paris",
+            # the spec gives supplier amounts no sign: negative credit notes are the other legal answer
+            supplier_credit_note_sign="negative",
         )
 
     @classmethod
