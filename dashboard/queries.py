@@ -37,20 +37,20 @@ _LISTS = {
         "overdue_amount desc, total_open desc, customer_name, customer_id",
     ),
     "payables_this_week": (
-        """select supplier_name, reference, document_type, issue_date, due_date, amount_due, days_past_due,
-                  supplier_document_id, supplier_id
+        """select supplier_name, reference, document_type, approval_state, issue_date, due_date, amount_due,
+                  days_past_due, supplier_document_id, supplier_id
            from marts.supplier_payables where portal_id = ? and due_date between ? and ?""",
         "due_date, supplier_name, reference, supplier_document_id",
     ),
     "payables_past_due": (
-        """select supplier_name, reference, document_type, issue_date, due_date, amount_due, days_past_due,
-                  supplier_document_id, supplier_id
+        """select supplier_name, reference, document_type, approval_state, issue_date, due_date, amount_due,
+                  days_past_due, supplier_document_id, supplier_id
            from marts.supplier_payables where portal_id = ? and is_overdue""",
         "due_date, supplier_name, reference, supplier_document_id",
     ),
     "payables_by_supplier": (
-        """select supplier_name, legal_identifier, total_due, overdue_amount, due_current, document_count,
-                  next_due_date, oldest_due_date, supplier_id
+        """select supplier_name, legal_identifier, total_due, approved_due, awaiting_approval_due, disputed_due,
+                  overdue_amount, due_current, document_count, next_due_date, oldest_due_date, supplier_id
            from marts.payables_by_supplier where portal_id = ?""",
         "total_due desc, supplier_name, supplier_id",
     ),
@@ -164,7 +164,10 @@ class PayablesFigures:
     due_this_week: Decimal  # due from the report date to the sunday of its week
     due_next_weeks: Decimal  # due from the report date to the end of the WEEKS_AHEAD-th week
     undated: Decimal
-    total: Decimal
+    total: Decimal  # every owed bill: approved, awaiting approval, disputed (they add up to it)
+    approved: Decimal
+    awaiting_approval: Decimal
+    disputed: Decimal
     weeks: pd.DataFrame  # the WEEKS_AHEAD weeks of marts.payables_schedule, empty weeks included
     this_week: Listing  # the documents due this week (marts.supplier_payables)
     past_due_documents: Listing
@@ -172,14 +175,18 @@ class PayablesFigures:
 
 
 def payables(connection: duckdb.DuckDBPyConnection, portal_id: str, as_of: date) -> PayablesFigures:
-    """Supplier payables by week, this week's documents, past-due documents and suppliers."""
+    """Supplier payables (every owed bill, split by approval state) by week, this week's documents, past-due
+    documents and suppliers."""
     monday, sunday, last_day = week_bounds(as_of)
     totals = connection.execute(
         """select coalesce(sum(amount_due) filter (where is_overdue), 0),
                   coalesce(sum(amount_due) filter (where due_date between ? and ?), 0),
                   coalesce(sum(amount_due) filter (where due_date between ? and ?), 0),
                   coalesce(sum(amount_due) filter (where due_date is null), 0),
-                  coalesce(sum(amount_due), 0)
+                  coalesce(sum(amount_due), 0),
+                  coalesce(sum(amount_due) filter (where approval_state = 'approved'), 0),
+                  coalesce(sum(amount_due) filter (where approval_state = 'awaiting_approval'), 0),
+                  coalesce(sum(amount_due) filter (where approval_state = 'disputed'), 0)
            from marts.supplier_payables where portal_id = ?""",
         [as_of, sunday, as_of, last_day, portal_id],
     ).fetchone()
@@ -191,6 +198,8 @@ def payables(connection: duckdb.DuckDBPyConnection, portal_id: str, as_of: date)
                   coalesce(schedule.overdue_amount, 0) as overdue_amount,
                   coalesce(schedule.undated_amount, 0) as undated_amount,
                   coalesce(schedule.total_amount, 0) as total_amount,
+                  coalesce(schedule.awaiting_approval_amount, 0) as awaiting_approval_amount,
+                  coalesce(schedule.disputed_amount, 0) as disputed_amount,
                   coalesce(schedule.document_count, 0) as document_count
            from (select cast(unnest(generate_series(?::date, ?::date, interval 7 day)) as date) as week_start)
                as weeks
@@ -202,9 +211,10 @@ def payables(connection: duckdb.DuckDBPyConnection, portal_id: str, as_of: date)
     this_week = listing(connection, "payables_this_week", [portal_id, as_of, sunday], DISPLAY_ROWS)
     past_due_documents = listing(connection, "payables_past_due", [portal_id], DISPLAY_ROWS)
     by_supplier = listing(connection, "payables_by_supplier", [portal_id], DISPLAY_ROWS)
-    past_due, this_week_total, next_weeks, undated, total = totals
+    past_due, this_week_total, next_weeks, undated, total, approved, awaiting_approval, disputed = totals
     return PayablesFigures(
-        past_due, this_week_total, next_weeks, undated, total, weeks, this_week, past_due_documents, by_supplier
+        past_due, this_week_total, next_weeks, undated, total, approved, awaiting_approval, disputed, weeks,
+        this_week, past_due_documents, by_supplier,
     )
 
 

@@ -6,8 +6,9 @@ supplier_payables.sql, sql/intermediate/int_aging_buckets.sql), on the report da
   today, whose total incl. tax minus the payments and credit notes dated on or before today is above 0;
 - overdue = at least one day past its due date (today - due date >= 1); `90+` = more than 90 days past due;
 - an overdue customer is a customer not deleted with at least one overdue receivable;
-- a payable is a supplier document `approved` (status of today: the generator writes nothing later), issued on
-  or before today; past due = due date before today.
+- a payable is a supplier document still owed, i.e. `approved`, `toApprove` or `disputed` (status of today: the
+  generator writes nothing later; a received bill is a liability whatever its approval), issued on or before
+  today; past due = due date before today.
 It also measures how customers paid (settled invoices' payment delay against their due date), the figures
 the generator's calibration is checked with (sandbox/README.md, "Demo data calibration").
 """
@@ -20,6 +21,7 @@ from datetime import date
 from decimal import Decimal
 
 RECEIVABLE_SUBTYPES = (None, "DEPOSIT")
+OWED_SUPPLIER_STATUSES = ("approved", "toApprove", "disputed")
 OVER_90_DAYS = 90
 
 
@@ -32,8 +34,10 @@ class DemoFigures:
     overdue_customers: int
     open_total: Decimal
     open_over_90_days: Decimal
-    payables: int
+    payables: int  # every owed bill: approved, awaiting approval, disputed
     payables_past_due: int
+    approved_payables: int  # the approved ones: those the business has agreed to pay
+    approved_payables_past_due: int
     settled_invoices: int  # invoices fully paid on or before today, the base of the two below
     settled_on_time: int  # last payment on or before the due date
     mean_days_late: float  # mean lateness of the settled invoices paid after their due date
@@ -61,8 +65,10 @@ class DemoFigures:
 
     @property
     def payables_past_due_share(self) -> float:
-        """Supplier payables past their due date / supplier payables (by count)."""
-        return self.payables_past_due / self.payables if self.payables else 0.0
+        """Approved supplier payables past their due date / approved supplier payables (by count): how late the
+        business pays the bills it agreed to, the figure the generator is calibrated on. Disputed bills are past
+        due on purpose and bills awaiting approval are not yet payable, so they stay out of this share."""
+        return self.approved_payables_past_due / self.approved_payables if self.approved_payables else 0.0
 
     def summary(self) -> str:
         """One line for a report or an assertion message."""
@@ -70,7 +76,8 @@ class DemoFigures:
             f"overdue customers {self.overdue_customers}/{self.customers_with_open} owing "
             f"({self.overdue_customer_share:.1%}; {self.overdue_share_of_file:.1%} of {self.customers}), "
             f"open {self.open_total} EUR of which 90+ {self.open_over_90_days} ({self.over_90_share:.1%}), "
-            f"payables past due {self.payables_past_due}/{self.payables} ({self.payables_past_due_share:.1%}), "
+            f"payables {self.payables} owed, {self.payables_past_due} past due; approved past due "
+            f"{self.approved_payables_past_due}/{self.approved_payables} ({self.payables_past_due_share:.1%}), "
             f"settled on time {self.settled_on_time}/{self.settled_invoices}, "
             f"mean lateness of late payments {self.mean_days_late:.1f} days, DSO {self.dso_days:.0f} days"
         )
@@ -135,9 +142,10 @@ def demo_figures(portal, today: date) -> DemoFigures:
     payables = [
         d
         for d in portal.snapshot("supplier_documents")
-        if d["status"] == "approved" and (_day(d["issueDate"]) or today) <= today
+        if d["status"] in OWED_SUPPLIER_STATUSES and (_day(d["issueDate"]) or today) <= today
     ]
     past_due = [d for d in payables if d["dueDate"] and _day(d["dueDate"]) < today]  # type: ignore[operator]
+    approved = [d for d in payables if d["status"] == "approved"]
     return DemoFigures(
         customers=sum(1 for c in customers.values() if not c["deleted"]),
         customers_with_open=len(owing),
@@ -146,6 +154,8 @@ def demo_figures(portal, today: date) -> DemoFigures:
         open_over_90_days=over_90,
         payables=len(payables),
         payables_past_due=len(past_due),
+        approved_payables=len(approved),
+        approved_payables_past_due=sum(1 for d in past_due if d["status"] == "approved"),
         settled_invoices=settled_count,
         settled_on_time=on_time,
         mean_days_late=sum(late_days) / len(late_days) if late_days else 0.0,

@@ -100,10 +100,43 @@ def _outlook_period(due: date | None, today: date) -> int:
     return week if week <= OUTLOOK_WEEKS else OUTLOOK_WEEKS + 1
 
 
+# supplier-document statuses of a bill still owed (a received bill is a liability until paid or refused),
+# with the approval state the marts show for each
+OWED_SUPPLIER_STATUSES = {"approved": "approved", "toApprove": "awaiting_approval", "disputed": "disputed"}
+
+
+def sandbox_payables(sb, today: date) -> dict[str, tuple[str, str, Decimal, date | None]]:
+    """From the sandbox's own records on `today`: each supplier document owed (approved, awaiting approval or
+    disputed, issued by today) -> (supplier id, approval state, amount due incl. tax, due date); a credit note
+    counts negative. The sandbox stores its amounts positive whatever its contract profile serves."""
+    owed = {}
+    for s in sb.portal.snapshot("supplier_documents"):
+        if s["status"] in OWED_SUPPLIER_STATUSES and (_day(s["issueDate"]) or today) <= today:
+            amount = Decimal(str(s["amountVat"])) * (-1 if s["type"] == "creditNote" else 1)
+            owed[s["id"]] = (s["supplierId"], OWED_SUPPLIER_STATUSES[s["status"]], amount, _day(s["dueDate"]))
+    return owed
+
+
+def _unapplied_credit_notes(sb, today: date) -> Decimal:
+    """What the live credit notes emitted by today still hold: their total less their usages dated by today."""
+    credit_notes = {
+        d["id"]: Decimal(str(d["amountVatNet"]))
+        for d in sb.portal.snapshot("documents")
+        if d["subtype"] == "CREDIT_NOTE" and d["status"] not in ("DRAFT", "CANCELED") and _emitted(d) <= today
+    }
+    used = sum(
+        (Decimal(str(u["amount"])) for u in sb.portal.snapshot("transaction_usages")
+         if u["type"] == "CREDIT_NOTE" and u["creditNoteId"] in credit_notes and date.fromisoformat(u["date"][:10]) <= today),
+        Decimal(0),
+    )
+    return sum(credit_notes.values(), Decimal(0)) - used
+
+
 def sandbox_dso_and_outlook(sb, today: date) -> tuple[dict, dict[int, tuple[Decimal, Decimal]]]:
-    """From the sandbox's own records on `today` (its clock's date): the DSO figures
-    ({open_receivables, invoiced_last_90_days, dso_days}) and, per cash-outlook period (0 past due, 1-8 weeks,
-    9 later), (expected inflows, expected outflows), independently of the SQL."""
+    """From the sandbox's own records on `today` (its clock's date): the DSO figures ({open_receivables,
+    unapplied_credit_notes, invoiced_last_90_days, credit_notes_last_90_days, dso_days}, DSO net of credit notes
+    on both sides) and, per cash-outlook period (0 past due, 1-8 weeks, 9 later), (expected inflows, expected
+    outflows: every owed supplier bill), independently of the SQL."""
     invoices = [
         d for d in sb.portal.snapshot("documents")
         if d["type"] == "INVOICE" and d["subtype"] in (None, "DEPOSIT") and d["status"] in ("VALIDATED", "PAID")
@@ -114,6 +147,12 @@ def sandbox_dso_and_outlook(sb, today: date) -> tuple[dict, dict[int, tuple[Deci
         (Decimal(str(d["amountVatNet"])) for d in invoices if window_start <= _emitted(d) <= today),
         Decimal(0),
     )
+    credited = sum(
+        (Decimal(str(d["amountVatNet"])) for d in sb.portal.snapshot("documents")
+         if d["subtype"] == "CREDIT_NOTE" and d["status"] not in ("DRAFT", "CANCELED")
+         and window_start <= _emitted(d) <= today),
+        Decimal(0),
+    )
     periods = {index: [Decimal(0), Decimal(0)] for index in range(OUTLOOK_WEEKS + 2)}
     open_total = Decimal(0)
     for d in invoices:
@@ -121,10 +160,19 @@ def sandbox_dso_and_outlook(sb, today: date) -> tuple[dict, dict[int, tuple[Deci
         if remaining > 0:
             open_total += remaining
             periods[_outlook_period(_day(d["dueDate"]), today)][0] += remaining
-    for s in sb.portal.snapshot("supplier_documents"):
-        if s["status"] == "approved" and (not s["issueDate"] or date.fromisoformat(s["issueDate"][:10]) <= today):
-            amount = Decimal(str(s["amountVat"])) * (-1 if s["type"] == "creditNote" else 1)
-            periods[_outlook_period(_day(s["dueDate"]), today)][1] += amount
-    dso = (open_total / invoiced * DSO_WINDOW_DAYS).quantize(Decimal("0.1"), ROUND_HALF_UP) if invoiced else None
-    figures = {"open_receivables": open_total, "invoiced_last_90_days": invoiced, "dso_days": dso}
+    for _, _, amount, due in sandbox_payables(sb, today).values():
+        periods[_outlook_period(due, today)][1] += amount
+    unapplied = _unapplied_credit_notes(sb, today)
+    net_sales = invoiced - credited
+    dso = (
+        ((open_total - unapplied) / net_sales * DSO_WINDOW_DAYS).quantize(Decimal("0.1"), ROUND_HALF_UP)
+        if net_sales > 0 else None
+    )
+    figures = {
+        "open_receivables": open_total,
+        "unapplied_credit_notes": unapplied,
+        "invoiced_last_90_days": invoiced,
+        "credit_notes_last_90_days": credited,
+        "dso_days": dso,
+    }
     return figures, {index: (inflow, outflow) for index, (inflow, outflow) in periods.items()}

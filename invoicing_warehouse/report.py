@@ -59,21 +59,24 @@ def overdue_section(connection: duckdb.DuckDBPyConnection, top: int) -> list[str
 
 
 def payables_section(connection: duckdb.DuckDBPyConnection) -> list[str]:
-    """Supplier documents to pay this week (overdue ones included), from marts.payables_schedule."""
+    """Supplier documents to pay this week (overdue ones included), from marts.payables_schedule: every owed
+    bill, with what still awaits approval or is disputed shown apart."""
     row = connection.execute(
         "select week_start, week_end, overdue_amount, falling_due_amount, undated_amount, total_amount, "
-        "document_count from marts.payables_schedule "
+        "document_count, awaiting_approval_amount, disputed_amount from marts.payables_schedule "
         "where week_start = cast(date_trunc('week', as_of_date) as date)"
     ).fetchone()
     if row is None:
         return ["Payables due this week (marts.payables_schedule)", "  nothing to pay"]
-    week_start, week_end, overdue, falling_due, undated, total, documents = row
+    week_start, week_end, overdue, falling_due, undated, total, documents, awaiting, disputed = row
     return [
         f"Payables due this week, {week_start} to {week_end} (marts.payables_schedule)",
         f"  {'already overdue':<24}{_money(overdue)}",
         f"  {'falling due this week':<24}{_money(falling_due)}",
         f"  {'without a due date':<24}{_money(undated)}",
         f"  {'total to pay':<24}{_money(total)}   {documents} supplier documents",
+        f"  {'  of which to approve':<24}{_money(awaiting)}",
+        f"  {'  of which disputed':<24}{_money(disputed)}",
     ]
 
 

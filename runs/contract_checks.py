@@ -112,6 +112,27 @@ credit_note_sign_consistent = contract_check(
     reads=(USAGES,),
 )
 
+supplier_credit_note_sign_consistent = contract_check(
+    SUPPLIER_DOCUMENTS,
+    "supplier_credit_note_sign_consistent",
+    "supplierDocument.amountVat / amount / vat of credit notes",
+    (*PAYABLES_MARTS, "marts.cash_outlook"),
+    f"""select 'supplierDocument.' || field from (
+            select 'amountVat' as field, amount_vat as value from {SUPPLIER_DOCUMENTS} where is_credit_note
+            union all
+            select 'amount', amount from {SUPPLIER_DOCUMENTS} where is_credit_note
+            union all
+            select 'vat', vat_amount from {SUPPLIER_DOCUMENTS} where is_credit_note
+        )
+        where value <> 0
+        group by field
+        having count(distinct sign(value)) > 1
+        order by 1""",
+    # counted by size, a credit note is right whichever one sign the server uses; both signs at once mean
+    # the sign carries a meaning the product does not know, so it says so (as credit_note_sign_consistent)
+    "Supplier credit notes keep one sign each, so counting them by size (negative in payables) is sound.",
+)
+
 supplier_document_values_known = contract_check(
     SUPPLIER_DOCUMENTS,
     "supplier_document_values_known",
@@ -166,6 +187,7 @@ CONTRACT_VALUE_CHECKS: list[WarehouseCheck] = [
     usages_typed,
     document_subtypes_known,
     credit_note_sign_consistent,
+    supplier_credit_note_sign_consistent,
     supplier_document_values_known,
     payables_have_amount,
     payables_single_currency,

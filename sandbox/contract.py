@@ -57,6 +57,8 @@ class ContractProfile:
     supplier_paid_status: str = "paid"
     # totals of credit notes (document subtype CREDIT_NOTE): "positive" or "negative"
     credit_note_sign: str = "positive"
+    # amounts of supplier credit notes (type creditNote): "positive" or "negative"
+    supplier_credit_note_sign: str = "positive"
 
     def __post_init__(self) -> None:
         for name, value, allowed in (
@@ -64,6 +66,7 @@ class ContractProfile:
             ("tie_order", self.tie_order, TIE_ORDERS),
             ("date_only_zone", self.date_only_zone, DATE_ONLY_ZONES),
             ("credit_note_sign", self.credit_note_sign, CREDIT_NOTE_SIGNS),
+            ("supplier_credit_note_sign", self.supplier_credit_note_sign, CREDIT_NOTE_SIGNS),
         ):
             if value not in allowed:
                 raise ValueError(f"{name} must be one of {', '.join(allowed)}, got {value!r}")
@@ -93,6 +96,8 @@ class ContractProfile:
             token_lifetime_s=20,
             max_page_size=50,
             date_only_zone="Europe/Paris",
+            # the spec gives supplier amounts no sign: negative credit notes are the other legal answer
+            supplier_credit_note_sign="negative",
         )
 
     @classmethod

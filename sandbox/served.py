@@ -4,7 +4,7 @@ the HTTP layer receives them.
 The domain renders every record with all the sandbox's fields (`Portal.snapshot`, the ground truth); the
 routes and the webhook deliveries pass those records through `served_record` / `served_payload`, which leave
 them untouched under the default profile and otherwise drop invented fields, rename spellings the contract
-does not give, shift date-only fields and flip credit-note signs. Nothing here writes to the portal.
+does not give, shift date-only fields and flip credit-note signs (customer and supplier). Nothing here writes to the portal.
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ DATE_ONLY_FIELDS = {
     "transaction_usages": ("date",),
     "supplier_documents": ("issueDate", "dueDate", "paymentDate"),
 }
+SUPPLIER_CREDIT_NOTE_AMOUNTS = ("amount", "vat", "amountVat")
 CREDIT_NOTE_TOTALS = ("amount", "vat", "amountVat", "amountNet", "amountVatNet", "totalPayments", "remaining")
 WINDOW_PARAMETERS = ("updatedSince", "updatedUntil", "orderBy", "order")
 # webhook events whose payload is a record under `data`, by the record's resource
@@ -107,6 +108,12 @@ def served_record(resource: str, record: dict, profile: ContractProfile) -> dict
                 out[part] = dict(out[part])
         out["lines"] = [dict(line) for line in out.get("lines") or ()]
         _document(out, profile)
+    # before the spelling renames below: the domain's own type names a credit note
+    if (resource == "supplier_documents" and profile.supplier_credit_note_sign == "negative"
+            and out.get("type") == "creditNote"):
+        for name in SUPPLIER_CREDIT_NOTE_AMOUNTS:
+            if name in out:
+                out[name] = _negated(out[name])
     if resource == "customers" and profile.deleted_customers != "listed":
         out.pop("deletedAt", None)
     if resource == "transaction_usages" and isinstance(out.get("transaction"), dict):

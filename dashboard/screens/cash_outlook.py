@@ -45,6 +45,7 @@ def render(context: PageContext) -> None:
     heading("Cash outlook", context)
     st.caption(
         "Open receivables and supplier payables by due date (not a forecast of when customers pay). "
+        "Outflows count every bill received and not paid: approved, awaiting approval or disputed. "
         "Past due: due before the report date. Weeks run Monday to Sunday, week 1 being the report date's. "
         "Later: after week 8, or without a due date. Outflows are negative in the chart; the line is the "
         "cumulative net."

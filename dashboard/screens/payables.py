@@ -1,4 +1,5 @@
-"""Payables: what falls due this week and in the next eight, what is already past due, by supplier."""
+"""Payables: what falls due this week and in the next eight, what is already past due, by supplier. Every bill
+received is owed, approved or not: the split by approval state is shown beside the totals."""
 
 from __future__ import annotations
 
@@ -24,7 +25,14 @@ def render(context: PageContext) -> None:
                       help=f"due from the report date to the end of week {WEEKS_AHEAD}")
     past_due.metric("Past due", eur(figures.past_due, context.style))
     total.metric("Total to pay", eur(figures.total, context.style),
-                 help=f"includes {eur(figures.undated, context.style)} without a due date")
+                 help=f"every bill received and not paid, approved or not; includes "
+                      f"{eur(figures.undated, context.style)} without a due date")
+    approved, awaiting, disputed, _ = st.columns(4)
+    approved.metric("Approved", eur(figures.approved, context.style), help="of the total to pay")
+    awaiting.metric("Awaiting approval", eur(figures.awaiting_approval, context.style),
+                    help="received, not yet approved: owed all the same (of the total to pay)")
+    disputed.metric("Disputed", eur(figures.disputed, context.style),
+                    help="owed until settled by a credit note or a refusal (of the total to pay)")
 
     view = context.view
     _, sunday, _ = week_bounds(context.as_of)
@@ -39,12 +47,14 @@ def render(context: PageContext) -> None:
         figures.weeks,
         "payables_weeks",
         context,
-        money=["falling_due_amount", "overdue_amount", "undated_amount", "total_amount"],
+        money=["falling_due_amount", "overdue_amount", "undated_amount", "total_amount", "awaiting_approval_amount",
+               "disputed_amount"],
     )
 
     st.subheader(f"By supplier{shown_of(figures.by_supplier)}")
     table(figures.by_supplier.rows.drop(columns=["supplier_id"]), "payables_by_supplier", context,
-          money=["total_due", "overdue_amount", "due_current"],
+          money=["total_due", "approved_due", "awaiting_approval_due", "disputed_due", "overdue_amount",
+                 "due_current"],
           download=lambda: cache.full_list(view, "payables_by_supplier", (view.portal,)),
           total=figures.by_supplier.total)
 

@@ -47,7 +47,8 @@ def render(context: PageContext) -> None:
     dso.metric(
         "DSO (days)",
         days(figures.dso_days, context.style),
-        help="open receivables / invoices emitted in the last 90 days (incl. tax) x 90 (marts.dso)",
+        help="open receivables less unapplied credit notes / invoices less credit notes emitted in the last 90 "
+             "days (incl. tax) x 90 (marts.dso)",
     )
     customers.metric("Overdue customers", f"{figures.overdue_customers.total}")
 

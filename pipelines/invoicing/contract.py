@@ -191,6 +191,14 @@ LEDGER: tuple[LedgerRow, ...] = (
     _r("supplier_documents", "type", "contract", "stg_invoicing__supplier_documents.sql", "check",
        "supplier_document_values_known", PAYABLES, "credit notes recognised in any case/separator "
        "spelling; an unknown value fails supplier_document_values_known"),
+    _r("supplier_documents", "credit note sign", "assumption", "supplier_payables.sql", "check",
+       "supplier_credit_note_sign_consistent", (*PAYABLES, "cash_outlook"), "credit notes are found by type and "
+       "counted by absolute value, negative in amount_due; mixed signs fail supplier_credit_note_sign_consistent",
+       "behaviour"),
+    _r("supplier_documents", "owed statuses", "assumption", "supplier_payables.sql", "check",
+       "supplier_document_values_known", (*PAYABLES, "cash_outlook"), "a bill is owed (a liability) when it is "
+       "approved, awaiting approval (toApprove) or disputed on the report date, shown apart by approval_state; "
+       "refused and paid bills are not owed; an unknown status fails supplier_document_values_known", "behaviour"),
     _r("supplier_documents", "amount", "assumption", "supplier_payables.sql", "check", "payables_have_amount",
        PAYABLES, "no amount at all: counted 0 and payables_have_amount fails naming the document"),
     _r("supplier_documents", "amountVat", "assumption", "supplier_payables.sql", "derive",

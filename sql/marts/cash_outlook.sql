@@ -1,4 +1,5 @@
--- expected cash in (open receivables) against cash out (supplier payables) by due date, from the report
+-- expected cash in (open receivables) against cash out (supplier payables: every owed bill, approved, awaiting
+-- approval or disputed, as marts.supplier_payables holds them) by due date, from the report
 -- date D, one row per period and portal, ten periods always present:
 --   0 `past due`  due before D: what customers already owe late, what is already late to pay suppliers;
 --   1-8 `week 1` .. `week 8`  calendar weeks (monday to sunday), week 1 being D's week (its days before D

@@ -1,5 +1,6 @@
--- one row per supplier with documents to pay on the report date: amounts due per aging bucket
--- (credit notes negative), what is overdue, and the next due date. one row per (portal_id, supplier_id).
+-- one row per supplier with documents owed on the report date (marts.supplier_payables: approved, awaiting
+-- approval or disputed): amounts due per aging bucket and per approval state (credit notes negative), what is
+-- overdue, and the next due date. the three states add up to total_due. one row per (portal_id, supplier_id).
 with supplier_payables as (
     select * from marts.supplier_payables
 ),
@@ -19,6 +20,11 @@ per_supplier as (
         sum(amount_due) filter (where aging_bucket = '61-90') as due_61_90,
         sum(amount_due) filter (where aging_bucket = '90+') as due_90_plus,
         sum(amount_due) as total_due,
+        sum(amount_due) filter (where approval_state = 'approved') as approved_due,
+        sum(amount_due) filter (where approval_state = 'awaiting_approval') as awaiting_approval_due,
+        sum(amount_due) filter (where approval_state = 'disputed') as disputed_due,
+        count(*) filter (where approval_state = 'awaiting_approval') as awaiting_approval_document_count,
+        count(*) filter (where approval_state = 'disputed') as disputed_document_count,
         sum(amount_due) filter (where is_overdue) as overdue_amount,
         count(*) filter (where is_overdue) as overdue_document_count,
         count(*) as document_count,
@@ -40,6 +46,11 @@ final as (
         coalesce(per_supplier.due_61_90, 0) as due_61_90,
         coalesce(per_supplier.due_90_plus, 0) as due_90_plus,
         per_supplier.total_due,
+        coalesce(per_supplier.approved_due, 0) as approved_due,
+        coalesce(per_supplier.awaiting_approval_due, 0) as awaiting_approval_due,
+        coalesce(per_supplier.disputed_due, 0) as disputed_due,
+        per_supplier.awaiting_approval_document_count,
+        per_supplier.disputed_document_count,
         coalesce(per_supplier.overdue_amount, 0) as overdue_amount,
         per_supplier.overdue_document_count,
         per_supplier.document_count,

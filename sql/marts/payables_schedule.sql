@@ -1,6 +1,8 @@
 -- what falls due each week (weeks start on monday), from the week of the report date onwards.
 -- documents already past due on the report date, and those without a due date, are counted in the week
 -- of the report date, in overdue_amount and undated_amount; the rest in the week of their due date.
+-- every owed bill counts (marts.supplier_payables: approved, awaiting approval, disputed); the amounts
+-- awaiting approval and disputed are also shown apart, inside total_amount.
 -- one row per (portal_id, week_start); cumulative_amount runs within the portal.
 with report_date as (
     select * from intermediate.int_report_date
@@ -27,6 +29,8 @@ per_week as (
         coalesce(sum(amount_due) filter (where is_overdue), 0) as overdue_amount,
         coalesce(sum(amount_due) filter (where due_date is null), 0) as undated_amount,
         coalesce(sum(amount_due) filter (where not is_overdue and due_date is not null), 0) as falling_due_amount,
+        coalesce(sum(amount_due) filter (where approval_state = 'awaiting_approval'), 0) as awaiting_approval_amount,
+        coalesce(sum(amount_due) filter (where approval_state = 'disputed'), 0) as disputed_amount,
         sum(amount_due) as total_amount,
         count(*) as document_count
     from placed
@@ -41,6 +45,8 @@ final as (
         per_week.overdue_amount,
         per_week.undated_amount,
         per_week.falling_due_amount,
+        per_week.awaiting_approval_amount,
+        per_week.disputed_amount,
         per_week.total_amount,
         per_week.document_count,
         sum(per_week.total_amount) over (partition by per_week.portal_id order by per_week.week_start)

@@ -45,6 +45,7 @@ CONTRACT_CHECKS = {
     ("staging/stg_invoicing__transaction_usages", "usages_typed"),
     ("staging/stg_invoicing__documents", "document_subtypes_known"),
     ("staging/stg_invoicing__documents", "credit_note_sign_consistent"),
+    ("staging/stg_invoicing__supplier_documents", "supplier_credit_note_sign_consistent"),
     ("staging/stg_invoicing__supplier_documents", "supplier_document_values_known"),
     ("marts/supplier_payables", "payables_have_amount"),
     ("marts/supplier_payables", "payables_single_currency"),

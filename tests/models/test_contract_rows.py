@@ -279,6 +279,34 @@ def test_supplier_spellings_are_normalised_and_an_unknown_one_is_named(tmp_path,
     assert not passed and "status settled" in description and "marts.supplier_payables" in description
 
 
+def test_negative_supplier_credit_notes_give_the_same_payables_as_positive_ones(tmp_path, truth):
+    # sd3 is the fixture's supplier credit note (120.00, counting -120.00); a server may give it any sign
+    negative = (
+        "update invoicing_raw.supplier_documents set amount_vat = -amount_vat, amount = -amount, vat = -vat "
+        "where type = 'creditNote'"
+    )
+    for as_of in (D, P):
+        path = build(tmp_path, as_of, negative)
+        assert marts(path, MARTS[3:]) == {name: truth[as_of][name] for name in MARTS[3:]}, as_of
+        # the cash outlook's hand-computed figures: test_dso_and_cash_outlook.py, on the positive fixture
+        positive = build(tmp_path, as_of, name="positive")
+        assert marts(path, ["cash_outlook"]) == marts(positive, ["cash_outlook"]), as_of
+    sign_check = ("staging/stg_invoicing__supplier_documents", "supplier_credit_note_sign_consistent")
+    assert checks(path)[sign_check][0] is True
+    # a second credit note served positive beside the negative sd3: the sign means something unknown
+    mixed = build(
+        tmp_path,
+        D,
+        negative,
+        """insert into invoicing_raw.supplier_documents (id, supplier_id, reference, type, status, issue_date,
+           due_date, amount_vat, currency, last_update) values ('sd13', 's1', 'AV-13', 'creditNote', 'approved',
+           '2026-01-12T00:00:00Z', '2026-02-11T00:00:00Z', 50.00, 'EUR', '2026-01-12T10:00:00Z')""",
+        name="mixed",
+    )
+    passed, _, description = checks(mixed)[sign_check]
+    assert not passed and "supplierDocument.amountVat" in description and "marts.cash_outlook" in description
+
+
 def test_an_unknowable_past_supplier_status_is_left_out_and_named(tmp_path, truth):
     # sd2 (approved, no history) changed after P: its status on P is not known any more
     path = build(

@@ -14,7 +14,8 @@ dec = Decimal
 
 DSO_COLUMNS = (
     "as_of_date, window_start, window_end, open_receivables, overdue_receivables, open_invoice_count, "
-    "invoiced_last_90_days, invoice_count_last_90_days, dso_days, portal_id"
+    "unapplied_credit_notes, net_receivables, invoiced_last_90_days, invoice_count_last_90_days, "
+    "credit_notes_last_90_days, credit_note_count_last_90_days, net_sales_last_90_days, dso_days, portal_id"
 )
 OUTLOOK_COLUMNS = (
     "period_index, period_label, week_start, week_end, expected_inflows, expected_outflows, net_flow, "
@@ -26,18 +27,22 @@ def test_dso_as_of_d(at_d):
     # window 2025-11-03 .. 2026-01-31 (90 days): inv1 1200 + inv2 500 + inv4 240 (PAID counts: it was sold)
     # + inv5 300 + dep1 1000 + inv7 60 = 3300.00 over 6 invoices; inv3b (emitted 2025-11-01) is outside;
     # open: 699.50 + 380 + 850 + 140 + 1000 + 60 = 3129.50, overdue 699.50 + 850 + 140 + 60 = 1749.50;
-    # 3129.50 / 3300 x 90 = 85.35 -> 85.4
+    # credit notes emitted in the window: CN1 120 (2026-01-15) + CN2 50 (2026-01-12) = 170, net sales 3130.00;
+    # unapplied on D: CN2 50 (CN1 went in full on INV2), net receivables 3129.50 - 50 = 3079.50;
+    # 3079.50 / 3130 x 90 = 88.548 -> 88.5 (gross it would be 3129.50 / 3300 x 90 = 85.4)
     assert at_d.execute(f"select {DSO_COLUMNS} from marts.dso").fetchall() == [
-        (D, date(2025, 11, 3), D, dec("3129.50"), dec("1749.50"), 6, dec("3300.00"), 6, dec("85.4"), "default"),
+        (D, date(2025, 11, 3), D, dec("3129.50"), dec("1749.50"), 6, dec("50.00"), dec("3079.50"), dec("3300.00"),
+         6, dec("170.00"), 2, dec("3130.00"), dec("88.5"), "default"),
     ]
 
 
 def test_dso_as_of_a_past_date(at_p):
     # window 2025-10-13 .. 2026-01-10: inv1 1200 + inv2 500 + inv3b 850 + inv4 240 + inv5 300 + inv7 60 = 3150;
     # dep1 (2026-01-20) not yet; open on P: 900 + 500 + 850 + 240 + 300 + 60 = 2850, overdue 900 + 850 = 1750;
-    # 2850 / 3150 x 90 = 81.43 -> 81.4
+    # no credit note emitted yet (CN1 01-15, CN2 01-12): nothing to net; 2850 / 3150 x 90 = 81.43 -> 81.4
     assert at_p.execute(f"select {DSO_COLUMNS} from marts.dso").fetchall() == [
-        (P, date(2025, 10, 13), P, dec("2850.00"), dec("1750.00"), 6, dec("3150.00"), 6, dec("81.4"), "default"),
+        (P, date(2025, 10, 13), P, dec("2850.00"), dec("1750.00"), 6, dec("0.00"), dec("2850.00"), dec("3150.00"),
+         6, dec("0.00"), 0, dec("3150.00"), dec("81.4"), "default"),
     ]
 
 
@@ -52,19 +57,20 @@ def _week(n: int, monday: date, sunday: date, inflows, outflows, net, cumulative
 
 def test_cash_outlook_as_of_d(at_d):
     # D's week starts Monday 2026-01-26. in: past due inv1 699.50 + inv3b 850 + inv5 140 + inv7 60; inv2 380
-    # due on D itself (week 1); dep1 1000 due 02-05 (week 2). out: sd2 600 past due; sd3 credit note -120 due
-    # on D (week 1); sd1 1200 due 02-04 (week 2); sd10 1500.50 due 03-02 (week 6); sd7 240 without due date.
+    # due on D itself (week 1); dep1 1000 due 02-05 (week 2). out (every owed bill): sd2 600 + the disputed sd6
+    # 90 past due; sd3 credit note -120 due on D (week 1); sd1 1200 due 02-04 (week 2); sd5 480 awaiting approval
+    # due 02-24 (week 5); sd10 1500.50 due 03-02 (week 6); sd7 240 without due date.
     assert _outlook(at_d) == [
-        (0, "past due", None, None, dec("1749.50"), dec("600.00"), dec("1149.50"), dec("1149.50"), 4, 1),
-        _week(1, date(2026, 1, 26), date(2026, 2, 1), "380.00", "-120.00", "500.00", "1649.50", 1, 1),
-        _week(2, date(2026, 2, 2), date(2026, 2, 8), "1000.00", "1200.00", "-200.00", "1449.50", 1, 1),
-        _week(3, date(2026, 2, 9), date(2026, 2, 15), "0", "0", "0", "1449.50", 0, 0),
-        _week(4, date(2026, 2, 16), date(2026, 2, 22), "0", "0", "0", "1449.50", 0, 0),
-        _week(5, date(2026, 2, 23), date(2026, 3, 1), "0", "0", "0", "1449.50", 0, 0),
-        _week(6, date(2026, 3, 2), date(2026, 3, 8), "0", "1500.50", "-1500.50", "-51.00", 0, 1),
-        _week(7, date(2026, 3, 9), date(2026, 3, 15), "0", "0", "0", "-51.00", 0, 0),
-        _week(8, date(2026, 3, 16), date(2026, 3, 22), "0", "0", "0", "-51.00", 0, 0),
-        (9, "later", None, None, dec("0"), dec("240.00"), dec("-240.00"), dec("-291.00"), 0, 1),
+        (0, "past due", None, None, dec("1749.50"), dec("690.00"), dec("1059.50"), dec("1059.50"), 4, 2),
+        _week(1, date(2026, 1, 26), date(2026, 2, 1), "380.00", "-120.00", "500.00", "1559.50", 1, 1),
+        _week(2, date(2026, 2, 2), date(2026, 2, 8), "1000.00", "1200.00", "-200.00", "1359.50", 1, 1),
+        _week(3, date(2026, 2, 9), date(2026, 2, 15), "0", "0", "0", "1359.50", 0, 0),
+        _week(4, date(2026, 2, 16), date(2026, 2, 22), "0", "0", "0", "1359.50", 0, 0),
+        _week(5, date(2026, 2, 23), date(2026, 3, 1), "0", "480.00", "-480.00", "879.50", 0, 1),
+        _week(6, date(2026, 3, 2), date(2026, 3, 8), "0", "1500.50", "-1500.50", "-621.00", 0, 1),
+        _week(7, date(2026, 3, 9), date(2026, 3, 15), "0", "0", "0", "-621.00", 0, 0),
+        _week(8, date(2026, 3, 16), date(2026, 3, 22), "0", "0", "0", "-621.00", 0, 0),
+        (9, "later", None, None, dec("0"), dec("240.00"), dec("-240.00"), dec("-861.00"), 0, 1),
     ]
 
 

@@ -2,7 +2,9 @@
 customer `receivables_by_customer.total_open` == `dueAmount` and `overdue_customers` == the
 `GET /customers?documentStatus=LATE` list (harness/marts_truth.py reads them from the sandbox);
 every receivable's open amount is the invoice's `remaining` and its template the one the API would pick;
-the payables are exactly the sandbox's `approved` supplier documents, at their `amountVat`.
+the payables are exactly the sandbox's owed supplier documents (approved, awaiting approval, disputed), at
+their `amountVat` (credit notes negative), each with its approval state; DSO and the cash outlook equal the
+figures harness/marts_truth.py works out from the sandbox's records.
 
 Two report dates per seed: the sandbox's frozen "today", then 23 days later after the application paid,
 part-paid and reminded some invoices through the API.
@@ -14,13 +16,12 @@ not serve a document's messages leaves unknown whether a late invoice was alread
 """
 
 from datetime import UTC, datetime, timedelta
-from decimal import Decimal
 
 import duckdb
 import httpx
 import pytest
 
-from harness.marts_truth import compare_marts, sandbox_dso_and_outlook
+from harness.marts_truth import compare_marts, sandbox_dso_and_outlook, sandbox_payables
 from pipelines.invoicing.sync import make_pipeline, run_sync
 from sandbox.clock import Clock
 from sandbox.config import SandboxConfig
@@ -79,27 +80,27 @@ def _assert_invoices_match_the_sandbox(conn: duckdb.DuckDBPyConnection, sb: Sand
     return unknown
 
 
-def _assert_payables_match_the_sandbox(
-    conn: duckdb.DuckDBPyConnection, sb: SandboxServer, today: str
-) -> None:
-    """Payables today: the sandbox's `approved` supplier documents issued by today, with their amountVat."""
-    expected = {
-        d["id"]: Decimal(str(d["amountVat"]))
-        for d in sb.portal.snapshot("supplier_documents")
-        if d["status"] == "approved" and d["issueDate"][:10] <= today
-    }
+def _assert_payables_match_the_sandbox(conn: duckdb.DuckDBPyConnection, sb: SandboxServer, today) -> int:
+    """Payables today: the sandbox's owed supplier documents issued by today (approved, awaiting approval,
+    disputed), each with its supplier, approval state, amount due and due date; returns how many."""
+    expected = sandbox_payables(sb, today)
     rows = conn.execute(
-        "select supplier_document_id, amount_incl_tax from marts.supplier_payables"
+        "select supplier_document_id, supplier_id, approval_state, amount_due, due_date from marts.supplier_payables"
     ).fetchall()
-    assert dict(rows) == expected
+    assert {row[0]: row[1:] for row in rows} == expected
     return len(expected)
 
 
 def _assert_dso_and_outlook_match_the_sandbox(conn: duckdb.DuckDBPyConnection, sb: SandboxServer, today) -> None:
     """marts.dso and marts.cash_outlook equal the figures worked out from the sandbox's own records."""
     figures, periods = sandbox_dso_and_outlook(sb, today)
-    dso = conn.execute("select open_receivables, invoiced_last_90_days, dso_days from marts.dso").fetchall()
-    assert dso == [(figures["open_receivables"], figures["invoiced_last_90_days"], figures["dso_days"])]
+    dso = conn.execute(
+        "select open_receivables, unapplied_credit_notes, invoiced_last_90_days, credit_notes_last_90_days, dso_days "
+        "from marts.dso"
+    ).fetchall()
+    assert dso == [tuple(figures[name] for name in (
+        "open_receivables", "unapplied_credit_notes", "invoiced_last_90_days", "credit_notes_last_90_days", "dso_days"
+    ))]
     assert figures["invoiced_last_90_days"] > 0, "nothing invoiced in 90 days: the DSO would prove little"
     outlook = conn.execute(
         "select period_index, expected_inflows, expected_outflows from marts.cash_outlook order by period_index"
@@ -130,7 +131,7 @@ def test_receivables_and_late_customers_equal_the_api(seed, contract, tmp_path):
                 assert result.records_by_table["marts.receivables_by_customer"] >= 10
                 unknown_templates += _assert_invoices_match_the_sandbox(conn, sb)
                 payable_counts.append(
-                    _assert_payables_match_the_sandbox(conn, sb, clock.today().date().isoformat())
+                    _assert_payables_match_the_sandbox(conn, sb, clock.today().date())
                 )
                 _assert_dso_and_outlook_match_the_sandbox(conn, sb, clock.today().date())
                 late_counts.append(conn.execute("select count(*) from marts.overdue_customers").fetchone()[0])

@@ -1,6 +1,6 @@
 """Two portals in one warehouse whose ids collide (two sandboxes of the same seed, one of them changed through
 its API before the sync): every mart read per portal equals that portal's own truth (the API's figures,
-harness/marts_truth.py, and the sandbox's own invoices and supplier documents), and no row mixes portals."""
+harness/marts_truth.py, and the sandbox's own invoices and owed supplier documents), and no row mixes portals."""
 
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
@@ -8,7 +8,7 @@ from decimal import Decimal
 import duckdb
 import httpx
 
-from harness.marts_truth import compare_marts
+from harness.marts_truth import compare_marts, sandbox_payables
 from pipelines.invoicing.sync import make_pipeline, run_sync
 from sandbox.clock import Clock
 from sandbox.config import SandboxConfig
@@ -60,11 +60,10 @@ def test_marts_per_portal_equal_each_portal_s_truth_and_never_mix(tmp_path):
                 receivables = dict(conn.execute(
                     "select invoice_id, open_amount from marts.receivables where portal_id = ?", [name]).fetchall())
                 assert receivables == open_invoices(sb), name
-                payables = dict(conn.execute(
-                    "select supplier_document_id, amount_incl_tax from marts.supplier_payables where portal_id = ?",
-                    [name]).fetchall())
-                assert payables == {d["id"]: Decimal(str(d["amountVat"])) for d in sb.portal.snapshot("supplier_documents")
-                                    if d["status"] == "approved" and d["issueDate"][:10] <= START.date().isoformat()}
+                payables = conn.execute(
+                    "select supplier_document_id, supplier_id, approval_state, amount_due, due_date "
+                    "from marts.supplier_payables where portal_id = ?", [name]).fetchall()
+                assert {row[0]: row[1:] for row in payables} == sandbox_payables(sb, START.date())
                 assert payables, "no payable: the comparison would prove little"
             # the colliding ids: both portals hold the same supplier documents, each once per portal
             for mart in MARTS:

@@ -2,7 +2,7 @@
 calibration"): at demo scale, as of the sandbox's today, for several seeds,
 - customers with an overdue invoice are 15-35 % of the customers owing something,
 - open receivables more than 90 days past due are at most 10 % of the open amount,
-- supplier payables already past due are at most 25 % of them,
+- approved supplier payables already past due are at most 25 % of them (disputed bills wait on purpose),
 and the payment behaviour behind them matches the published figures it is calibrated on: about one invoice
 in three settled after its due date, 10-16 days late on average, DSO 35-65 days.
 

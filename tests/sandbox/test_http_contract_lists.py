@@ -235,3 +235,5 @@ def test_presets():
         ContractProfile(tie_order="random")
     with pytest.raises(ValueError):
         ContractProfile(window_params_refused_on=("documents",))
+    with pytest.raises(ValueError):
+        ContractProfile(supplier_credit_note_sign="minus")
