@@ -57,6 +57,8 @@ class ContractProfile:
     supplier_paid_status: str = "paid"
     # totals of credit notes (document subtype CREDIT_NOTE): "positive" or "negative"
     credit_note_sign: str = "positive"
+    # documents served without `dueDate` (facts name it only as an input field; the spec not at all)
+    due_date_omitted: bool = False
 
     def __post_init__(self) -> None:
         for name, value, allowed in (
@@ -74,6 +76,9 @@ class ContractProfile:
             unknown = set(values) - set(allowed_names)
             if unknown:
                 raise ValueError(f"{name}: unknown names {sorted(unknown)}")
+        for name, flag in (("due_date_omitted", self.due_date_omitted),):
+            if not isinstance(flag, bool):
+                raise TypeError(f"{name} must be True or False, got {flag!r}")
 
     @classmethod
     def default(cls) -> ContractProfile:

@@ -106,6 +106,8 @@ def served_record(resource: str, record: dict, profile: ContractProfile) -> dict
             if isinstance(out.get(part), dict):
                 out[part] = dict(out[part])
         out["lines"] = [dict(line) for line in out.get("lines") or ()]
+        if profile.due_date_omitted:
+            out.pop("dueDate", None)
         _document(out, profile)
     if resource == "customers" and profile.deleted_customers != "listed":
         out.pop("deletedAt", None)

@@ -130,8 +130,11 @@ LEDGER: tuple[LedgerRow, ...] = (
        "DRAFT/VALIDATED/PAID; CANCELED marks a superseded version"),
     _r("documents", "emitDate", "contract", "receivables.sql", "check", "fields_served", RECEIVABLES[:2],
        "absent: fields_served fails naming documents.emitDate and the marts"),
-    _r("documents", "dueDate", "assumption", "receivables.sql (days_past_due, aging)", "check", "fields_served",
-       RECEIVABLES, "absent on an invoice: fields_served fails naming documents.dueDate and the marts"),
+    _r("documents", "dueDate", "assumption", "int_invoices_as_of.sql (due_date, is_due_date_assumed)", "derive",
+       "fields_served", (*RECEIVABLES, "dso", "cash_outlook"), "absent on an invoice: the legal default, "
+       "emitDate + 30 days (C. com. L441-10, the emit date standing for delivery), flagged "
+       "receivables.is_due_date_assumed and shown as assumed on the dashboard; fields_served (WARN) names "
+       "documents.dueDate"),
     _r("documents", "amountVatNet", "contract", "receivables.sql (open amount)", "check", "fields_served",
        RECEIVABLES, "absent: fields_served fails (blocking) naming documents.amountVatNet"),
     _r("documents", "credit note sign", "assumption", "receivables_by_customer.sql", "check",

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import date
+from decimal import Decimal
 
 import duckdb
 import pytest
@@ -218,14 +219,26 @@ def test_messages_not_served_leave_the_template_unknown_and_warn(tmp_path):
     )
 
 
-def test_a_missing_due_date_fails_fields_served_naming_the_marts(tmp_path):
+def test_a_missing_due_date_takes_the_legal_default_and_fields_served_warns(tmp_path):
+    # inv5 (c2, emitted 2026-01-03, served due 2026-01-30, 140.00 open) loses its dueDate: C. com. L441-10
+    # puts it 30 days after delivery (the emit date): 2026-02-02, two days after D, so not yet overdue
     path = build(
         tmp_path,
         D,
-        "update invoicing_raw.documents set due_date = null, _absent_fields = 'dueDate' where id = 'inv1'",
+        "update invoicing_raw.documents set due_date = null, _absent_fields = 'dueDate' where id = 'inv5'",
     )
+    with duckdb.connect(path, read_only=True) as conn:
+        inv5 = conn.execute(
+            "select due_date, is_due_date_assumed, days_past_due, aging_bucket, is_overdue, open_amount, "
+            "next_reminder_template from marts.receivables where invoice_id = 'inv5'"
+        ).fetchall()
+        served = conn.execute("select count(*) from marts.receivables where not is_due_date_assumed").fetchone()
+        overdue = {r[0] for r in conn.execute("select customer_id from marts.overdue_customers").fetchall()}
+    assert inv5 == [(date(2026, 2, 2), True, -2, "current", False, Decimal("140.00"), "PRELAUNCH")]
+    assert served == (5,)  # inv1, inv2, inv3b, dep1 and inv7 keep their served due dates
+    assert overdue == {"c1"}  # c2's only overdue invoice was inv5
     passed, severity, description = checks(path)[("invoicing_raw/documents", "fields_served")]
-    assert not passed and severity == "ERROR"
+    assert not passed and severity == "WARN"
     assert "documents.dueDate not served on 1 row(s)" in description
     assert all(mart in description for mart in RECEIVABLES_MARTS)
 
