@@ -117,8 +117,9 @@ def sandbox_dso_and_outlook(sb, today: date) -> tuple[dict, dict[int, tuple[Deci
     periods = {index: [Decimal(0), Decimal(0)] for index in range(OUTLOOK_WEEKS + 2)}
     open_total = Decimal(0)
     for d in invoices:
+        # PAID closes an invoice: a residual its usages leave (a write-off) is not owed
         remaining = Decimal(str(sb.portal.remaining(sb.portal.record("documents", d["id"]))))
-        if remaining > 0:
+        if remaining > 0 and d["status"] == "VALIDATED":
             open_total += remaining
             periods[_outlook_period(_day(d["dueDate"]), today)][0] += remaining
     for s in sb.portal.snapshot("supplier_documents"):

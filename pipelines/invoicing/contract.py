@@ -135,6 +135,11 @@ LEDGER: tuple[LedgerRow, ...] = (
        "emitDate + 30 days (C. com. L441-10, the emit date standing for delivery), flagged "
        "receivables.is_due_date_assumed and shown as assumed on the dashboard; fields_served (WARN) names "
        "documents.dueDate"),
+    _r("documents", "status PAID closes an invoice", "contract", "receivables.sql (open amount)", "check",
+       "paid_invoices_settled", (*RECEIVABLES, "dso", "cash_outlook"), "PAID: nothing open whatever the usages "
+       "say (on a past date: once its lastUpdate is on or before it, else what the usages dated by then leave); "
+       "a residual (total minus usages) is a write-off to book, named by paid_invoices_settled (WARN)",
+       "behaviour"),
     _r("documents", "amountVatNet", "contract", "receivables.sql (open amount)", "check", "fields_served",
        RECEIVABLES, "absent: fields_served fails (blocking) naming documents.amountVatNet"),
     _r("documents", "credit note sign", "assumption", "receivables_by_customer.sql", "check",

@@ -218,6 +218,12 @@ class Portal(CatalogMixin, DocumentMixin, PaymentMixin, MessageMixin, SupplierMi
         return render_document(self._new_version(self.record("documents", document_id), changes))
 
     @locked
+    def write_off(self, document_id: str) -> dict:
+        """Marks a VALIDATED invoice PAID without a payment for what is left (a write-off, bank fees, rounding):
+        its usages stay short of its total."""
+        return render_document(self._write_off(self.record("documents", document_id)))
+
+    @locked
     def receive_supplier_document(self, supplier_id: str, fields: dict) -> dict:
         """A supplier document arriving by e-mail: origin email, status toApprove."""
         body = dict(fields, supplierId=supplier_id)

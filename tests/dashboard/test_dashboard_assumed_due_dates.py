@@ -15,7 +15,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "models"))
-from model_fixture import D, load_fixture  # noqa: E402
+from model_fixture import D, load_fixture
 
 APP = Path(__file__).parents[2] / "dashboard" / "app.py"
 NBSP = "\u00a0"

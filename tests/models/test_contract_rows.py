@@ -243,6 +243,27 @@ def test_a_missing_due_date_takes_the_legal_default_and_fields_served_warns(tmp_
     assert all(mart in description for mart in RECEIVABLES_MARTS)
 
 
+def _open(path: str, invoice_id: str) -> list[tuple]:
+    with duckdb.connect(path, read_only=True) as conn:
+        return conn.execute(
+            "select paid_by_payments, settled_by_credit_notes, open_amount from marts.receivables "
+            "where invoice_id = ?",
+            [invoice_id],
+        ).fetchall()
+
+
+def test_status_paid_closes_an_invoice_short_of_its_usages_and_the_residual_is_named(tmp_path):
+    # inv2 (500.00, cn1 120.00 applied, 380.00 open) marked PAID on 2026-01-30 without a payment: a write-off
+    paid = "update invoicing_raw.documents set status = 'PAID', last_update = '2026-01-30T10:00:00Z' where id = 'inv2'"
+    at_d = build(tmp_path, D, paid)
+    assert _open(at_d, "inv2") == []  # closed on D: nothing of it is owed
+    # on P (2026-01-10) it was not PAID yet (last changed after P), and nothing had settled it: 500.00 open
+    assert _open(build(tmp_path, P, paid), "inv2") == [(Decimal("0.00"), Decimal("0.00"), Decimal("500.00"))]
+    passed, severity, description = checks(at_d)[("staging/stg_invoicing__documents", "paid_invoices_settled")]
+    assert not passed and severity == "WARN"
+    assert "inv2" in description and all(mart in description for mart in RECEIVABLES_MARTS)
+
+
 def test_customers_gone_upstream_stay_flagged_and_leave_overdue_customers(tmp_path):
     # c2 vanishes upstream (the sync sets _deleted_at); its invoices are still owed
     path = build(

@@ -6,6 +6,8 @@ the SQL under test.
 - F3, documents served without `dueDate`: the due date is the legal default (C. com. L441-10: 30 days after
   delivery, the emit date standing for delivery), flagged `is_due_date_assumed`, and aging, overdue, overdue
   customers and the cash outlook follow it.
+- F15, an invoice marked PAID short of its usages (a write-off in the application): nothing of it is open, as
+  the API's `dueAmount` and LATE list say, and the check paid_invoices_settled (WARN) names it.
 """
 
 from __future__ import annotations
@@ -16,8 +18,11 @@ from decimal import Decimal
 
 import duckdb
 import pytest
+from dagster import AssetSelection, AssetSpec, Definitions, define_asset_job
 
-from harness.marts_truth import sandbox_open_invoices
+from assets.contract_checks import build_contract_checks
+from assets.resources import WarehouseResource
+from harness.marts_truth import compare_marts, sandbox_dso_and_outlook, sandbox_open_invoices
 from pipelines.invoicing.sync import make_pipeline, run_sync
 from sandbox.clock import Clock
 from sandbox.config import SandboxConfig
@@ -52,6 +57,44 @@ def _receivables(conn: duckdb.DuckDBPyConnection) -> dict[str, tuple]:
     return {row[0]: row[1:] for row in rows}
 
 
+def _check(warehouse, name: str) -> tuple[bool, str, str | None]:
+    """Runs the contract check `name` on `warehouse` through Dagster: (passed, severity, description)."""
+    wanted = [check for check in build_contract_checks() if any(k.name == name for k in check.check_keys)]
+    targets = {key.asset_key for check in wanted for key in check.check_keys}
+    defs = Definitions(
+        assets=[AssetSpec(key) for key in targets],
+        asset_checks=wanted,
+        jobs=[define_asset_job("one_check", selection=AssetSelection.checks(*wanted))],
+        resources={"warehouse": WarehouseResource(path=str(warehouse))},
+    )
+    result = defs.resolve_job_def("one_check").execute_in_process(raise_on_error=False)
+    [evaluation] = [e for e in result.get_asset_check_evaluations() if e.check_name == name]
+    return evaluation.passed, evaluation.severity.value, evaluation.description
+
+
+def _assert_receivables_equal_the_api(conn: duckdb.DuckDBPyConnection, sb: SandboxServer) -> None:
+    """dueAmount and the LATE list per customer, `remaining` per open invoice, DSO and cash outlook: the API's."""
+    today = sb.clock.today().date()
+    result = compare_marts(conn, sb)
+    assert result.mismatches == [], result.summary()
+    truth = sandbox_open_invoices(sb, today)
+    rows = conn.execute("select invoice_id, open_amount from marts.receivables").fetchall()
+    assert dict(rows) == {invoice_id: invoice["open_amount"] for invoice_id, invoice in truth.items()}
+    figures, periods = sandbox_dso_and_outlook(sb, today)
+    dso = conn.execute("select open_receivables, invoiced_last_90_days, dso_days from marts.dso").fetchall()
+    assert dso == [(figures["open_receivables"], figures["invoiced_last_90_days"], figures["dso_days"])]
+    outlook = conn.execute("select period_index, expected_inflows, expected_outflows from marts.cash_outlook")
+    assert {index: (inflow, outflow) for index, inflow, outflow in outlook.fetchall()} == periods
+
+
+def _open_invoices(sb: SandboxServer, count: int) -> list[dict]:
+    """The `count` largest invoices still owed today, overdue ones first (the sandbox's own records)."""
+    truth = sandbox_open_invoices(sb, sb.clock.today().date())
+    ranked = sorted(truth, key=lambda i: (not truth[i]["is_overdue"], -truth[i]["open_amount"], i))
+    assert len(ranked) >= count, "too few open invoices for the scenario"
+    return [sb.portal.record("documents", invoice_id) for invoice_id in ranked[:count]]
+
+
 def _expected_receivables(truth: dict[str, dict]) -> dict[str, tuple]:
     names = RECEIVABLE_COLUMNS.split(", ")[1:]
     return {invoice_id: tuple(invoice[name] for name in names) for invoice_id, invoice in truth.items()}
@@ -82,4 +125,23 @@ def test_missing_due_dates_take_the_legal_default_everywhere(seed, tmp_path):
         # and only if the default term ages some invoice otherwise than the due date the sandbox holds
         served = sandbox_open_invoices(sb, today)
         assert any(served[i]["aging_bucket"] != truth[i]["aging_bucket"] for i in truth)
+
+
+def test_a_paid_invoice_short_of_its_usages_is_closed_and_its_residual_named(tmp_path):
+    config = SandboxConfig(seed=3, scale=SCALE, rate_limit_per_s=0)
+    warehouse = tmp_path / "warehouse.duckdb"
+    with SandboxServer(config, clock=Clock(fixed=START)) as sb:
+        [invoice] = _open_invoices(sb, 1)
+        total = Decimal(str(invoice["amountVatNet"]))
+        sb.portal.pay_document(invoice["id"], {"amount": float(total / 2)})  # half paid, then written off
+        written_off = sb.portal.write_off(invoice["id"])
+        assert written_off["status"] == "PAID" and written_off["remaining"] > 0  # the residual the API keeps
+        with _synced(sb, warehouse) as conn:
+            _assert_receivables_equal_the_api(conn, sb)
+            assert conn.execute(
+                "select count(*) from marts.receivables where invoice_id = ?", [invoice["id"]]
+            ).fetchone() == (0,)
+        passed, severity, description = _check(warehouse, "paid_invoices_settled")
+        assert not passed and severity == "WARN"
+        assert invoice["id"] in description and "marts.receivables" in description
 
