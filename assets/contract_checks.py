@@ -25,7 +25,9 @@ from assets.served_fields import RECEIVABLES as RECEIVABLES_MARTS
 from assets.served_fields import build_dates_at_midnight_check, build_fields_served_check
 
 USAGES = "staging.stg_invoicing__transaction_usages"
+LIVE_USAGES = "intermediate.int_usages_on_live_versions"  # usages with the live version of their invoice
 DOCUMENTS = "staging.stg_invoicing__documents"
+VERSIONS = "staging.stg_invoicing__document_versions"
 SUPPLIER_DOCUMENTS = "staging.stg_invoicing__supplier_documents"
 SUPPLIER_PAYABLES = "marts.supplier_payables"
 SUPPLIER_STATUS_AS_OF = "intermediate.int_supplier_documents__status_as_of"
@@ -196,7 +198,7 @@ paid_invoices_settled = contract_check(
         from {DOCUMENTS} as documents
         left join (
             select portal_id, invoice_id, sum(abs(amount)) as settled
-            from {USAGES}
+            from {LIVE_USAGES}
             group by portal_id, invoice_id
         ) as usages on usages.portal_id = documents.portal_id and usages.invoice_id = documents.document_id
         where documents.document_type = 'INVOICE' and documents.status = 'PAID'
@@ -207,7 +209,24 @@ paid_invoices_settled = contract_check(
     "rounding): book it as a loss or fees, or find the missing payment. WARN: the open figures follow the "
     "status and are right; the residual is named so that it is not lost.",
     severity=AssetCheckSeverity.WARN,
-    reads=(USAGES,),
+    reads=(LIVE_USAGES,),
+)
+
+usages_reach_live_invoices = contract_check(
+    LIVE_USAGES,
+    "usages_reach_live_invoices",
+    "document.prevDoc / document.nextDoc (the version chain of an invoice holding usages)",
+    (*RECEIVABLES_MARTS, "marts.dso", "marts.cash_outlook"),
+    f"""select usages.usage_id
+        from {LIVE_USAGES} as usages
+        inner join {VERSIONS} as versions
+            on versions.portal_id = usages.portal_id and versions.document_id = usages.invoice_id
+        where versions.is_superseded
+        order by 1""",
+    "Every usage counts for a live invoice: one left on a replaced (CANCELED) version reaches the live version "
+    "through prevDoc/nextDoc. When no link leads there, the live version shows the paid amount as still owed.",
+    blocking=True,
+    reads=(VERSIONS,),
 )
 
 CONTRACT_VALUE_CHECKS: list[AssetChecksDefinition] = [
@@ -220,6 +239,7 @@ CONTRACT_VALUE_CHECKS: list[AssetChecksDefinition] = [
     payables_single_currency,
     supplier_status_as_of_known,
     paid_invoices_settled,
+    usages_reach_live_invoices,
 ]
 
 

@@ -140,6 +140,10 @@ LEDGER: tuple[LedgerRow, ...] = (
        "say (on a past date: once its lastUpdate is on or before it, else what the usages dated by then leave); "
        "a residual (total minus usages) is a write-off to book, named by paid_invoices_settled (WARN)",
        "behaviour"),
+    _r("documents", "version chain prevDoc/nextDoc", "api-facts", "int_usages_on_live_versions.sql", "check",
+       "usages_reach_live_invoices", (*RECEIVABLES, "dso", "cash_outlook"), "either link suffices to reach the "
+       "live version; a usage whose version leads to no live one fails usages_reach_live_invoices (blocking)",
+       "behaviour"),
     _r("documents", "amountVatNet", "contract", "receivables.sql (open amount)", "check", "fields_served",
        RECEIVABLES, "absent: fields_served fails (blocking) naming documents.amountVatNet"),
     _r("documents", "credit note sign", "assumption", "receivables_by_customer.sql", "check",
@@ -159,6 +163,10 @@ LEDGER: tuple[LedgerRow, ...] = (
     _r("transaction_usages", "type", "api-facts", "stg_invoicing__transaction_usages.sql", "derive",
        "usages_typed", RECEIVABLES, "absent: derived from which link is set (transaction or creditNoteId); "
        "usages_typed fails when neither is"),
+    _r("transaction_usages", "usages across versions", "assumption", "int_usages_on_live_versions.sql",
+       "derive", "usages_reach_live_invoices", (*RECEIVABLES, "dso", "cash_outlook"), "a usage left on a "
+       "replaced (CANCELED) version counts for the live version of the same document; usage_invoice_id keeps "
+       "the version the server holds it on", "behaviour"),
     _r("transaction_usages", "invoiceId", "api-facts", "receivables.sql, checks.py invoices_exist", "check",
        "invoices_exist", RECEIVABLES, "absent: invoices_exist fails (blocking)"),
     _r("transaction_usages", "amount", "api-facts", "receivables.sql", "fine", "", RECEIVABLES,

@@ -264,6 +264,35 @@ def test_status_paid_closes_an_invoice_short_of_its_usages_and_the_residual_is_n
     assert "inv2" in description and all(mart in description for mart in RECEIVABLES_MARTS)
 
 
+# a payment of 100.00 on 2026-01-20 left on inv3, the version of F-3 that inv3b replaced (t1, c1's payment)
+USAGE_ON_OLD_VERSION = (
+    "insert into invoicing_raw.transaction_usages (id, type, customer_id, invoice_id, transaction_id, "
+    "transaction__id, amount, date) values ('u6', 'TRANSACTION', 'c1', 'inv3', 't1', 't1', 100.00, "
+    "'2026-01-20T09:00:00Z')"
+)
+
+
+def test_a_usage_left_on_a_replaced_version_counts_for_the_live_version(tmp_path):
+    path = build(tmp_path, D, USAGE_ON_OLD_VERSION)
+    assert _open(path, "inv3b") == [(Decimal("100.00"), Decimal("0.00"), Decimal("750.00"))]  # 850 - 100
+    assert _open(build(tmp_path, P, USAGE_ON_OLD_VERSION), "inv3b")[0][2] == Decimal("850.00")  # paid after P
+    # only prevDoc (inv3b -> inv3) links the versions: enough
+    only_prev = build(tmp_path, D, USAGE_ON_OLD_VERSION, "update invoicing_raw.documents set next_doc = null",
+                      name="prev")
+    assert _open(only_prev, "inv3b")[0][2] == Decimal("750.00")
+    assert failing(checks(path, lambda name: name == "usages_reach_live_invoices")) == {}
+
+
+def test_a_usage_on_a_replaced_version_with_no_link_to_the_live_one_blocks(tmp_path):
+    unlinked = "update invoicing_raw.documents set next_doc = null, prev_doc = null where id in ('inv3', 'inv3b')"
+    path = build(tmp_path, D, USAGE_ON_OLD_VERSION, unlinked)
+    key = ("intermediate/int_usages_on_live_versions", "usages_reach_live_invoices")
+    passed, severity, description = checks(path)[key]
+    assert not passed and severity == "ERROR"
+    assert "u6" in description and "prevDoc" in description
+    assert all(mart in description for mart in RECEIVABLES_MARTS)
+
+
 def test_customers_gone_upstream_stay_flagged_and_leave_overdue_customers(tmp_path):
     # c2 vanishes upstream (the sync sets _deleted_at); its invoices are still owed
     path = build(

@@ -8,6 +8,8 @@ the SQL under test.
   customers and the cash outlook follow it.
 - F15, an invoice marked PAID short of its usages (a write-off in the application): nothing of it is open, as
   the API's `dueAmount` and LATE list say, and the check paid_invoices_settled (WARN) names it.
+- F10, a partly-paid invoice edited into new versions whose usages stay on the replaced (CANCELED) versions: the
+  live version owes what the usages of the whole chain leave, as the API's `dueAmount` and `remaining` say.
 """
 
 from __future__ import annotations
@@ -145,3 +147,35 @@ def test_a_paid_invoice_short_of_its_usages_is_closed_and_its_residual_named(tmp
         assert not passed and severity == "WARN"
         assert invoice["id"] in description and "marts.receivables" in description
 
+
+def test_usages_left_on_replaced_versions_count_for_the_live_version(tmp_path):
+    contract = replace(ContractProfile.default(), paid_invoice_versions="usages_stay")
+    config = SandboxConfig(seed=11, scale=SCALE, rate_limit_per_s=0, contract=contract)
+    warehouse = tmp_path / "warehouse.duckdb"
+    with SandboxServer(config, clock=Clock(fixed=START)) as sb:
+        twice, once = _open_invoices(sb, 2)
+        _synced(sb, warehouse).close()  # the warehouse knows the first versions before the edits
+        # `twice`: a payment, an edit, a payment on the new version, another edit: usages on both old versions
+        sb.portal.pay_document(twice["id"], {"amount": round(float(twice["amountVatNet"]) / 4, 2)})
+        second = sb.portal.new_version(twice["id"], {"title": "Version corrigée"})
+        sb.portal.pay_document(second["id"], {"amount": round(float(twice["amountVatNet"]) / 4, 2)})
+        live = sb.portal.new_version(second["id"], {"title": "Mise à jour"})
+        # `once`: part-paid, then edited to a lower amount (one line at 100 excl. tax, 20 % VAT)
+        paid = min(60.0, round(float(once["amountVatNet"]) / 2, 2))
+        sb.portal.pay_document(once["id"], {"amount": paid})
+        edited = sb.portal.new_version(once["id"], {"lines": [{"name": "Prestation", "price": 100, "vat": 20}]})
+        assert edited["amountVatNet"] == 120 and edited["remaining"] == round(120 - paid, 2)
+        assert live["remaining"] == round(float(twice["amountVatNet"]) - 2 * round(float(twice["amountVatNet"]) / 4, 2), 2)
+        with _synced(sb, warehouse) as conn:
+            _assert_receivables_equal_the_api(conn, sb)
+            rows = dict(conn.execute(
+                "select invoice_id, paid_by_payments from marts.receivables where invoice_id in (?, ?)",
+                [live["id"], edited["id"]],
+            ).fetchall())
+        # the usages the server holds on the CANCELED versions are the ones paid_by_payments counts
+        assert rows == {
+            live["id"]: Decimal(str(round(2 * round(float(twice["amountVatNet"]) / 4, 2), 2))),
+            edited["id"]: Decimal(str(paid)),
+        }
+        usages = sb.portal.snapshot("transaction_usages")
+        assert {u["invoiceId"] for u in usages} >= {twice["id"], second["id"], once["id"]}
