@@ -62,6 +62,32 @@ def test_the_receivables_page_marks_figures_on_an_assumed_due_date(tmp_path, mon
     assert metrics["Overdue"] == f"1{NBSP}609,50{NBSP}€"
 
 
+def _cash_outlook_page() -> None:
+    """The Cash outlook page as app.py lays it out, for the warehouse named in sys.argv (run by AppTest)."""
+    import sys
+    from dataclasses import replace
+
+    from dashboard import cache
+    from dashboard.screens import cash_outlook
+    from dashboard.source import Source, warehouse_argument
+    from dashboard.widgets import PageContext
+
+    landing, as_of, portals = cache.landing_view(Source(warehouse_argument(sys.argv[1:])))
+    cash_outlook.render(PageContext(replace(landing, portal=portals[0]), as_of, "fr"))
+
+
+def test_the_cash_outlook_page_marks_inflows_on_an_assumed_due_date(tmp_path, monkeypatch):
+    warehouse = _published(
+        tmp_path, "update invoicing_raw.documents set due_date = null where id in ('inv3b', 'inv5')"
+    )
+    monkeypatch.setattr(sys, "argv", ["app.py", "--warehouse", str(warehouse)])
+    app = AppTest.from_function(_cash_outlook_page, default_timeout=120)
+    app.run()
+    assert not app.exception
+    [warning] = [element.value for element in app.warning]
+    assert warning.startswith(f"Assumed due dates: 2 open invoice(s), 990,00{NBSP}€ of the inflows")
+
+
 def test_no_warning_when_every_due_date_is_served(tmp_path, monkeypatch):
     app = _receivables_page(_published(tmp_path), monkeypatch)
     assert [element.value for element in app.warning] == []
