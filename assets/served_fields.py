@@ -40,7 +40,10 @@ class ServedField:
 
 
 SERVED_FIELDS: tuple[ServedField, ...] = (
-    ServedField("documents", "dueDate", OPEN_INVOICES, AssetCheckSeverity.ERROR, RECEIVABLES),
+    # absent: the legal default (emit date + 30 days, C. com. L441-10), flagged is_due_date_assumed; named, not blocked
+    ServedField(
+        "documents", "dueDate", OPEN_INVOICES, AssetCheckSeverity.WARN, (*RECEIVABLES, "marts.cash_outlook")
+    ),
     ServedField("documents", "emitDate", "status <> 'DRAFT'", AssetCheckSeverity.ERROR, RECEIVABLES[:2]),
     ServedField("documents", "amountVatNet", EMITTED_INVOICES, AssetCheckSeverity.ERROR, RECEIVABLES),
     ServedField(

@@ -117,6 +117,11 @@ class ReceivablesFigures:
     aging: pd.DataFrame  # aging_bucket, open_amount, overdue (bool), invoice_count: the five buckets in order
     overdue_customers: Listing  # marts.overdue_customers, largest overdue amount first
     customers: Listing  # customer_id, customer_name, total_open, overdue_amount: the drill-down's choices
+    # open invoices whose due date the server did not send (the legal default, emit date + 30 days, stands in):
+    # how many, what they owe, and how much of the overdue figure rests on them
+    assumed_due_count: int = 0
+    assumed_due_amount: Decimal = Decimal(0)
+    assumed_overdue_amount: Decimal = Decimal(0)
 
 
 def receivables(connection: duckdb.DuckDBPyConnection, portal_id: str) -> ReceivablesFigures:
@@ -139,8 +144,24 @@ def receivables(connection: duckdb.DuckDBPyConnection, portal_id: str) -> Receiv
     )
     overdue_customers = listing(connection, "overdue_customers", [portal_id], TOP_OVERDUE)
     customers = listing(connection, "drill_down_customers", [portal_id], DRILL_DOWN_CUSTOMERS)
+    assumed = connection.execute(
+        """select count(*), coalesce(sum(open_amount), 0), coalesce(sum(open_amount) filter (where is_overdue), 0)
+           from marts.receivables where portal_id = ? and is_due_date_assumed""",
+        [portal_id],
+    ).fetchone()
+    assumed_count, assumed_amount, assumed_overdue = assumed or (0, Decimal(0), Decimal(0))
     return ReceivablesFigures(
-        total_open, overdue, dso_days, invoiced, int(open_count), aging, overdue_customers, customers
+        total_open,
+        overdue,
+        dso_days,
+        invoiced,
+        int(open_count),
+        aging,
+        overdue_customers,
+        customers,
+        int(assumed_count),
+        assumed_amount,
+        assumed_overdue,
     )
 
 
@@ -148,8 +169,8 @@ def customer_invoices(connection: duckdb.DuckDBPyConnection, portal_id: str, cus
     """One customer's open invoices (marts.receivables), the most overdue first."""
     return frame(
         connection,
-        """select reference, emit_date, due_date, total_incl_tax, paid_by_payments, settled_by_credit_notes,
-                  open_amount, days_past_due, aging_bucket, next_reminder_template, invoice_id
+        """select reference, emit_date, due_date, is_due_date_assumed as due_date_assumed, total_incl_tax,
+                  paid_by_payments, settled_by_credit_notes, open_amount, days_past_due, aging_bucket, next_reminder_template, invoice_id
            from marts.receivables where portal_id = ? and customer_id = ?
            order by due_date nulls last, reference, invoice_id""",
         [portal_id, customer_id],

@@ -156,8 +156,9 @@ def sandbox_dso_and_outlook(sb, today: date) -> tuple[dict, dict[int, tuple[Deci
     periods = {index: [Decimal(0), Decimal(0)] for index in range(OUTLOOK_WEEKS + 2)}
     open_total = Decimal(0)
     for d in invoices:
+        # PAID closes an invoice: a residual its usages leave (a write-off) is not owed
         remaining = Decimal(str(sb.portal.remaining(sb.portal.record("documents", d["id"]))))
-        if remaining > 0:
+        if remaining > 0 and d["status"] == "VALIDATED":
             open_total += remaining
             periods[_outlook_period(_day(d["dueDate"]), today)][0] += remaining
     for _, _, amount, due in sandbox_payables(sb, today).values():
@@ -176,3 +177,43 @@ def sandbox_dso_and_outlook(sb, today: date) -> tuple[dict, dict[int, tuple[Deci
         "dso_days": dso,
     }
     return figures, {index: (inflow, outflow) for index, (inflow, outflow) in periods.items()}
+
+
+LEGAL_PAYMENT_TERM_DAYS = 30  # C. com. L441-10: payment falls due 30 days after delivery when none is agreed
+AGING_STARTS = (("90+", 91), ("61-90", 61), ("31-60", 31), ("1-30", 1))
+
+
+def aging_bucket(days_past_due: int | None) -> str:
+    """The aging bucket of an amount `days_past_due` days past due (None: no due date, not yet due)."""
+    for bucket, start in AGING_STARTS:
+        if days_past_due is not None and days_past_due >= start:
+            return bucket
+    return "current"
+
+
+def sandbox_open_invoices(sb, today: date, due_dates_served: bool = True) -> dict[str, dict]:
+    """From the sandbox's own records on `today`: every invoice still owed (VALIDATED, emitted by today,
+    `remaining` > 0), by id: customer_id, open_amount, due_date, is_due_date_assumed, aging_bucket,
+    is_overdue and the cash-outlook period. `due_dates_served` False: the server sent no `dueDate`, so the due
+    date is the legal default, emitDate + 30 days, whatever the sandbox holds."""
+    invoices: dict[str, dict] = {}
+    for d in sb.portal.snapshot("documents"):
+        if not (d["type"] == "INVOICE" and d["subtype"] in (None, "DEPOSIT") and d["status"] == "VALIDATED"):
+            continue
+        if not d["emitDate"] or _emitted(d) > today:
+            continue
+        remaining = Decimal(str(sb.portal.remaining(sb.portal.record("documents", d["id"]))))
+        if remaining <= 0:
+            continue
+        due = _day(d["dueDate"]) if due_dates_served else _emitted(d) + timedelta(days=LEGAL_PAYMENT_TERM_DAYS)
+        days_past_due = (today - due).days if due else None
+        invoices[d["id"]] = {
+            "customer_id": d["customerId"],
+            "open_amount": remaining,
+            "due_date": due,
+            "is_due_date_assumed": not due_dates_served,
+            "aging_bucket": aging_bucket(days_past_due),
+            "is_overdue": days_past_due is not None and days_past_due > 0,
+            "outlook_period": _outlook_period(due, today),
+        }
+    return invoices

@@ -5,7 +5,9 @@ promises. The strict profile serves only what `invoicing-api-v2.md` and `api-fac
 other legal answer wherever they are silent. Every deviation is its own switch, so that a test can turn ONE
 on (`dataclasses.replace(ContractProfile.default(), tie_order="shuffled")`) and prove the product survives
 it. A profile only changes what is served (fields, values, list behaviour, headers, token lifetime); the
-portal's records, totals and rules stay the same, so `Portal.snapshot` stays the ground truth.
+portal's records, totals and rules stay the same, so `Portal.snapshot` stays the ground truth. One exception,
+`paid_invoice_versions`, lets the web application make an edit the default refuses (a new version of a
+partly-paid invoice); the records it makes are still the ground truth.
 """
 
 from __future__ import annotations
@@ -16,6 +18,9 @@ DELETED_CUSTOMER_MODES = ("listed", "flagged", "hidden")
 TIE_ORDERS = ("id", "shuffled")
 DATE_ONLY_ZONES = ("UTC", "Europe/Paris")
 CREDIT_NOTE_SIGNS = ("positive", "negative")
+# a new version of a VALIDATED invoice that has payments or credits: "refused" (400), or "usages_stay" (made,
+# the usages staying on the replaced, CANCELED version)
+PAID_INVOICE_VERSIONS = ("refused", "usages_stay")
 # families of fields the contract never names (the fields themselves: sandbox/served.py INVENTED_FIELDS)
 INVENTED_FIELD_FAMILIES = (
     "documents",
@@ -59,6 +64,11 @@ class ContractProfile:
     credit_note_sign: str = "positive"
     # amounts of supplier credit notes (type creditNote): "positive" or "negative"
     supplier_credit_note_sign: str = "positive"
+    # documents served without `dueDate` (facts name it only as an input field; the spec not at all)
+    due_date_omitted: bool = False
+    # editing a partly-paid invoice (the web application): refused, or a new version with the usages left on
+    # the replaced one (facts say only that the old version becomes CANCELED)
+    paid_invoice_versions: str = "refused"
 
     def __post_init__(self) -> None:
         for name, value, allowed in (
@@ -67,6 +77,7 @@ class ContractProfile:
             ("date_only_zone", self.date_only_zone, DATE_ONLY_ZONES),
             ("credit_note_sign", self.credit_note_sign, CREDIT_NOTE_SIGNS),
             ("supplier_credit_note_sign", self.supplier_credit_note_sign, CREDIT_NOTE_SIGNS),
+            ("paid_invoice_versions", self.paid_invoice_versions, PAID_INVOICE_VERSIONS),
         ):
             if value not in allowed:
                 raise ValueError(f"{name} must be one of {', '.join(allowed)}, got {value!r}")
@@ -77,6 +88,9 @@ class ContractProfile:
             unknown = set(values) - set(allowed_names)
             if unknown:
                 raise ValueError(f"{name}: unknown names {sorted(unknown)}")
+        for name, flag in (("due_date_omitted", self.due_date_omitted),):
+            if not isinstance(flag, bool):
+                raise TypeError(f"{name} must be True or False, got {flag!r}")
 
     @classmethod
     def default(cls) -> ContractProfile:

@@ -107,6 +107,8 @@ def served_record(resource: str, record: dict, profile: ContractProfile) -> dict
             if isinstance(out.get(part), dict):
                 out[part] = dict(out[part])
         out["lines"] = [dict(line) for line in out.get("lines") or ()]
+        if profile.due_date_omitted:
+            out.pop("dueDate", None)
         _document(out, profile)
     # before the spelling renames below: the domain's own type names a credit note
     if (resource == "supplier_documents" and profile.supplier_credit_note_sign == "negative"

@@ -8,6 +8,7 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import cache
+from dashboard.formatting import eur
 from dashboard.widgets import PageContext, heading, table
 
 
@@ -50,6 +51,15 @@ def render(context: PageContext) -> None:
         "Later: after week 8, or without a due date. Outflows are negative in the chart; the line is the "
         "cumulative net."
     )
+    receivables = cache.receivables(context.view)
+    if receivables.assumed_due_count:
+        # the server sent no dueDate for these: their period rests on the legal default
+        st.warning(
+            f"Assumed due dates: {receivables.assumed_due_count} open invoice(s), "
+            f"{eur(receivables.assumed_due_amount, context.style)} of the inflows, have no due date from the API; "
+            "they are placed by the emit date + 30 days (French commercial code L441-10).",
+            icon="⚠️",
+        )
     rows = cache.cash_outlook(context.view)
     if rows.empty:
         st.info("Nothing to receive nor to pay on this date.")

@@ -51,6 +51,16 @@ def render(context: PageContext) -> None:
              "days (incl. tax) x 90 (marts.dso)",
     )
     customers.metric("Overdue customers", f"{figures.overdue_customers.total}")
+    if figures.assumed_due_count:
+        # the server sent no dueDate for these: the figures above and below rest on the legal default
+        st.warning(
+            f"Assumed due dates: {figures.assumed_due_count} open invoice(s), "
+            f"{eur(figures.assumed_due_amount, context.style)} open, of which "
+            f"{eur(figures.assumed_overdue_amount, context.style)} overdue, have no due date from the API; "
+            "their due date is assumed to be the emit date + 30 days (French commercial code L441-10). "
+            "Aging, Overdue, overdue customers and the cash outlook rest on it.",
+            icon="⚠️",
+        )
 
     st.subheader("Aging")
     st.altair_chart(_aging_chart(figures.aging), use_container_width=True)

@@ -130,8 +130,20 @@ LEDGER: tuple[LedgerRow, ...] = (
        "DRAFT/VALIDATED/PAID; CANCELED marks a superseded version"),
     _r("documents", "emitDate", "contract", "receivables.sql", "check", "fields_served", RECEIVABLES[:2],
        "absent: fields_served fails naming documents.emitDate and the marts"),
-    _r("documents", "dueDate", "assumption", "receivables.sql (days_past_due, aging)", "check", "fields_served",
-       RECEIVABLES, "absent on an invoice: fields_served fails naming documents.dueDate and the marts"),
+    _r("documents", "dueDate", "assumption", "int_invoices_as_of.sql (due_date, is_due_date_assumed)", "derive",
+       "fields_served", (*RECEIVABLES, "dso", "cash_outlook"), "absent on an invoice: the legal default, "
+       "emitDate + 30 days (C. com. L441-10, the emit date standing for delivery), flagged "
+       "receivables.is_due_date_assumed and shown as assumed on the dashboard; fields_served (WARN) names "
+       "documents.dueDate"),
+    _r("documents", "status PAID closes an invoice", "contract", "receivables.sql (open amount)", "check",
+       "paid_invoices_settled", (*RECEIVABLES, "dso", "cash_outlook"), "PAID: nothing open whatever the usages "
+       "say (on a past date: once its lastUpdate is on or before it, else what the usages dated by then leave); "
+       "a residual (total minus usages) is a write-off to book, named by paid_invoices_settled (WARN)",
+       "behaviour"),
+    _r("documents", "version chain prevDoc/nextDoc", "api-facts", "int_usages_on_live_versions.sql", "check",
+       "usages_reach_live_invoices", (*RECEIVABLES, "dso", "cash_outlook"), "either link suffices to reach the "
+       "live version; a usage whose version leads to no live one fails usages_reach_live_invoices (blocking)",
+       "behaviour"),
     _r("documents", "amountVatNet", "contract", "receivables.sql (open amount)", "check", "fields_served",
        RECEIVABLES, "absent: fields_served fails (blocking) naming documents.amountVatNet"),
     _r("documents", "credit note sign", "assumption", "receivables_by_customer.sql", "check",
@@ -151,6 +163,10 @@ LEDGER: tuple[LedgerRow, ...] = (
     _r("transaction_usages", "type", "api-facts", "stg_invoicing__transaction_usages.sql", "derive",
        "usages_typed", RECEIVABLES, "absent: derived from which link is set (transaction or creditNoteId); "
        "usages_typed fails when neither is"),
+    _r("transaction_usages", "usages across versions", "assumption", "int_usages_on_live_versions.sql",
+       "derive", "usages_reach_live_invoices", (*RECEIVABLES, "dso", "cash_outlook"), "a usage left on a "
+       "replaced (CANCELED) version counts for the live version of the same document; usage_invoice_id keeps "
+       "the version the server holds it on", "behaviour"),
     _r("transaction_usages", "invoiceId", "api-facts", "receivables.sql, checks.py invoices_exist", "check",
        "invoices_exist", RECEIVABLES, "absent: invoices_exist fails (blocking)"),
     _r("transaction_usages", "amount", "api-facts", "receivables.sql", "fine", "", RECEIVABLES,

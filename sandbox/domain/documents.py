@@ -256,7 +256,8 @@ class DocumentMixin(PortalState):
             raise bad_request(
                 f"document is {document['status']}; only a VALIDATED document gets a new version"
             )
-        if self.usages_by_document.get(document["id"]):
+        settled = self.usages_by_document.get(document["id"])
+        if settled and self.config.contract.paid_invoice_versions == "refused":
             raise bad_request("document has payments or credits applied; it cannot get a new version")
         record = {name: value for name, value in document.items() if name not in ("id", "lastUpdate")}
         if "lines" in fields:
@@ -272,9 +273,12 @@ class DocumentMixin(PortalState):
             version=f"{major}.{int(minor) + 1}",
             prevDoc=document["id"],
             nextDoc=None,
-            _paid=ZERO,
+            # usages left on the replaced version still settle the document: the new one owes what they leave
+            _paid=document["_paid"] if settled else ZERO,
             messages=list(document["messages"]),
         )
+        if settled and self.remaining(record) <= ZERO:
+            record["status"] = "PAID"
         new = self.new_record(record)
         document["status"] = "CANCELED"
         document["nextDoc"] = new["id"]

@@ -74,6 +74,19 @@ class PaymentMixin(PortalState):
         self._add_usage(invoice, use, transaction["date"], transaction=transaction)
         return transaction
 
+    def _write_off(self, invoice: dict) -> dict:
+        """The application's "mark as paid": status PAID, no usage for the residual (it stays `remaining`)."""
+        if invoice["type"] != "INVOICE" or invoice.get("subtype") not in (None, "DEPOSIT"):
+            raise bad_request("only invoices and deposit invoices can be marked paid")
+        if invoice["status"] != "VALIDATED":
+            raise bad_request(f"invoice is {invoice['status']}; only a VALIDATED invoice can be marked paid")
+        invoice["status"] = "PAID"
+        self.save("documents", invoice)
+        self.emit("document.updated", lambda: render_document(invoice))
+        self.emit("invoice.paid", lambda: render_document(invoice))
+        self.refresh_customer(invoice["customerId"])
+        return invoice
+
     @staticmethod
     def unused(transaction: dict):
         """Unapplied payment: amount - usedAmount - refundedAmount."""

@@ -214,8 +214,15 @@ class Portal(CatalogMixin, DocumentMixin, PaymentMixin, MessageMixin, SupplierMi
     # the web application (not API v2) -------------------------------------------------------------
     @locked
     def new_version(self, document_id: str, changes: dict) -> dict:
-        """Edits a VALIDATED document without usages: returns the new version; the old one is CANCELED."""
+        """Edits a VALIDATED document: returns the new version; the old one is CANCELED. A document with usages
+        is refused unless the contract profile's `paid_invoice_versions` is `usages_stay`."""
         return render_document(self._new_version(self.record("documents", document_id), changes))
+
+    @locked
+    def write_off(self, document_id: str) -> dict:
+        """Marks a VALIDATED invoice PAID without a payment for what is left (a write-off, bank fees, rounding):
+        its usages stay short of its total."""
+        return render_document(self._write_off(self.record("documents", document_id)))
 
     @locked
     def receive_supplier_document(self, supplier_id: str, fields: dict) -> dict:

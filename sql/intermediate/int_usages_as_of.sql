@@ -1,6 +1,6 @@
 -- the allocations of money to invoices (payments and credit notes) dated on or before the report date.
 -- usage_date is the payment date or the credit note's emit date, not the day the allocation was made
--- (sql/README.md, "Limits").
+-- (sql/README.md, "Limits"). invoice_id is the live version of the invoice (int_usages_on_live_versions).
 
 -- materialized: view
 with report_date as (
@@ -8,7 +8,7 @@ with report_date as (
 ),
 
 usages as (
-    select * from staging.stg_invoicing__transaction_usages
+    select * from intermediate.int_usages_on_live_versions
 ),
 
 final as (

@@ -4,8 +4,11 @@
 -- payments and credit notes settle by their absolute amount, whatever sign the server gives credit notes.
 -- next_reminder_template is null when it cannot be known: the invoice is overdue and the server did not
 -- serve its `messages` history (whether a RELAUNCH went out decides between RELAUNCH1 and RELAUNCH2).
+-- due_date: served, else the legal default emit date + 30 days, flagged is_due_date_assumed
+-- (intermediate.int_invoices_as_of).
 -- open amount = total incl. tax after global discount - payments and credit notes dated on or before the
--- report date. as of today this is the api's `remaining`.
+-- report date; 0 once the invoice is PAID (a residual is a write-off, named by the check
+-- paid_invoices_settled). as of today this is the api's `remaining` (or 0 when PAID).
 -- one row per (portal_id, invoice_id): every join is within one portal, whose ids may collide with another's.
 with report_date as (
     select * from intermediate.int_report_date
@@ -61,12 +64,19 @@ open_invoices as (
         coalesce(customers.customer_name, invoices.to_name) as customer_name,
         invoices.emit_date,
         invoices.due_date,
+        invoices.is_due_date_assumed,
         invoices.amount_vat_net as total_incl_tax,
         coalesce(settled.paid_by_payments, 0) as paid_by_payments,
         coalesce(settled.settled_by_credit_notes, 0) as settled_by_credit_notes,
-        invoices.amount_vat_net
-            - coalesce(settled.paid_by_payments, 0)
-            - coalesce(settled.settled_by_credit_notes, 0) as open_amount,
+        -- status PAID closes the invoice: what its usages leave is a write-off (bank fees, rounding, a loss)
+        -- the application settled, not money owed. it was PAID on D when its last change came on or before D;
+        -- otherwise it may have been closed after D, and D keeps what the usages dated by D leave open
+        case
+            when invoices.status = 'PAID' and invoices.last_updated_date <= report_date.as_of_date then 0
+            else invoices.amount_vat_net
+                - coalesce(settled.paid_by_payments, 0)
+                - coalesce(settled.settled_by_credit_notes, 0)
+        end as open_amount,
         report_date.as_of_date - invoices.due_date as days_past_due,
         -- unknown (null) when the history was not served: no reminder seen is then no evidence of none
         case
@@ -107,6 +117,8 @@ final as (
             when open_invoices.days_past_due >= -7 then 'PRELAUNCH'
             else 'STANDARD'
         end as next_reminder_template,
+        -- true: due_date is the legal default (emit date + 30 days), the server sent none
+        open_invoices.is_due_date_assumed,
         -- last, so that the columns before it keep their places
         open_invoices.portal_id
     from open_invoices

@@ -64,7 +64,9 @@ renamed as (
         cast(status as varchar) = 'DRAFT' as is_draft,
         not coalesce(list_contains(string_split(_absent_fields, ','), 'messages'), false) as messages_served,
         cast(metadata as varchar) as metadata,
-        cast(last_update as timestamptz) as last_updated_at
+        cast(last_update as timestamptz) as last_updated_at,
+        -- the day of the last change: a PAID invoice was PAID by then (marts.receivables, status as of D)
+        cast(cast(last_update as timestamptz) at time zone time_zone.time_zone as date) as last_updated_date
     from source
     cross join time_zone
     where _deleted_at is null

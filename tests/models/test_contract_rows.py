@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import date
+from decimal import Decimal
 
 import duckdb
 import pytest
@@ -218,15 +219,77 @@ def test_messages_not_served_leave_the_template_unknown_and_warn(tmp_path):
     )
 
 
-def test_a_missing_due_date_fails_fields_served_naming_the_marts(tmp_path):
+def test_a_missing_due_date_takes_the_legal_default_and_fields_served_warns(tmp_path):
+    # inv5 (c2, emitted 2026-01-03, served due 2026-01-30, 140.00 open) loses its dueDate: C. com. L441-10
+    # puts it 30 days after delivery (the emit date): 2026-02-02, two days after D, so not yet overdue
     path = build(
         tmp_path,
         D,
-        "update invoicing_raw.documents set due_date = null, _absent_fields = 'dueDate' where id = 'inv1'",
+        "update invoicing_raw.documents set due_date = null, _absent_fields = 'dueDate' where id = 'inv5'",
     )
+    with duckdb.connect(path, read_only=True) as conn:
+        inv5 = conn.execute(
+            "select due_date, is_due_date_assumed, days_past_due, aging_bucket, is_overdue, open_amount, "
+            "next_reminder_template from marts.receivables where invoice_id = 'inv5'"
+        ).fetchall()
+        served = conn.execute("select count(*) from marts.receivables where not is_due_date_assumed").fetchone()
+        overdue = {r[0] for r in conn.execute("select customer_id from marts.overdue_customers").fetchall()}
+    assert inv5 == [(date(2026, 2, 2), True, -2, "current", False, Decimal("140.00"), "PRELAUNCH")]
+    assert served == (5,)  # inv1, inv2, inv3b, dep1 and inv7 keep their served due dates
+    assert overdue == {"c1"}  # c2's only overdue invoice was inv5
     passed, severity, description = checks(path)[("invoicing_raw/documents", "fields_served")]
-    assert not passed and severity == "ERROR"
+    assert not passed and severity == "WARN"
     assert "documents.dueDate not served on 1 row(s)" in description
+    assert all(mart in description for mart in RECEIVABLES_MARTS)
+
+
+def _open(path: str, invoice_id: str) -> list[tuple]:
+    with duckdb.connect(path, read_only=True) as conn:
+        return conn.execute(
+            "select paid_by_payments, settled_by_credit_notes, open_amount from marts.receivables "
+            "where invoice_id = ?",
+            [invoice_id],
+        ).fetchall()
+
+
+def test_status_paid_closes_an_invoice_short_of_its_usages_and_the_residual_is_named(tmp_path):
+    # inv2 (500.00, cn1 120.00 applied, 380.00 open) marked PAID on 2026-01-30 without a payment: a write-off
+    paid = "update invoicing_raw.documents set status = 'PAID', last_update = '2026-01-30T10:00:00Z' where id = 'inv2'"
+    at_d = build(tmp_path, D, paid)
+    assert _open(at_d, "inv2") == []  # closed on D: nothing of it is owed
+    # on P (2026-01-10) it was not PAID yet (last changed after P), and nothing had settled it: 500.00 open
+    assert _open(build(tmp_path, P, paid), "inv2") == [(Decimal("0.00"), Decimal("0.00"), Decimal("500.00"))]
+    passed, severity, description = checks(at_d)[("staging/stg_invoicing__documents", "paid_invoices_settled")]
+    assert not passed and severity == "WARN"
+    assert "inv2" in description and all(mart in description for mart in RECEIVABLES_MARTS)
+
+
+# a payment of 100.00 on 2026-01-20 left on inv3, the version of F-3 that inv3b replaced (t1, c1's payment)
+USAGE_ON_OLD_VERSION = (
+    "insert into invoicing_raw.transaction_usages (id, type, customer_id, invoice_id, transaction_id, "
+    "transaction__id, amount, date) values ('u6', 'TRANSACTION', 'c1', 'inv3', 't1', 't1', 100.00, "
+    "'2026-01-20T09:00:00Z')"
+)
+
+
+def test_a_usage_left_on_a_replaced_version_counts_for_the_live_version(tmp_path):
+    path = build(tmp_path, D, USAGE_ON_OLD_VERSION)
+    assert _open(path, "inv3b") == [(Decimal("100.00"), Decimal("0.00"), Decimal("750.00"))]  # 850 - 100
+    assert _open(build(tmp_path, P, USAGE_ON_OLD_VERSION), "inv3b")[0][2] == Decimal("850.00")  # paid after P
+    # only prevDoc (inv3b -> inv3) links the versions: enough
+    only_prev = build(tmp_path, D, USAGE_ON_OLD_VERSION, "update invoicing_raw.documents set next_doc = null",
+                      name="prev")
+    assert _open(only_prev, "inv3b")[0][2] == Decimal("750.00")
+    assert failing(checks(path, lambda name: name == "usages_reach_live_invoices")) == {}
+
+
+def test_a_usage_on_a_replaced_version_with_no_link_to_the_live_one_blocks(tmp_path):
+    unlinked = "update invoicing_raw.documents set next_doc = null, prev_doc = null where id in ('inv3', 'inv3b')"
+    path = build(tmp_path, D, USAGE_ON_OLD_VERSION, unlinked)
+    key = ("intermediate/int_usages_on_live_versions", "usages_reach_live_invoices")
+    passed, severity, description = checks(path)[key]
+    assert not passed and severity == "ERROR"
+    assert "u6" in description and "prevDoc" in description
     assert all(mart in description for mart in RECEIVABLES_MARTS)
 
 
