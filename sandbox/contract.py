@@ -16,6 +16,10 @@ DELETED_CUSTOMER_MODES = ("listed", "flagged", "hidden")
 TIE_ORDERS = ("id", "shuffled")
 DATE_ONLY_ZONES = ("UTC", "Europe/Paris")
 CREDIT_NOTE_SIGNS = ("positive", "negative")
+# refunds (a transaction with amount < 0): "none" (never generated: the seeds as they always were), "served"
+# (generated, with `refundedAmount` on the refunded payment), "unlinked" (generated; `refundedAmount` served 0,
+# so the negative transaction is the only trace of a payment's refund)
+REFUND_MODES = ("none", "served", "unlinked")
 # families of fields the contract never names (the fields themselves: sandbox/served.py INVENTED_FIELDS)
 INVENTED_FIELD_FAMILIES = (
     "documents",
@@ -57,6 +61,9 @@ class ContractProfile:
     supplier_paid_status: str = "paid"
     # totals of credit notes (document subtype CREDIT_NOTE): "positive" or "negative"
     credit_note_sign: str = "positive"
+    # the one switch that changes the data as well as what is served: with "served" or "unlinked" the
+    # generator refunds some overpayments and some credit notes (Portal.snapshot stays the ground truth)
+    refunds: str = "none"
 
     def __post_init__(self) -> None:
         for name, value, allowed in (
@@ -64,6 +71,7 @@ class ContractProfile:
             ("tie_order", self.tie_order, TIE_ORDERS),
             ("date_only_zone", self.date_only_zone, DATE_ONLY_ZONES),
             ("credit_note_sign", self.credit_note_sign, CREDIT_NOTE_SIGNS),
+            ("refunds", self.refunds, REFUND_MODES),
         ):
             if value not in allowed:
                 raise ValueError(f"{name} must be one of {', '.join(allowed)}, got {value!r}")

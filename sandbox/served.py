@@ -107,6 +107,8 @@ def served_record(resource: str, record: dict, profile: ContractProfile) -> dict
                 out[part] = dict(out[part])
         out["lines"] = [dict(line) for line in out.get("lines") or ()]
         _document(out, profile)
+    if resource == "transactions" and profile.refunds == "unlinked" and "refundedAmount" in out:
+        out["refundedAmount"] = 0  # the refund exists only as its negative transaction
     if resource == "customers" and profile.deleted_customers != "listed":
         out.pop("deletedAt", None)
     if resource == "transaction_usages" and isinstance(out.get("transaction"), dict):
