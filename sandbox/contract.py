@@ -20,6 +20,9 @@ CREDIT_NOTE_SIGNS = ("positive", "negative")
 # (generated, with `refundedAmount` on the refunded payment), "unlinked" (generated; `refundedAmount` served 0,
 # so the negative transaction is the only trace of a payment's refund)
 REFUND_MODES = ("none", "served", "unlinked")
+# currencies a profile may serve; "mixed": EUR or USD, by the record's id (a portal in two currencies)
+CURRENCIES = ("EUR", "USD", "GBP", "CHF")
+MIXED = "mixed"
 # families of fields the contract never names (the fields themselves: sandbox/served.py INVENTED_FIELDS)
 INVENTED_FIELD_FAMILIES = (
     "documents",
@@ -64,6 +67,10 @@ class ContractProfile:
     # the one switch that changes the data as well as what is served: with "served" or "unlinked" the
     # generator refunds some overpayments and some credit notes (Portal.snapshot stays the ground truth)
     refunds: str = "none"
+    # `currency` on documents and transactions: "" (not served, as always), a code of CURRENCIES, or "mixed"
+    document_currency: str = ""
+    # `currency` on supplier documents: "EUR" (spec: euros on creation), another code, or "mixed"
+    supplier_document_currency: str = "EUR"
 
     def __post_init__(self) -> None:
         for name, value, allowed in (
@@ -72,6 +79,8 @@ class ContractProfile:
             ("date_only_zone", self.date_only_zone, DATE_ONLY_ZONES),
             ("credit_note_sign", self.credit_note_sign, CREDIT_NOTE_SIGNS),
             ("refunds", self.refunds, REFUND_MODES),
+            ("document_currency", self.document_currency, ("", *CURRENCIES, MIXED)),
+            ("supplier_document_currency", self.supplier_document_currency, (*CURRENCIES, MIXED)),
         ):
             if value not in allowed:
                 raise ValueError(f"{name} must be one of {', '.join(allowed)}, got {value!r}")

@@ -68,6 +68,7 @@ open_invoices as (
             - coalesce(settled.paid_by_payments, 0)
             - coalesce(settled.settled_by_credit_notes, 0) as open_amount,
         report_date.as_of_date - invoices.due_date as days_past_due,
+        invoices.currency,
         -- unknown (null) when the history was not served: no reminder seen is then no evidence of none
         case
             when reminded_invoices.document_id is not null then true
@@ -107,6 +108,7 @@ final as (
             when open_invoices.days_past_due >= -7 then 'PRELAUNCH'
             else 'STANDARD'
         end as next_reminder_template,
+        open_invoices.currency,
         -- last, so that the columns before it keep their places
         open_invoices.portal_id
     from open_invoices

@@ -39,7 +39,8 @@ open_per_customer as (
         sum(open_amount) filter (where is_overdue) as overdue_amount,
         count(*) filter (where is_overdue) as overdue_invoice_count,
         count(*) as open_invoice_count,
-        min(due_date) as oldest_due_date
+        min(due_date) as oldest_due_date,
+        min(currency) as currency
     from receivables
     group by portal_id, customer_id
 ),
@@ -155,6 +156,7 @@ payments_gross as (
         payments.customer_id,
         sum(payments.amount - coalesce(used.used, 0)) as unused,
         sum(payments.refunded_amount) as refunded_amount,
+        min(payments.currency) as currency,
         max(payments.payment_date) as last_payment_date
     from payments
     left join used_per_source as used
@@ -189,7 +191,8 @@ payments_per_customer as (
             - greatest(coalesce(refunds.refunded_ever, 0) - coalesce(credit.refunded_without_link, 0), 0),
             0
         ) as unapplied_payments,
-        gross.last_payment_date
+        gross.last_payment_date,
+        gross.currency
     from (
         select portal_id, customer_id from payments_gross
         union
@@ -231,6 +234,8 @@ final as (
         payments_per_customer.last_payment_date,
         coalesce(payments_per_customer.unapplied_payments, 0) as unapplied_payments,
         coalesce(unapplied_credit_per_customer.unapplied_credit_notes, 0) as unapplied_credit_notes,
+        -- one currency per portal (receivables_single_currency blocks a mix); euros when nothing says
+        coalesce(open.currency, payments_per_customer.currency, 'EUR') as currency,
         customer_ids.portal_id
     from customer_ids
     cross join report_date
