@@ -11,7 +11,7 @@ from dashboard import cache
 from dashboard.widgets import PageContext, heading, table
 
 
-def _chart(rows: pd.DataFrame) -> alt.LayerChart | alt.FacetChart:
+def _chart(rows: pd.DataFrame, currency: str) -> alt.LayerChart | alt.FacetChart:
     order = list(rows["period_label"])
     flows = pd.DataFrame(
         {
@@ -26,7 +26,7 @@ def _chart(rows: pd.DataFrame) -> alt.LayerChart | alt.FacetChart:
         .mark_bar()
         .encode(
             x=alt.X("period:N", sort=order, title=None),
-            y=alt.Y("amount:Q", title="EUR"),
+            y=alt.Y("amount:Q", title=currency),
             color=alt.Color("flow:N", scale=alt.Scale(domain=["inflows", "outflows"], range=["#4c9a5f", "#e76f51"])),
             tooltip=["period", "flow", alt.Tooltip("amount:Q", format=",.2f")],
         )
@@ -53,11 +53,13 @@ def render(context: PageContext) -> None:
     if rows.empty:
         st.info("Nothing to receive nor to pay on this date.")
         return
-    st.altair_chart(_chart(rows), use_container_width=True)
+    currency = cache.currency(context.view)
+    st.altair_chart(_chart(rows, currency), use_container_width=True)
     table(
         rows.drop(columns=["period_index"]),
         "cash_outlook",
         context,
         money=["expected_inflows", "expected_outflows", "net_flow", "cumulative_net"],
+        currency=currency,
         download=rows,
     )
