@@ -106,6 +106,12 @@ def cash_outlook(view: View) -> pd.DataFrame:
     return _load(view, lambda connection: queries.cash_outlook(connection, view.portal))
 
 
+@st.cache_data(max_entries=32, show_spinner=False)
+def currency(view: View) -> str:
+    """The currency the view's figures are in (euros when the marts name none)."""
+    return _load(view, lambda connection: queries.currency(connection, view.portal))
+
+
 @st.cache_data(max_entries=8, show_spinner=False)
 def freshness_tables(warehouse: str, key: str) -> tuple[pd.DataFrame, datetime | None]:
     """Per raw table rows and last load, and the last successful load, of the readers' copy."""

@@ -1,5 +1,6 @@
-"""How figures look: amounts in EUR (French `1 234,56 €` or English `€1,234.56`), tables as plain HTML
-(readable by people, screen readers and the browser tests alike), and CSV downloads of the raw values."""
+"""How figures look: amounts in the currency the marts carry (euros by default: French `1 234,56 €` or English
+`€1,234.56`; `1 234,56 $US` / `$1,234.56` for dollars), tables as plain HTML (readable by people, screen readers
+and the browser tests alike), and CSV downloads of the raw values."""
 
 from __future__ import annotations
 
@@ -16,19 +17,34 @@ ENGLISH = "en"
 STYLES = {FRENCH: "1 234,56 €", ENGLISH: "€1,234.56"}
 NO_BREAK_SPACE = "\u00a0"
 CENT = Decimal("0.01")
+# the marts' currency when none is served (docs/contract.md, `documents.currency`)
+DEFAULT_CURRENCY = "EUR"
+# currency code -> (English prefix, French suffix); any other code is written out in both styles
+SYMBOLS = {"EUR": ("€", "€"), "USD": ("$", "$US"), "GBP": ("£", "£"), "CHF": ("CHF ", "CHF")}
 
 
-def eur(value: Any, style: str = FRENCH) -> str:
-    """`value` (Decimal, int, float or None) as euros to the cent; an empty string for None."""
+def money(value: Any, style: str = FRENCH, currency: str = DEFAULT_CURRENCY) -> str:
+    """`value` (Decimal, int, float or None) in `currency` to the cent; an empty string for None."""
     if value is None or (isinstance(value, float) and pd.isna(value)):
         return ""
     amount = Decimal(str(value)).quantize(CENT, ROUND_HALF_UP)
     sign = "-" if amount < 0 else ""
     english = f"{abs(amount):,.2f}"
+    prefix, suffix = SYMBOLS.get(currency, (f"{currency} ", currency))
     if style == ENGLISH:
-        return f"{sign}€{english}"
+        return f"{sign}{prefix}{english}"
     french = english.replace(",", NO_BREAK_SPACE).replace(".", ",")
-    return f"{sign}{french}{NO_BREAK_SPACE}€"
+    return f"{sign}{french}{NO_BREAK_SPACE}{suffix}"
+
+
+def eur(value: Any, style: str = FRENCH) -> str:
+    """`value` as euros (money in EUR)."""
+    return money(value, style, "EUR")
+
+
+def currency_label(currency: str | None) -> str:
+    """What a chart axis or a caption names: the code read from the marts, euros when none was read."""
+    return currency or DEFAULT_CURRENCY
 
 
 def days(value: Any, style: str = FRENCH) -> str:
@@ -39,9 +55,9 @@ def days(value: Any, style: str = FRENCH) -> str:
     return text.replace(".", ",") if style == FRENCH else text
 
 
-def _cell(value: Any, money: bool, style: str) -> str:
-    if money:
-        return eur(value, style)
+def _cell(value: Any, is_money: bool, style: str, currency: str) -> str:
+    if is_money:
+        return money(value, style, currency)
     if value is None or (isinstance(value, float) and pd.isna(value)) or value is pd.NaT:
         return ""
     if isinstance(value, datetime):
@@ -54,10 +70,15 @@ def _cell(value: Any, money: bool, style: str) -> str:
 
 
 def html_table(
-    frame: pd.DataFrame, name: str, money: Iterable[str] = (), style: str = FRENCH, labels: dict[str, str] | None = None
+    frame: pd.DataFrame,
+    name: str,
+    money: Iterable[str] = (),
+    style: str = FRENCH,
+    labels: dict[str, str] | None = None,
+    currency: str = DEFAULT_CURRENCY,
 ) -> str:
-    """`frame` as an HTML table `data-table=name`; columns in `money` formatted as EUR and right-aligned.
-    Each cell carries `data-column` so tests and scripts find a figure by its column name."""
+    """`frame` as an HTML table `data-table=name`; columns in `money` formatted in `currency` and
+    right-aligned. Each cell carries `data-column` so tests and scripts find a figure by its column name."""
     money = set(money)
     labels = {**LABELS, **(labels or {})}
     head = "".join(
@@ -68,7 +89,7 @@ def html_table(
     for row in frame.itertuples(index=False):
         cells = "".join(
             f'<td data-column="{html.escape(column)}" class="{"num" if column in money else ""}">'
-            f"{html.escape(_cell(value, column in money, style))}</td>"
+            f"{html.escape(_cell(value, column in money, style, currency))}</td>"
             for column, value in zip(frame.columns, row)
         )
         body.append(f"<tr>{cells}</tr>")

@@ -13,6 +13,8 @@ from typing import Any
 import duckdb
 import pandas as pd
 
+from dashboard.formatting import currency_label
+
 WEEKS_AHEAD = 8
 BUCKETS = ("current", "1-30", "31-60", "61-90", "90+")
 # what a page shows of a long list (at 1,000,000 documents an overdue list holds tens of thousands of rows);
@@ -248,3 +250,17 @@ def cash_outlook(connection: duckdb.DuckDBPyConnection, portal_id: str) -> pd.Da
            from marts.cash_outlook where portal_id = ? order by period_index""",
         [portal_id],
     )
+
+
+def currency(connection: duckdb.DuckDBPyConnection, portal_id: str) -> str:
+    """The currency of one portal's figures, as marts.cash_outlook carries it (receivables and payables
+    together; `EUR/USD` when they mix, which the blocking check cash_outlook_single_currency stops before
+    publication); the default (euros) when the marts name none."""
+    try:
+        row = connection.execute(
+            "select string_agg(distinct currency, '/' order by currency) from marts.cash_outlook where portal_id = ?",
+            [portal_id],
+        ).fetchone()
+    except duckdb.BinderException:  # a copy published before marts carried a currency: euros then, by rule
+        row = None
+    return currency_label(row[0] if row else None)

@@ -10,7 +10,7 @@ import pandas as pd
 import streamlit as st
 
 from dashboard.cache import View
-from dashboard.formatting import TABLE_CSS, html_table, to_csv
+from dashboard.formatting import DEFAULT_CURRENCY, TABLE_CSS, html_table, to_csv
 from dashboard.queries import Listing
 
 
@@ -38,10 +38,12 @@ def table(
     money: Iterable[str] = (),
     download: pd.DataFrame | Callable[[], pd.DataFrame] | None = None,
     total: int | None = None,
+    currency: str = DEFAULT_CURRENCY,
 ) -> None:
-    """`frame` as a table, and a button downloading `download` (default: `frame`) as CSV. A callable
-    `download` runs only when the button is clicked (a long list's every row); `total` is its row count."""
-    st.html(html_table(frame, name, money, context.style))
+    """`frame` as a table (amounts in `currency`), and a button downloading `download` (default: `frame`) as
+    CSV. A callable `download` runs only when the button is clicked (a long list's every row); `total` is its
+    row count."""
+    st.html(html_table(frame, name, money, context.style, currency=currency))
     data = frame if download is None else download
     rows = total if total is not None else len(frame if callable(data) else data)
     st.download_button(

@@ -217,3 +217,18 @@ def sandbox_open_invoices(sb, today: date, due_dates_served: bool = True) -> dic
             "outlook_period": _outlook_period(due, today),
         }
     return invoices
+def sandbox_unapplied(sb) -> dict[str, tuple[Decimal, Decimal]]:
+    """From the sandbox's own records, today: customer id -> (unapplied payments, unapplied credit notes),
+    for every customer where either is not zero. A payment's unapplied part is its `amount - usedAmount -
+    refundedAmount` (refunds paid back out of it included); a credit note's is its `remaining` (applied to
+    invoices or paid back). Independent of the SQL and of what the profile serves."""
+    figures: dict[str, list[Decimal]] = {}
+    for t in sb.portal.snapshot("transactions"):
+        amount = Decimal(str(t["amount"]))
+        if amount > 0:
+            left = amount - Decimal(str(t["usedAmount"])) - Decimal(str(t["refundedAmount"]))
+            figures.setdefault(t["customerId"], [Decimal(0), Decimal(0)])[0] += left
+    for d in sb.portal.snapshot("documents"):
+        if d["subtype"] == "CREDIT_NOTE" and d["status"] not in ("DRAFT", "CANCELED"):
+            figures.setdefault(d["customerId"], [Decimal(0), Decimal(0)])[1] += Decimal(str(d["remaining"]))
+    return {cid: (pay, credit) for cid, (pay, credit) in figures.items() if pay or credit}

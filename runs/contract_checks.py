@@ -25,6 +25,9 @@ DOCUMENTS = "staging.stg_invoicing__documents"
 VERSIONS = "staging.stg_invoicing__document_versions"
 SUPPLIER_DOCUMENTS = "staging.stg_invoicing__supplier_documents"
 SUPPLIER_PAYABLES = "marts.supplier_payables"
+RECEIVABLES_MART = "marts.receivables"
+CASH_OUTLOOK = "marts.cash_outlook"
+TRANSACTIONS = "staging.stg_invoicing__transactions"
 SUPPLIER_STATUS_AS_OF = "intermediate.int_supplier_documents__status_as_of"
 
 KNOWN_SUBTYPES = ("INVOICE", "CREDIT_NOTE", "PROFORMA", "DEPOSIT")
@@ -158,14 +161,44 @@ payables_have_amount = contract_check(
     "Every payable has an amount (it would count 0).",
 )
 
+# a currency not served counts as euros (staging): a USD bill among unlabelled documents is a mix
 payables_single_currency = contract_check(
     SUPPLIER_PAYABLES,
     "payables_single_currency",
     "supplierDocument.currency",
     PAYABLES_MARTS,
-    f"""select currency from (select distinct currency from {SUPPLIER_PAYABLES} where currency is not null)
-        qualify count(*) over () > 1 order by 1""",
-    "The payables are in one currency, so their sums mean something.",
+    f"""select portal_id || ': ' || string_agg(distinct currency, ', ' order by currency)
+        from {SUPPLIER_PAYABLES} group by portal_id having count(distinct currency) > 1 order by 1""",
+    "The payables of a portal are in one currency, so their sums mean something.",
+    blocking=True,
+)
+
+receivables_single_currency = contract_check(
+    RECEIVABLES_MART,
+    "receivables_single_currency",
+    "document.currency / transaction.currency",
+    (*RECEIVABLES_MARTS, "marts.dso"),
+    f"""select portal_id || ': ' || string_agg(distinct currency, ', ' order by currency) from (
+            select portal_id, currency from {RECEIVABLES_MART}
+            union all
+            select portal_id, currency from {DOCUMENTS} where document_type = 'INVOICE' and not is_draft
+            union all
+            select portal_id, currency from {TRANSACTIONS}
+        ) group by portal_id having count(distinct currency) > 1 order by 1""",
+    "The invoices, credit notes and payments of a portal are in one currency, so receivables, unapplied "
+    "money and DSO sum one currency.",
+    blocking=True,
+    reads=(DOCUMENTS, TRANSACTIONS),
+)
+
+cash_outlook_single_currency = contract_check(
+    CASH_OUTLOOK,
+    "cash_outlook_single_currency",
+    "document.currency / supplierDocument.currency",
+    (CASH_OUTLOOK,),
+    f"""select distinct portal_id || ': ' || currency from {CASH_OUTLOOK} where currency like '%/%' order by 1""",
+    "Receivables and payables of a portal are in one currency, so inflows and outflows can be netted.",
+    blocking=True,
 )
 
 supplier_status_as_of_known = contract_check(
@@ -234,6 +267,8 @@ CONTRACT_VALUE_CHECKS: list[WarehouseCheck] = [
     supplier_document_values_known,
     payables_have_amount,
     payables_single_currency,
+    receivables_single_currency,
+    cash_outlook_single_currency,
     supplier_status_as_of_known,
     paid_invoices_settled,
     usages_reach_live_invoices,

@@ -21,6 +21,13 @@ CREDIT_NOTE_SIGNS = ("positive", "negative")
 # a new version of a VALIDATED invoice that has payments or credits: "refused" (400), or "usages_stay" (made,
 # the usages staying on the replaced, CANCELED version)
 PAID_INVOICE_VERSIONS = ("refused", "usages_stay")
+# refunds (a transaction with amount < 0): "none" (never generated: the seeds as they always were), "served"
+# (generated, with `refundedAmount` on the refunded payment), "unlinked" (generated; `refundedAmount` served 0,
+# so the negative transaction is the only trace of a payment's refund)
+REFUND_MODES = ("none", "served", "unlinked")
+# currencies a profile may serve; "mixed": EUR or USD, by the record's id (a portal in two currencies)
+CURRENCIES = ("EUR", "USD", "GBP", "CHF")
+MIXED = "mixed"
 # families of fields the contract never names (the fields themselves: sandbox/served.py INVENTED_FIELDS)
 INVENTED_FIELD_FAMILIES = (
     "documents",
@@ -69,6 +76,13 @@ class ContractProfile:
     # editing a partly-paid invoice (the web application): refused, or a new version with the usages left on
     # the replaced one (facts say only that the old version becomes CANCELED)
     paid_invoice_versions: str = "refused"
+    # the one switch that changes the data as well as what is served: with "served" or "unlinked" the
+    # generator refunds some overpayments and some credit notes (Portal.snapshot stays the ground truth)
+    refunds: str = "none"
+    # `currency` on documents and transactions: "" (not served, as always), a code of CURRENCIES, or "mixed"
+    document_currency: str = ""
+    # `currency` on supplier documents: "EUR" (spec: euros on creation), another code, or "mixed"
+    supplier_document_currency: str = "EUR"
 
     def __post_init__(self) -> None:
         for name, value, allowed in (
@@ -78,6 +92,9 @@ class ContractProfile:
             ("credit_note_sign", self.credit_note_sign, CREDIT_NOTE_SIGNS),
             ("supplier_credit_note_sign", self.supplier_credit_note_sign, CREDIT_NOTE_SIGNS),
             ("paid_invoice_versions", self.paid_invoice_versions, PAID_INVOICE_VERSIONS),
+            ("refunds", self.refunds, REFUND_MODES),
+            ("document_currency", self.document_currency, ("", *CURRENCIES, MIXED)),
+            ("supplier_document_currency", self.supplier_document_currency, (*CURRENCIES, MIXED)),
         ):
             if value not in allowed:
                 raise ValueError(f"{name} must be one of {', '.join(allowed)}, got {value!r}")

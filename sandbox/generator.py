@@ -70,6 +70,9 @@ class _Run:
     def __init__(self, portal, seed: int, scale: int, end: datetime, bulk_same_second: int) -> None:
         self.portal, self.seed, self.scale, self.bulk = portal, seed, scale, bulk_same_second
         self.rng = random.Random(seed)
+        # refunds draw from their own dice, so that a portal without them is the same as it always was
+        self.refunds = portal.config.contract.refunds != "none"
+        self.refund_rng = random.Random(seed * 7919 + 1)
         self.fake = Faker("fr_FR")
         self.fake.seed_instance(seed)
         self.end_ts = int(end.timestamp())

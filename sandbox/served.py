@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from zoneinfo import ZoneInfo
 
-from sandbox.contract import ContractProfile
+from sandbox.contract import MIXED, ContractProfile
 from sandbox.errors import bad_request
 
 # Fields no spec or api-facts sentence names, by family (see sandbox/README.md, "Contract profiles"); the
@@ -72,6 +72,13 @@ def _zone_midnight(value: object, zone: str) -> object:
     return local.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+def _currency(served: str, record: dict) -> str:
+    """The currency `served` names; "mixed": EUR or USD by the last digit of the record's id."""
+    if served != MIXED:
+        return served
+    return "USD" if int(str(record.get("id") or "0")[-1], 16) % 2 else "EUR"
+
+
 def _negated(value: object) -> object:
     return -value if isinstance(value, (int, float)) and not isinstance(value, bool) and value else value
 
@@ -116,6 +123,12 @@ def served_record(resource: str, record: dict, profile: ContractProfile) -> dict
         for name in SUPPLIER_CREDIT_NOTE_AMOUNTS:
             if name in out:
                 out[name] = _negated(out[name])
+    if resource in ("documents", "transactions") and profile.document_currency:
+        out["currency"] = _currency(profile.document_currency, out)
+    if resource == "supplier_documents" and profile.supplier_document_currency != "EUR":
+        out["currency"] = _currency(profile.supplier_document_currency, out)
+    if resource == "transactions" and profile.refunds == "unlinked" and "refundedAmount" in out:
+        out["refundedAmount"] = 0  # the refund exists only as its negative transaction
     if resource == "customers" and profile.deleted_customers != "listed":
         out.pop("deletedAt", None)
     if resource == "transaction_usages" and isinstance(out.get("transaction"), dict):

@@ -8,11 +8,11 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import cache
-from dashboard.formatting import eur
+from dashboard.formatting import money
 from dashboard.widgets import PageContext, heading, table
 
 
-def _chart(rows: pd.DataFrame) -> alt.LayerChart | alt.FacetChart:
+def _chart(rows: pd.DataFrame, currency: str) -> alt.LayerChart | alt.FacetChart:
     order = list(rows["period_label"])
     flows = pd.DataFrame(
         {
@@ -27,7 +27,7 @@ def _chart(rows: pd.DataFrame) -> alt.LayerChart | alt.FacetChart:
         .mark_bar()
         .encode(
             x=alt.X("period:N", sort=order, title=None),
-            y=alt.Y("amount:Q", title="EUR"),
+            y=alt.Y("amount:Q", title=currency),
             color=alt.Color("flow:N", scale=alt.Scale(domain=["inflows", "outflows"], range=["#4c9a5f", "#e76f51"])),
             tooltip=["period", "flow", alt.Tooltip("amount:Q", format=",.2f")],
         )
@@ -52,23 +52,25 @@ def render(context: PageContext) -> None:
         "cumulative net."
     )
     receivables = cache.receivables(context.view)
+    currency = cache.currency(context.view)
     if receivables.assumed_due_count:
         # the server sent no dueDate for these: their period rests on the legal default
         st.warning(
             f"Assumed due dates: {receivables.assumed_due_count} open invoice(s), "
-            f"{eur(receivables.assumed_due_amount, context.style)} of the inflows, have no due date from the API; "
+            f"{money(receivables.assumed_due_amount, context.style, currency)} of the inflows, have no due date from the API; "
             "they are placed by the emit date + 30 days (French commercial code L441-10).",
-            icon="⚠️",
+            icon=":material/warning:",
         )
     rows = cache.cash_outlook(context.view)
     if rows.empty:
         st.info("Nothing to receive nor to pay on this date.")
         return
-    st.altair_chart(_chart(rows), use_container_width=True)
+    st.altair_chart(_chart(rows, currency), use_container_width=True)
     table(
         rows.drop(columns=["period_index"]),
         "cash_outlook",
         context,
         money=["expected_inflows", "expected_outflows", "net_flow", "cumulative_net"],
+        currency=currency,
         download=rows,
     )

@@ -8,20 +8,20 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import cache
-from dashboard.formatting import days, eur
+from dashboard.formatting import days, money
 from dashboard.queries import TOP_OVERDUE
 from dashboard.widgets import PageContext, heading, shown_of, table
 
 BUCKET_COLOURS = ["#4c9a5f", "#e9c46a", "#f4a261", "#e76f51", "#b5303a"]
 
 
-def _aging_chart(aging: pd.DataFrame) -> alt.Chart:
+def _aging_chart(aging: pd.DataFrame, currency: str) -> alt.Chart:
     data = aging.assign(open_amount=aging["open_amount"].astype(float), receivables="open receivables")
     return (
         alt.Chart(data)
         .mark_bar()
         .encode(
-            x=alt.X("sum(open_amount):Q", title="EUR", stack="zero"),
+            x=alt.X("sum(open_amount):Q", title=currency, stack="zero"),
             y=alt.Y("receivables:N", title=None),
             color=alt.Color(
                 "aging_bucket:N",
@@ -41,9 +41,10 @@ def render(context: PageContext) -> None:
     """Lays out the Receivables page."""
     heading("Receivables", context)
     figures = cache.receivables(context.view)
+    currency = cache.currency(context.view)
     total, overdue, dso, customers = st.columns(4)
-    total.metric("Total open", eur(figures.total_open, context.style), help="marts.dso.open_receivables")
-    overdue.metric("Overdue", eur(figures.overdue, context.style), help="open amount at least one day past due")
+    total.metric("Total open", money(figures.total_open, context.style, currency), help="marts.dso.open_receivables")
+    overdue.metric("Overdue", money(figures.overdue, context.style, currency), help="open amount at least one day past due")
     dso.metric(
         "DSO (days)",
         days(figures.dso_days, context.style),
@@ -55,16 +56,16 @@ def render(context: PageContext) -> None:
         # the server sent no dueDate for these: the figures above and below rest on the legal default
         st.warning(
             f"Assumed due dates: {figures.assumed_due_count} open invoice(s), "
-            f"{eur(figures.assumed_due_amount, context.style)} open, of which "
-            f"{eur(figures.assumed_overdue_amount, context.style)} overdue, have no due date from the API; "
+            f"{money(figures.assumed_due_amount, context.style, currency)} open, of which "
+            f"{money(figures.assumed_overdue_amount, context.style, currency)} overdue, have no due date from the API; "
             "their due date is assumed to be the emit date + 30 days (French commercial code L441-10). "
             "Aging, Overdue, overdue customers and the cash outlook rest on it.",
-            icon="⚠️",
+            icon=":material/warning:",
         )
 
     st.subheader("Aging")
-    st.altair_chart(_aging_chart(figures.aging), use_container_width=True)
-    table(figures.aging, "aging", context, money=["open_amount"])
+    st.altair_chart(_aging_chart(figures.aging, currency), use_container_width=True)
+    table(figures.aging, "aging", context, money=["open_amount"], currency=currency)
 
     view = context.view
     st.subheader(f"Overdue customers (top {TOP_OVERDUE} by overdue amount)")
@@ -73,6 +74,7 @@ def render(context: PageContext) -> None:
         "overdue_customers",
         context,
         money=["overdue_amount", "total_open"],
+        currency=currency,
         download=lambda: cache.full_list(view, "overdue_customers", (view.portal,)),
         total=figures.overdue_customers.total,
     )
@@ -87,7 +89,7 @@ def render(context: PageContext) -> None:
     customer_id = st.selectbox(
         f"Customer (those owing money, most overdue first{shown_of(choices)}; type to search)",
         list(names),
-        format_func=lambda cid: f"{names[cid]} · {eur(amounts[cid], context.style)}",
+        format_func=lambda cid: f"{names[cid]} · {money(amounts[cid], context.style, currency)}",
         key="drill_down_customer",
     )
     invoices = cache.customer_invoices(context.view, customer_id)
@@ -97,4 +99,5 @@ def render(context: PageContext) -> None:
         context,
         money=["total_incl_tax", "paid_by_payments", "settled_by_credit_notes", "open_amount"],
         download=invoices,
+        currency=currency,
     )

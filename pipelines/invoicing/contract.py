@@ -156,9 +156,17 @@ LEDGER: tuple[LedgerRow, ...] = (
        "staged only"),
     _r("documents", "invoiceId", "assumption", "stg_invoicing__document_versions.sql", "fine", "", (),
        "staged only (credited invoice)"),
-    _r("documents", "totalPayments", "api-facts", "hint_apply.py (payments windows of a hint run)", "fine", "", (),
-       "a document hint reads the payments windows when it changed; absent: every document hint reads them"),
+    _r("documents", "totalPayments", "api-facts",
+       "hint_apply.py (payments windows of a hint run), receivables_by_customer.sql (credit-note refunds)", "fine",
+       "", ("receivables_by_customer",), "a document hint reads the payments windows when it changed; absent: "
+       "every document hint reads them, and a credit note's refund that names no credit note lowers unapplied "
+       "payments instead of the credit (the customer's unapplied total stays right)"),
     _r("documents", "to.name", "contract", "receivables.sql (fallback name)", "fine", "", (), "label only"),
+    _r("documents", "currency", "assumption", "stg_invoicing__document_versions.sql, receivables.sql", "check",
+       "receivables_single_currency", (*RECEIVABLES, "dso", "cash_outlook"), "absent: euros (a French "
+       "portal's; the spec says euros for supplier documents); two currencies among invoices, credit notes "
+       "and payments fail receivables_single_currency (blocking), receivables and payables in two currencies "
+       "fail cash_outlook_single_currency (blocking); the marts carry `currency` and the dashboard shows it"),
     # --- transaction usages -------------------------------------------------------------------------
     _r("transaction_usages", "type", "api-facts", "stg_invoicing__transaction_usages.sql", "derive",
        "usages_typed", RECEIVABLES, "absent: derived from which link is set (transaction or creditNoteId); "
@@ -188,9 +196,18 @@ LEDGER: tuple[LedgerRow, ...] = (
     _r("transactions", "date", "contract", "stg_invoicing__transactions.sql", "check", "fields_served",
        ("receivables_by_customer",), "absent: fields_served fails (blocking) naming transactions.date"),
     _r("transactions", "refundedAmount", "api-facts", "receivables_by_customer.sql", "check", "fields_served",
-       ("receivables_by_customer",), "absent: counted 0 and fields_served (WARN) names it"),
-    _r("transactions", "documentId", "assumption", "stg_invoicing__transactions.sql", "fine", "", (),
-       "staged only"),
+       ("receivables_by_customer",), "absent: counted 0 and fields_served (WARN) names it; a refund then shows "
+       "as its negative transaction, which lowers unapplied payments all the same"),
+    _r("transactions", "documentId", "assumption", "receivables_by_customer.sql (refund of a credit note)",
+       "derive", "", ("receivables_by_customer",), "names the credit note a refund pays back; absent: that "
+       "credit note's totalPayments beyond its usages is its refund (undated: counted on every report date)"),
+    _r("transactions", "refunds", "api-facts", "receivables_by_customer.sql", "derive", "",
+       ("receivables_by_customer",), "a transaction whose amount is negative is a refund: of the credit note "
+       "its documentId names, else of the customer's payments; refundedAmount no negative transaction shows is "
+       "subtracted too, never twice", "behaviour"),
+    _r("transactions", "currency", "assumption", "stg_invoicing__transactions.sql", "check",
+       "receivables_single_currency", ("receivables_by_customer",), "absent: euros; a portal whose payments "
+       "and invoices are in two currencies fails receivables_single_currency (blocking)"),
     # --- suppliers ----------------------------------------------------------------------------------
     _r("suppliers", "name", "assumption", "payables_by_supplier.sql, supplier_payables.sql", "fine", "", PAYABLES,
        "label only (the spec says 'legal name')"),
@@ -226,8 +243,10 @@ LEDGER: tuple[LedgerRow, ...] = (
     _r("supplier_documents", "paymentDate", "assumption", "supplier_payables.sql (status as of)", "check",
        "supplier_status_as_of_known", PAYABLES, "absent: a past status is taken from the history; when "
        "unknown it is NULL and supplier_status_as_of_known fails"),
-    _r("supplier_documents", "currency", "contract", "supplier_payables.sql", "check",
-       "payables_single_currency", PAYABLES, "more than one currency fails payables_single_currency"),
+    _r("supplier_documents", "currency", "contract", "supplier_payables.sql, cash_outlook.sql", "check",
+       "payables_single_currency", (*PAYABLES, "cash_outlook"), "absent: euros (spec: euros on creation); two "
+       "currencies among payables fail payables_single_currency (blocking), payables in another currency "
+       "than receivables fail cash_outlook_single_currency (blocking); the dashboard names the one currency"),
     # --- supplier-document events -------------------------------------------------------------------
     _r("supplier_document_events", "id", "assumption", "__init__.py (merge per document)", "derive", "N11",
        PAYABLES, "absent: `{documentId}:{position}` (note N11); the history is replaced per document"),

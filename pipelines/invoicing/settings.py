@@ -109,7 +109,7 @@ ENDPOINTS: dict[str, Endpoint] = {
             from__trade_name=TEXT, from__email=TEXT, discount__type=TEXT, discount__amount=QUANTITY,
             amount=AMOUNT, vat=AMOUNT, amount_vat=AMOUNT, amount_net=AMOUNT, amount_vat_net=AMOUNT,
             amount_notice=TEXT, vat_exemption_type=TEXT, payment_method=TEXT, total_payments=AMOUNT,
-            remaining=AMOUNT, invoice_id=TEXT, version=TEXT, prev_doc=TEXT, next_doc=TEXT),
+            remaining=AMOUNT, invoice_id=TEXT, version=TEXT, prev_doc=TEXT, next_doc=TEXT, currency=TEXT),
             nested={
                 "lines": {"line_type": TEXT, "item_id": TEXT, "name": TEXT, "description": TEXT,
                           "reference": TEXT, "price": AMOUNT, "quantity": QUANTITY, "unit": TEXT, "vat": RATE,
@@ -120,7 +120,7 @@ ENDPOINTS: dict[str, Endpoint] = {
             assumed=("dueDate", "emitDate", "amountVatNet", "messages")),
         Endpoint("transactions", "/transactions", "window", _columns(
             **COMMON, customer_id=TEXT, customer_name=TEXT, document_id=TEXT, amount=AMOUNT,
-            used_amount=AMOUNT, refunded_amount=AMOUNT, date=TIMESTAMP, method=TEXT),
+            used_amount=AMOUNT, refunded_amount=AMOUNT, date=TIMESTAMP, method=TEXT, currency=TEXT),
             assumed=("date", "customerId", "refundedAmount")),
         Endpoint("transaction_usages", "/transaction-usages", "window", _columns(
             **COMMON, type=TEXT, customer_id=TEXT, invoice_id=TEXT, transaction_id=TEXT, transaction__id=TEXT,

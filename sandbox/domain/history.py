@@ -8,8 +8,10 @@ history are dropped, which leaves recent documents open, unpaid or awaiting appr
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from decimal import Decimal
 
 from sandbox.domain.documents import PAYMENT_TERM_DAYS
+from sandbox.domain.money import CENT
 from sandbox.domain.payment_behaviour import holiday_wait_days, lateness_days
 
 DAY = 86400
@@ -80,8 +82,22 @@ class _Story:
         holder["id"] = self.portal._pay(document, body)["id"]
 
     def use_overpayment(self, holder: dict) -> None:
-        if holder.get("id") and self.portal.remaining(self.record()) > 0:
+        payment = self.portal.stores["transactions"].records.get(holder.get("id") or "")
+        if payment is not None and self.portal.unused(payment) > 0 and self.portal.remaining(self.record()) > 0:
             self.portal._pay(self.record(), {"transactionId": holder["id"]})
+
+    def refund_unused(self, holder: dict) -> None:
+        """Pays back what is left unused of an overpayment (a refund, api-facts)."""
+        payment = self.portal.stores["transactions"].records.get(holder.get("id") or "")
+        if payment is not None and self.portal.unused(payment) > 0:
+            self.portal._refund(payment, self.portal.unused(payment))
+
+    def refund_credit(self, share: float) -> None:
+        """Pays back `share` of what is left of this credit note to the customer."""
+        credit_note = self.record()
+        left = self.portal.remaining(credit_note)
+        if left > 0:
+            self.portal._refund(credit_note, max(Decimal("0.01"), (left * Decimal(str(share))).quantize(CENT)))
 
     def remind(self) -> None:
         if self.customer["email"]:
@@ -168,6 +184,8 @@ def _invoice_life(run, story: _Story, t_valid: int, due: int) -> None:
         second_due = _due(created, story.customer)
         run.at(created, lambda: second.create("INVOICE", validated=True, dueDate=_day(second_due)))
         run.at(run.later(created, 0.5, 3), lambda: second.use_overpayment(holder))
+        if run.refunds and run.refund_rng.random() < 0.7:  # the excess is paid back before it can be used
+            run.at(settle + run.refund_rng.randint(2, 4) * DAY, lambda: story.refund_unused(holder))
         _invoice_life(run, second, created, second_due)
         return
     elif r < 0.27 and settle is not None:
@@ -257,6 +275,9 @@ def plan_documents(run) -> None:
         else:
             subtype = rng.choice(("PROFORMA", "PROFORMA", "DEPOSIT", "DEPOSIT", "CREDIT_NOTE"))
             run.at(created, lambda s=story, k=subtype: s.create("INVOICE", validated=True, subtype=k))
+            if subtype == "CREDIT_NOTE" and run.refunds and run.refund_rng.random() < 0.7:
+                share = run.refund_rng.choice((0.5, 1.0, 1.0))
+                run.at(created + run.refund_rng.randint(3, 40) * DAY, lambda s=story, f=share: s.refund_credit(f))
             if subtype == "DEPOSIT":  # a deposit is paid before the work starts, a few weeks at most
                 run.at(
                     run.later(created, 1, 20) if rng.random() < 0.9 else run.later(created, 20, 45), story.pay

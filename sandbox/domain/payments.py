@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from sandbox.clock import iso
+from decimal import Decimal
+
+from sandbox.clock import iso, parse_iso
 from sandbox.errors import bad_request
 
 from .document_input import PAYMENT_METHODS
@@ -86,6 +88,48 @@ class PaymentMixin(PortalState):
         self.emit("invoice.paid", lambda: render_document(invoice))
         self.refresh_customer(invoice["customerId"])
         return invoice
+    def _refund(self, source: dict, amount, date: str | None = None, method: str | None = None) -> dict:
+        """A refund: money paid back to the customer, recorded as a transaction whose `amount` is negative
+        (api-facts). `source` is a payment (a transaction with amount > 0: its `refundedAmount` grows, up to
+        what is still unused) or a VALIDATED credit note (what is left of it once applied to invoices: its
+        `totalPayments` grows, `remaining` falls, and the refund's `documentId` names it). Returns the refund."""
+        amount = round2(Decimal(str(amount)))
+        if amount <= ZERO:
+            raise bad_request("invalid body: body.amount: must be greater than 0")
+        if source.get("subtype") == "CREDIT_NOTE":
+            if source["status"] != "VALIDATED":
+                raise bad_request(f"credit note is {source['status']}; only a VALIDATED one can be refunded")
+            left, document_id = self.remaining(source), source["id"]
+        elif "refundedAmount" in source and source["amount"] > ZERO:
+            left, document_id = self.unused(source), None
+        else:
+            raise bad_request("only a payment or a credit note can be refunded")
+        if amount > left:
+            raise bad_request(f"refund of {amount} is more than the {left} left to refund")
+        customer = self.stores["customers"].records[source["customerId"]]
+        refund = self.new_record(
+            {
+                "customerId": source["customerId"],
+                "customerName": customer["name"],
+                "documentId": document_id,
+                "amount": -amount,
+                "refundedAmount": ZERO,
+                "date": iso(midnight(parse_iso(date) if date else self.clock.today())),
+                "method": method or "TRANSFER",
+                "metadata": None,
+                "_used": ZERO,
+            }
+        )
+        self.save("transactions", refund)
+        self.transactions_by_customer[refund["customerId"]].add(refund["id"])
+        if document_id is None:
+            source["refundedAmount"] += amount
+            self.save("transactions", source)
+        else:
+            source["_paid"] += amount
+            self.save("documents", source)
+            self.emit("document.updated", lambda: render_document(source))
+        return refund
 
     @staticmethod
     def unused(transaction: dict):

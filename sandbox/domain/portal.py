@@ -176,6 +176,13 @@ class Portal(CatalogMixin, DocumentMixin, PaymentMixin, MessageMixin, SupplierMi
         return render_transaction(self._pay(self.record("documents", id), body))
 
     @locked
+    def refund(self, source_id: str, amount, date: str | None = None) -> dict:
+        """Refunds `amount` of a payment (transaction id) or of a credit note (document id) to its customer:
+        the new transaction, amount < 0 (no route: the contract names no refund endpoint)."""
+        source = self.stores["transactions"].records.get(source_id) or self.record("documents", source_id)
+        return render_transaction(self._refund(source, amount, date))
+
+    @locked
     def send_message(self, id: str, body: dict | None) -> dict:
         """POST /documents/{id}/messages: returns the message record."""
         return self._send_message(self.record("documents", id), body)

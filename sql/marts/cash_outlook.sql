@@ -38,10 +38,10 @@ periods as (
 
 -- the period of a due date on D: past due before D, the week holding it up to week 8's sunday, else later
 flows as (
-    select portal_id, due_date, open_amount as inflow, 0 as outflow, 1 as inflow_count, 0 as outflow_count
+    select portal_id, due_date, open_amount as inflow, 0 as outflow, 1 as inflow_count, 0 as outflow_count, currency
     from receivables
     union all
-    select portal_id, due_date, 0, amount_due, 0, 1
+    select portal_id, due_date, 0, amount_due, 0, 1, currency
     from supplier_payables
 ),
 
@@ -70,8 +70,11 @@ per_period as (
     group by portal_id, period_index
 ),
 
+-- the currencies summed (two or more, joined by '/', fail the blocking check cash_outlook_single_currency)
 portal_ids as (
-    select distinct portal_id from flows
+    select portal_id, string_agg(distinct coalesce(currency, 'EUR'), '/' order by coalesce(currency, 'EUR')) as currency
+    from flows
+    group by portal_id
 ),
 
 final as (
@@ -90,6 +93,7 @@ final as (
         ) as decimal(18, 2)) as cumulative_net,
         cast(coalesce(per_period.receivable_count, 0) as bigint) as receivable_count,
         cast(coalesce(per_period.payable_count, 0) as bigint) as payable_count,
+        portal_ids.currency,
         portal_ids.portal_id
     from portal_ids
     cross join periods

@@ -78,6 +78,7 @@ open_invoices as (
                 - coalesce(settled.settled_by_credit_notes, 0)
         end as open_amount,
         report_date.as_of_date - invoices.due_date as days_past_due,
+        invoices.currency,
         -- unknown (null) when the history was not served: no reminder seen is then no evidence of none
         case
             when reminded_invoices.document_id is not null then true
@@ -119,6 +120,7 @@ final as (
         end as next_reminder_template,
         -- true: due_date is the legal default (emit date + 30 days), the server sent none
         open_invoices.is_due_date_assumed,
+        open_invoices.currency,
         -- last, so that the columns before it keep their places
         open_invoices.portal_id
     from open_invoices

@@ -32,7 +32,8 @@ renamed as (
         cast(amount as decimal(18, 2)) as amount,
         cast(vat as decimal(18, 2)) as vat_amount,
         cast(amount_vat as decimal(18, 2)) as amount_vat,
-        cast(currency as varchar) as currency,
+        -- spec: euros on creation; not served: euros (docs/contract.md, `supplier_documents.currency`)
+        coalesce(cast(currency as varchar), 'EUR') as currency,
         cast(origin as varchar) as origin,
         cast(payment_date as timestamptz) as paid_at,
         cast(cast(payment_date as timestamptz) at time zone time_zone.time_zone as date) as payment_date,

@@ -23,6 +23,8 @@ renamed as (
         cast(date as timestamptz) as paid_at,
         cast(cast(date as timestamptz) at time zone time_zone.time_zone as date) as payment_date,
         cast(method as varchar) as payment_method,
+        -- not served: euros, as documents (docs/contract.md, `transactions.currency`)
+        coalesce(cast(currency as varchar), 'EUR') as currency,
         cast(metadata as varchar) as metadata,
         cast(last_update as timestamptz) as last_updated_at
     from source

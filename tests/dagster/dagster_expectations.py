@@ -49,6 +49,8 @@ CONTRACT_CHECKS = {
     ("staging/stg_invoicing__supplier_documents", "supplier_document_values_known"),
     ("marts/supplier_payables", "payables_have_amount"),
     ("marts/supplier_payables", "payables_single_currency"),
+    ("marts/receivables", "receivables_single_currency"),
+    ("marts/cash_outlook", "cash_outlook_single_currency"),
     ("marts/supplier_payables", "supplier_status_as_of_known"),
     *(
         (f"staging/{model}", "dates_at_midnight")

@@ -2,9 +2,11 @@
 
 from decimal import Decimal
 
+import duckdb
 import pandas as pd
 
-from dashboard.formatting import ENGLISH, FRENCH, days, eur, html_table, to_csv
+from dashboard.formatting import ENGLISH, FRENCH, days, eur, html_table, money, to_csv
+from dashboard.queries import currency
 
 NBSP = "\u00a0"
 
@@ -24,3 +26,21 @@ def test_tables_escape_text_and_csv_keeps_raw_values():
     assert "&lt;b&gt;A&amp;B&lt;/b&gt;" in html and "<b>" not in html
     assert '<td data-column="open_amount" class="num">€1,234.50</td>' in html
     assert to_csv(frame).decode() == "customer_name,open_amount\n<b>A&B</b>,1234.50\n"
+
+
+def test_amounts_carry_the_currency_the_marts_name_euros_by_default():
+    assert money(Decimal("1234.5"), FRENCH, "USD") == f"1{NBSP}234,50{NBSP}$US"
+    assert money(Decimal("-1234.5"), ENGLISH, "USD") == "-$1,234.50"
+    assert money(Decimal(10), ENGLISH, "SEK") == "SEK 10.00"  # an unknown code is written out
+    assert money(Decimal(10), FRENCH) == eur(Decimal(10), FRENCH) == f"10,00{NBSP}€"
+    frame = pd.DataFrame({"open_amount": [Decimal("1234.50")]})
+    html = html_table(frame, "t", money=["open_amount"], style=ENGLISH, currency="USD")
+    assert '<td data-column="open_amount" class="num">$1,234.50</td>' in html and "€" not in html
+
+
+def test_the_dashboard_reads_the_portals_currency_from_the_cash_outlook():
+    with duckdb.connect() as conn:
+        conn.execute("create schema marts")
+        conn.execute("create table marts.cash_outlook (period_index int, currency varchar, portal_id varchar)")
+        conn.execute("insert into marts.cash_outlook values (0, 'USD', 'p1'), (1, 'USD', 'p1'), (0, 'EUR', 'p2')")
+        assert (currency(conn, "p1"), currency(conn, "p2"), currency(conn, "p3")) == ("USD", "EUR", "EUR")

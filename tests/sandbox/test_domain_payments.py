@@ -1,15 +1,18 @@
 """Payment rules 1-4, overpayments used on a second invoice, credit notes and the derived customer figures."""
 
-from datetime import datetime, timedelta, timezone
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
 from sandbox.clock import Clock
 from sandbox.config import SandboxConfig
+from sandbox.contract import ContractProfile
 from sandbox.domain import Portal
 from sandbox.errors import ApiError
+from sandbox.generator import generate
 
-NOW = datetime(2026, 3, 10, 9, 0, tzinfo=timezone.utc)
+NOW = datetime(2026, 3, 10, 9, 0, tzinfo=UTC)
 
 
 def make_portal():
@@ -204,3 +207,45 @@ def test_late_and_active_customers_by_the_clock():
         portal.pay_document(document["id"], None)
     assert {c["id"] for c in portal.list("customers", {"documentStatus": "LATE"})} == {late_id}
     assert portal.list("customers", {"documentStatus": "ACTIVE"}) == []  # PAID is not VALIDATED
+
+
+def test_a_refund_of_a_payment_is_a_negative_transaction_and_the_payments_refunded_amount():
+    portal, _, customer_id = make_portal()
+    document = invoice(portal, customer_id)  # 120 incl. VAT
+    payment = portal.pay_document(document["id"], {"amount": 200})  # 80 over
+    refund = portal.refund(payment["id"], 50, "2026-03-12T00:00:00Z")
+    assert (refund["amount"], refund["customerId"], refund["documentId"], refund["date"]) == (
+        -50, customer_id, None, "2026-03-12T00:00:00Z"
+    )
+    refunded = portal.get("transactions", payment["id"])
+    assert (refunded["refundedAmount"], refunded["usedAmount"]) == (50, 120)
+    with pytest.raises(ApiError):  # 30 unused left: no more than that can be paid back
+        portal.refund(payment["id"], 31)
+    with pytest.raises(ApiError):  # a refund is not a payment that can be refunded
+        portal.refund(refund["id"], 1)
+
+
+def test_a_refund_of_a_credit_note_names_it_and_lowers_what_is_left_of_it():
+    portal, _, customer_id = make_portal()
+    credit_note = invoice(portal, customer_id, subtype="CREDIT_NOTE", type="INVOICE")  # 120 incl. VAT
+    refund = portal.refund(credit_note["id"], 100)
+    assert (refund["amount"], refund["documentId"]) == (-100, credit_note["id"])
+    after = portal.get("documents", credit_note["id"])
+    assert (after["totalPayments"], after["remaining"]) == (100, 20)
+    with pytest.raises(ApiError):
+        portal.refund(credit_note["id"], 21)
+    assert portal.get("customers", customer_id)["dueAmount"] == 0  # a credit note is never owed
+
+
+def test_the_generator_refunds_only_when_the_profile_says_so():
+    def refunds(mode: str) -> list[dict]:
+        config = SandboxConfig(seed=29, scale=100, contract=replace(ContractProfile.default(), refunds=mode))
+        portal = Portal(Clock(fixed=NOW), config)
+        generate(portal, 29, 100)
+        return [t for t in portal.snapshot("transactions") if t["amount"] < 0]
+
+    assert refunds("none") == []
+    served = refunds("served")
+    assert any(t["documentId"] for t in served) and any(t["documentId"] is None for t in served)
+    with pytest.raises(ValueError):
+        ContractProfile(refunds="sometimes")
