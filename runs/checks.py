@@ -10,12 +10,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import cache
 from typing import Any
 
 import duckdb
 
 from warehouse_engine.names import PORTAL_COLUMN, RAW_DATASET
-from warehouse_engine.sql_runner import downstream_models
+from warehouse_engine.sql_runner import discover_models
 
 SAMPLE_SIZE = 5
 ERROR = "ERROR"
@@ -87,9 +88,24 @@ def relation_exists(connection: duckdb.DuckDBPyConnection, relation: str) -> boo
     return bool(row and row[0])
 
 
+@cache
+def _model_inputs() -> tuple[tuple[str, frozenset[str]], ...]:
+    # the product's models and what each reads, in dependency order (read once: checks are declared at import)
+    return tuple((model.key, model.depends_on) for model in discover_models())
+
+
 def marts_reading(raw_tables: Sequence[str]) -> tuple[str, ...]:
     """The marts built on any of `raw_tables`, directly or through other models."""
-    return tuple(key for key in downstream_models(raw_tables) if key.startswith("marts."))
+    return marts_built_on([f"{RAW_DATASET}.{table}" for table in raw_tables])
+
+
+def marts_built_on(relations: Sequence[str]) -> tuple[str, ...]:
+    """The marts among `relations` and those built on any of them, directly or through other models."""
+    stale = set(relations)
+    for key, inputs in _model_inputs():
+        if inputs & stale:
+            stale.add(key)
+    return tuple(sorted(relation for relation in stale if relation.startswith("marts.")))
 
 
 # ---------------------------------------------------------------- raw: ids unique

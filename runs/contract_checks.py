@@ -15,7 +15,7 @@ from typing import Any
 
 import duckdb
 
-from runs.checks import ERROR, PAYABLES, RECEIVABLES, SAMPLE_SIZE, WARN, WarehouseCheck
+from runs.checks import ERROR, PAYABLES, RECEIVABLES, SAMPLE_SIZE, WARN, WarehouseCheck, marts_built_on
 
 RECEIVABLES_MARTS = RECEIVABLES
 PAYABLES_MARTS = PAYABLES
@@ -67,7 +67,7 @@ def contract_check(
 
     return WarehouseCheck(name, relation, f"{description} Fails naming {field}; spoils {', '.join(marts)}.",
                           evaluate, blocking=blocking, severity=severity,
-                          protects=tuple(mart.split(" ")[0] for mart in marts), reads=tuple(reads))
+                          protects=marts_built_on([mart.split(" ")[0] for mart in marts]), reads=tuple(reads))
 
 
 usages_dated = contract_check(
