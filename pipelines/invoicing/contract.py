@@ -4,9 +4,8 @@ One `LedgerRow` per item: where the promise comes from (`contract` = the spec, `
 page, `assumption` = neither), which code uses it, what the product does when the item is absent or different
 (`derive` it from promised fields, `check`: a check fails naming field and marts, run by the gate on every path,
 runs/gate.py; `note`: a sync note, `fine`: not used for numbers), the check or note that shows it, and the marts it
-feeds. `docs/contract.md`
-lists the same rows for people (a test keeps the two equal); the doctor probes the `field` rows on sample
-pages and the other kinds with its own requests.
+feeds. `docs/contract.md` lists the same rows for people (a test keeps the two equal); the doctor probes the
+`field` rows on sample pages and the other kinds with its own requests.
 """
 
 from __future__ import annotations
