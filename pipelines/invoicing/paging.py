@@ -83,8 +83,7 @@ class PageSizes:
         self._lock = threading.Lock()
         self._hints: dict[str, int] = {}
         self._largest: dict[str, int] = {}  # per path: the largest page it served in this run
-        self._proven: dict[str, int] = {}  # per path: pages known not to be its last (full, or followed)
-        self._previous: dict[str, int] = {}  # per path: the size of its latest non-empty page
+        self._proven: dict[str, int] = {}  # per path: a page size it served while more records remained
         self._refused_above: dict[str, int] = {}
         # per path: whether `skip` was seen honoured (True) or ignored (False) in this run, and the ids of
         # the latest skip-0 answer with its other parameters (what a later page with skip is compared with)
@@ -106,10 +105,12 @@ class PageSizes:
             self._largest[path] = max(self._largest.get(path, 0), received)
             if received >= asked:
                 self._proven[path] = max(self._proven.get(path, 0), received)
-            if received:
-                if path in self._previous:  # the page before was followed by records: it was a full page
-                    self._proven[path] = max(self._proven.get(path, 0), self._previous[path])
-                self._previous[path] = received
+
+    def prove(self, path: str, size: int) -> None:
+        """Records that `path` served a page of `size` records while more remained (a clamp): a page of that
+        size is a full one. Only a read's own next request proves it (slices of one list run in parallel)."""
+        with self._lock:
+            self._proven[path] = max(self._proven.get(path, 0), size)
 
     def is_end(self, path: str, asked: int, received: int) -> bool:
         """Whether a page of `received` records, asked with `limit=asked`, is the last of the list at `path`:
@@ -303,7 +304,7 @@ def keyset_pages(
     # The page before was shorter than the limit but as large as any this list served in the run: a clamp
     # or the end. The proof asks past every record read at its last second: empty is the end, whatever the
     # order of ties (fewer records remain from that second on than were passed, and all were read).
-    proving = False
+    proving, previous_size = False, 0
     while not cancelled():
         by_skip = skip_failures < MAX_SKIP_FAILURES and limit >= 2 and offset >= 2 and last_id is not None
         skip = offset if proving else offset - 1 if by_skip else 0
@@ -328,7 +329,8 @@ def keyset_pages(
             if not records:
                 yield Page([], position, True)
                 return
-            continue  # the page before was cut by the server (a page size now proven): read on as usual
+            page_sizes.prove(path, previous_size)  # the page before was cut by the server: read on as usual
+            continue
         if skip and not _continues(records, path, position, skip, last_id, read_at_position):
             skip_failures += 1  # positions shifted under the read: the second is read alone, in passes
             group = position
@@ -356,6 +358,7 @@ def keyset_pages(
                 last_id = records[-1]["id"]
                 proving = (len(records) < limit and (page_sizes.confirmed(path) or 0) < len(records)
                            and len(read_at_position) >= offset)
+                previous_size = len(records)
                 continue
             group = last  # a full page at one second, and skipping into it is not trusted
         assert group is not None  # a skip is only asked inside a second already read

@@ -102,15 +102,20 @@ class FakeApi:
             self.between_pages(self, self.list_calls)
         self.list_calls += 1
         q = request.url.params
-        rows = sorted(self.lists[path], key=lambda r: (r["lastUpdate"], self.tie_key(r)))
+        # instants, not texts: "…:33.500Z" is after "…:33Z" (a server sending milliseconds, N13)
+        rows = sorted(self.lists[path], key=lambda r: (_instant(r["lastUpdate"]), self.tie_key(r)))
         if not self.ignore_window:
             if "updatedSince" in q:
-                rows = [r for r in rows if r["lastUpdate"] >= q["updatedSince"]]
+                rows = [r for r in rows if _instant(r["lastUpdate"]) >= _instant(q["updatedSince"])]
             if "updatedUntil" in q:
-                rows = [r for r in rows if r["lastUpdate"] <= q["updatedUntil"]]
+                rows = [r for r in rows if _instant(r["lastUpdate"]) <= _instant(q["updatedUntil"])]
         skip = int(q.get("skip", 0))
         limit = min(int(q.get("limit", 20)), self.page_max)
         return self._answer(200, {"data": [dict(r) for r in rows[skip:skip + limit]]})
+
+
+def _instant(text: str) -> datetime:
+    return datetime.fromisoformat(text.replace("Z", "+00:00"))
 
 
 class FakeClock:
