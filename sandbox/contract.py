@@ -121,6 +121,8 @@ class ContractProfile:
             window_params_refused_on=UNLISTED_PARAMETER_LISTS,
             token_lifetime_s=20,
             max_page_size=50,
+            # nothing says every list has one maximum: the newer supplier documents get a smaller one
+            max_page_size_per_list=(("supplier_documents", 30),),
             date_only_zone="Europe/Paris",
         )
 

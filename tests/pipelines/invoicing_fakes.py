@@ -10,7 +10,7 @@ from __future__ import annotations
 import base64
 import itertools
 from collections.abc import Callable
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
 
 import httpx
@@ -18,7 +18,7 @@ import httpx
 BASE_URL = "http://api.test/api/v2"
 CLIENT_ID = "client-1"
 CLIENT_SECRET = "s3cr3t-value-never-printed"
-SERVER_NOW = datetime(2026, 3, 4, 12, 0, 0, tzinfo=timezone.utc)
+SERVER_NOW = datetime(2026, 3, 4, 12, 0, 0, tzinfo=UTC)
 
 
 def iso(moment: datetime) -> str:
@@ -115,7 +115,7 @@ class FakeApi:
 
 
 def _instant(text: str) -> datetime:
-    return datetime.fromisoformat(text.replace("Z", "+00:00"))
+    return datetime.fromisoformat(text)
 
 
 class FakeClock:

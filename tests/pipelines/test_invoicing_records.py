@@ -21,6 +21,7 @@ from pipelines.invoicing.rows import event_rows
 from pipelines.invoicing.settings import EVENTS
 from sandbox.contract import INVENTED_FIELD_FAMILIES, ContractProfile
 
+
 def profile(**switches) -> ContractProfile:
     return replace(ContractProfile.default(), **switches)
 
@@ -165,7 +166,7 @@ def test_events_without_ids_get_ids_from_their_document_and_position():
 def test_events_without_ids_are_replaced_whole_when_a_history_grows(start_sandbox, warehouse, monkeypatch):
     """A server serving events without `id` (no sandbox switch serves that: the served items lose it
     here): synthesised ids, and a reloaded history replaces the old rows instead of adding to them."""
-    import sandbox.routes.serving as serving
+    from sandbox.routes import serving
 
     original = serving.served_event_item
     monkeypatch.setattr(serving, "served_event_item",

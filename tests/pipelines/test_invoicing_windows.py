@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 from datetime import timedelta
 
@@ -41,7 +42,7 @@ def test_split_range_covers_every_second_exactly_once():
     since = UNTIL - timedelta(seconds=1000)
     ranges = split_range(since, UNTIL, 7)
     assert ranges[0][0] == since and ranges[-1][1] == UNTIL
-    for (_, end), (start, _) in zip(ranges, ranges[1:]):
+    for (_, end), (start, _) in itertools.pairwise(ranges):
         assert start == end + timedelta(seconds=1)
     assert split_range(UNTIL, UNTIL, 8) == [(UNTIL, UNTIL)]
 
