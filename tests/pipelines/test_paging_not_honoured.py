@@ -78,3 +78,16 @@ def test_a_server_that_honours_paging_leaves_no_degraded_note(start_sandbox, war
     second = sync(sandbox, warehouse)
     assert second.degraded_notes == [], second.degraded_notes
     assert mismatches(warehouse, sandbox.portal, contract=contract) == []
+
+
+def test_the_portals_path_reports_the_degraded_note_too(start_sandbox, tmp_path):
+    from pipelines.invoicing.credentials import ApiSettings
+    from pipelines.invoicing.portal_sync import sync_portal
+    from pipelines.invoicing.portals import Portal
+
+    profile = replace(ContractProfile.default(), paging_params_refused_on=("supplier_documents",))
+    sandbox = start_sandbox(seed=3, scale=150, contract=profile)
+    settings = ApiSettings(sandbox.base_url, sandbox.client_id, sandbox.client_secret)
+    report = sync_portal(str(tmp_path / "w.duckdb"), Portal("acme", sandbox.base_url), settings=settings,
+                         rate_limit_per_s=0)
+    assert degraded_for(report, "supplier_documents"), report.notes
