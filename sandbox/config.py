@@ -52,10 +52,12 @@ class SandboxConfig:
     contract: ContractProfile = field(default_factory=ContractProfile.default)
     extra: dict = field(default_factory=dict)
 
-    def served_max_page_size(self) -> int:
-        """The largest `limit` served: `max_page_size`, lowered to the contract profile's when it has one
-        (a test asking a strict sandbox for pages of 37 gets 37)."""
-        return min(self.max_page_size, self.contract.max_page_size or self.max_page_size)
+    def served_max_page_size(self, resource: str | None = None) -> int:
+        """The largest `limit` served (on the list `resource`, when given): `max_page_size`, lowered to the
+        contract profile's when it has one (a test asking a strict sandbox for pages of 37 gets 37), and to
+        the profile's maximum of that list (`max_page_size_per_list`)."""
+        profile = self.contract.list_max_page_size(resource) if resource else self.contract.max_page_size
+        return min(self.max_page_size, profile or self.max_page_size)
 
     def served_token_lifetime_s(self) -> int:
         """The lifetime of issued tokens: `token_lifetime_s`, shortened to the contract profile's when it

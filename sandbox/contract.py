@@ -41,6 +41,9 @@ INVENTED_FIELD_FAMILIES = (
 )
 # the lists whose parameters the spec does not list ("parameter names are not shown" / none at all)
 UNLISTED_PARAMETER_LISTS = ("suppliers", "supplier_documents", "webhooks")
+# every list a client pages through (by resource name)
+LIST_RESOURCES = ("customers", "items", "documents", "transactions", "transaction_usages", "suppliers",
+                  "supplier_documents", "webhooks")
 
 
 @dataclass(frozen=True)
@@ -59,8 +62,15 @@ class ContractProfile:
     date_header_skew_s: float = 0.0
     # lists answering 400 "unknown query parameter" for updatedSince/updatedUntil/orderBy/order
     window_params_refused_on: tuple[str, ...] = ()
+    # lists answering 400 "unknown query parameter" for limit/skip, or ignoring both (the default page, 20,
+    # from the first record, whatever they ask): the spec names no paging parameter for these lists
+    paging_params_refused_on: tuple[str, ...] = ()
+    paging_params_ignored_on: tuple[str, ...] = ()
     token_lifetime_s: int | None = None  # None: the config's `token_lifetime_s`
     max_page_size: int | None = None  # None: the config's `max_page_size`
+    # (list, size) pairs: a maximum page of its own for these lists, below the one above (clamped or
+    # refused by the config's `page_size_policy`, as every maximum)
+    max_page_size_per_list: tuple[tuple[str, int], ...] = ()
     # date-only fields (emitDate, dueDate, date, issueDate, paymentDate): midnight of this zone, in UTC
     date_only_zone: str = "UTC"
     # spellings the contract does not give: served instead of the sandbox's own (filters accept them too)
@@ -101,6 +111,8 @@ class ContractProfile:
         for name, values, allowed_names in (
             ("invented_fields_omitted", self.invented_fields_omitted, INVENTED_FIELD_FAMILIES),
             ("window_params_refused_on", self.window_params_refused_on, UNLISTED_PARAMETER_LISTS),
+            ("paging_params_refused_on", self.paging_params_refused_on, UNLISTED_PARAMETER_LISTS),
+            ("paging_params_ignored_on", self.paging_params_ignored_on, UNLISTED_PARAMETER_LISTS),
         ):
             unknown = set(values) - set(allowed_names)
             if unknown:
@@ -108,6 +120,23 @@ class ContractProfile:
         for name, flag in (("due_date_omitted", self.due_date_omitted),):
             if not isinstance(flag, bool):
                 raise TypeError(f"{name} must be True or False, got {flag!r}")
+        for pair in self.max_page_size_per_list:
+            if (not isinstance(pair, tuple) or len(pair) != 2 or pair[0] not in LIST_RESOURCES
+                    or not isinstance(pair[1], int) or pair[1] < 1):
+                raise ValueError(f"max_page_size_per_list: ({', '.join(LIST_RESOURCES)}, size >= 1) pairs, "
+                                 f"got {pair!r}")
+        both = set(self.paging_params_refused_on) & set(self.paging_params_ignored_on)
+        if both:
+            raise ValueError(f"paging parameters both refused and ignored on {sorted(both)}")
+        if self.max_page_size is not None and self.max_page_size < 1:
+            raise ValueError(f"max_page_size must be at least 1, got {self.max_page_size!r}")
+
+    def list_max_page_size(self, resource: str) -> int | None:
+        """The maximum page of `resource`: its own (`max_page_size_per_list`), else `max_page_size`, else
+        None (the config's); the lower of the two when both are set."""
+        own = [size for name, size in self.max_page_size_per_list if name == resource]
+        sizes = [size for size in (*own, self.max_page_size) if size is not None]
+        return min(sizes) if sizes else None
 
     @classmethod
     def default(cls) -> ContractProfile:
@@ -126,6 +155,8 @@ class ContractProfile:
             window_params_refused_on=UNLISTED_PARAMETER_LISTS,
             token_lifetime_s=20,
             max_page_size=50,
+            # nothing says every list has one maximum: the newer supplier documents get a smaller one
+            max_page_size_per_list=(("supplier_documents", 30),),
             date_only_zone="Europe/Paris",
             # the spec gives supplier amounts no sign: negative credit notes are the other legal answer
             supplier_credit_note_sign="negative",

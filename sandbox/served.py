@@ -41,6 +41,7 @@ DATE_ONLY_FIELDS = {
 SUPPLIER_CREDIT_NOTE_AMOUNTS = ("amount", "vat", "amountVat")
 CREDIT_NOTE_TOTALS = ("amount", "vat", "amountVat", "amountNet", "amountVatNet", "totalPayments", "remaining")
 WINDOW_PARAMETERS = ("updatedSince", "updatedUntil", "orderBy", "order")
+PAGING_PARAMETERS = ("limit", "skip")
 # webhook events whose payload is a record under `data`, by the record's resource
 EVENT_RESOURCES = {
     "document": "documents",
@@ -186,13 +187,18 @@ def served_payload(event: str, payload: dict, profile: ContractProfile) -> dict:
 
 
 def served_params(resource: str, params: Mapping[str, str], profile: ContractProfile) -> dict[str, str]:
-    """The list parameters as the domain reads them: window parameters refused where the profile says
-    (the sandbox's usual 400 for an unknown parameter), served spellings turned back into the sandbox's."""
-    if resource in profile.window_params_refused_on:
-        for name in params:
-            if name in WINDOW_PARAMETERS:
-                raise bad_request(f"unknown query parameter {name}")
+    """The list parameters as the domain reads them: window or paging parameters refused where the profile
+    says (the sandbox's usual 400 for an unknown parameter), paging parameters dropped where it ignores them,
+    served spellings turned back into the sandbox's."""
+    refused = (WINDOW_PARAMETERS if resource in profile.window_params_refused_on else ()) + (
+        PAGING_PARAMETERS if resource in profile.paging_params_refused_on else ())
+    for name in params:
+        if name in refused:
+            raise bad_request(f"unknown query parameter {name}")
     out = dict(params)
+    if resource in profile.paging_params_ignored_on:
+        for name in PAGING_PARAMETERS:  # the default page from the first record, whatever was asked
+            out.pop(name, None)
     for (family, name), renames in _spellings(profile).items():
         if family == resource and name in out:
             back = {served: own for own, served in renames.items()}

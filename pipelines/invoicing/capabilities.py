@@ -22,11 +22,12 @@ STATE_KEY = "server_capabilities"
 
 @dataclass(frozen=True)
 class ListCapabilities:
-    """One list endpoint: does it honour the window, the ordering, a stable order of ties?"""
+    """One list endpoint: does it honour the window, the ordering, a stable order of ties, the paging?"""
 
     window: Support = "unknown"  # updatedSince / updatedUntil
     ordering: Support = "unknown"  # orderBy=lastUpdate with order=1 (ascending)
     stable_ties: bool | None = None  # equal-lastUpdate records in the same order on every request
+    paging: Support = "unknown"  # limit / skip ("ignored": skip N answers the skip-0 records)
 
 
 @dataclass(frozen=True)
@@ -56,7 +57,8 @@ class ServerCapabilities:
             lists[path] = ListCapabilities(
                 mine.window if mine.window != "unknown" else theirs.window,
                 mine.ordering if mine.ordering != "unknown" else theirs.ordering,
-                mine.stable_ties if mine.stable_ties is not None else theirs.stable_ties)
+                mine.stable_ties if mine.stable_ties is not None else theirs.stable_ties,
+                mine.paging if mine.paging != "unknown" else theirs.paging)
         return ServerCapabilities(
             lists,
             self.deleted_customers if self.deleted_customers != "unknown" else other.deleted_customers,

@@ -21,6 +21,19 @@ RECEIVABLES = ("receivables", "receivables_by_customer", "overdue_customers")
 PAYABLES = ("supplier_payables", "payables_by_supplier", "payables_schedule")
 
 
+# (list, whether the spec names `limit`/`skip` for it, the marts built on its rows)
+PAGED_LISTS: tuple[tuple[str, bool, tuple[str, ...]], ...] = (
+    ("customers", True, RECEIVABLES),
+    ("items", True, ()),
+    ("documents", True, RECEIVABLES + ("dso", "cash_outlook")),
+    ("transactions", True, ("receivables_by_customer",)),
+    ("transaction_usages", True, RECEIVABLES + ("dso", "cash_outlook")),
+    ("suppliers", False, PAYABLES),
+    ("supplier_documents", False, PAYABLES + ("cash_outlook",)),
+    ("webhooks", False, ()),
+)
+
+
 @dataclass(frozen=True)
 class LedgerRow:
     """One item of the contract ledger (see the module docstring for the vocabulary)."""
@@ -61,7 +74,8 @@ LEDGER: tuple[LedgerRow, ...] = (
     _r("http", "data", "contract", "client.py, paging.py", "check", "run stops", (),
        "an answer without `data` stops the run with a `malformed` error"),
     _r("http", "Date", "assumption", "feed.py (windows), client.py", "note", "N7", (),
-       "absent: windows end at the local clock minus 60 s and note N7 (degraded) says so", "header"),
+       "absent: windows end at the local clock minus 60 s and note N7 (degraded, `run: `) says so: a local clock "
+       "ahead of the service's by more than the lag and overlap misses rows until a reconcile", "header"),
     _r("http", "RateLimit-Limit", "api-facts", "client.py (limiter)", "fine", "", (),
        "absent: steady pacing below 10 requests/s (slower, never wrong)", "header"),
     _r("http", "RateLimit-Remaining", "api-facts", "client.py (limiter)", "fine", "", (),
@@ -74,9 +88,10 @@ LEDGER: tuple[LedgerRow, ...] = (
        "N8", (), "skew up to the 30 s overlap is absorbed; a Date ahead (measured against AccessToken-ExpireAt) "
        "ends the windows as much earlier; a lastUpdate clock ahead is measured and noted (N8)",
        "behaviour"),
-    _r("http", "second precision", "api-facts", "dates.py, windows.py", "note", "N13", (),
-       "sub-second lastUpdate values are read; note N13 (degraded) warns that same-second versions may be "
-       "skipped", "behaviour"),
+    _r("http", "second precision", "api-facts", "dates.py, windows.py, reader.py", "note", "N13", (),
+       "sub-second lastUpdate values are read and compared by whole seconds; note N13 (cost) says so: a window "
+       "restarting inside a second looks unhonoured and the list is read in full; a version changed again "
+       "within its second is reloaded by the next run (overlap_seen), as with whole seconds", "behaviour"),
     _r("http", "date-only at UTC midnight", "assumption", "staging *_date columns", "derive", "dates_at_midnight",
        RECEIVABLES + PAYABLES, "dates are read as the Europe/Paris calendar date, right for UTC and Paris "
        "midnight alike; check dates_at_midnight (WARN) names any other time of day", "behaviour"),
@@ -84,9 +99,11 @@ LEDGER: tuple[LedgerRow, ...] = (
        "a 404 marks the record deleted at run time (tombstone)", "behaviour"),
     # --- lists: paging, windows, order --------------------------------------------------------------
     _r("lists", "limit/skip", "contract", "paging.py", "note", "N4", (),
-       "refused: one unpaged answer, note N4 (degraded) says it may be incomplete", "parameter"),
-    _r("lists", "page size", "api-facts", "paging.py (PageSizes)", "note", "N12", (),
-       "the honoured size is learnt in the run (clamp or 400); a persisted size is only a hint", "parameter"),
+       "per list (rows `<list>.limit/skip`): refused (400) or ignored (skip N answers the skip-0 records): one "
+       "unpaged answer, note N4 (degraded, `<table>: `) says rows may be missing", "parameter"),
+    _r("lists", "page size", "assumption", "paging.py (PageSizes)", "note", "N12", (),
+       "per list (rows `<list>.page size`): learnt in the run from what that list serves (clamp or 400); a "
+       "size of another list or of an earlier run never ends a read", "parameter"),
     _r("lists", "updatedSince/updatedUntil", "contract", "paging.py, windows.py", "note", "N1", (),
        "ignored: detected, read in full (N2); refused (400): read in full (N1); costs time, never rows",
        "parameter"),
@@ -103,6 +120,18 @@ LEDGER: tuple[LedgerRow, ...] = (
        "read alone, in passes until its count is complete (N10), else the run fails loudly", "behaviour"),
     _r("lists", "lastUpdate", "api-facts", "paging.py, windows.py", "note", "N2", (),
        "a record without lastUpdate makes the window untrusted: the list is read in full"),
+    # --- paging, per list (the contract shows no page size, and no paging names for three lists) ------
+    *(row for name, named, marts in PAGED_LISTS for row in (
+        _r(name, "page size", "assumption", "paging.py (PageSizes, per list)", "note", "N12", (),
+           "this list's own size, learnt in the run (clamp or 400): a page ends a read only when shorter than "
+           "the limit and than a page this list served; a first short page costs one more request; another "
+           "list's size or an earlier run's never ends a read", "parameter"),
+        _r(name, "limit/skip", "contract" if named else "assumption", "paging.py (_fetch, skip_pages)", "note",
+           "N4", marts, "refused (400) or ignored (skip N answers the skip-0 records) where a read needs them: "
+           f"one unpaged answer and a degraded note `{name}: ...` (rows may be missing; the marts are not exact)"
+           + ("; a window read by whole seconds needs no skip and stays exact" if name != "webhooks" else ""),
+           "parameter"),
+    )),
     # --- customers ----------------------------------------------------------------------------------
     _r("customers", "name", "contract", "receivables.sql, overdue_customers.sql", "fine", "", RECEIVABLES,
        "absent: receivables fall back to the document's `to.name`"),

@@ -85,12 +85,17 @@ class Feed:
                     lead = self.client.auth.date_lead_s
                     until = window_end(server_time) - timedelta(seconds=math.ceil(lead))
                     if lead > 0:
-                        self.note(f"Date runs {lead:.0f} s ahead of the token expiry's clock; windows end as much "
+                        self.note(f"run: Date runs {lead:.0f} s ahead of the token expiry's clock; windows end as much "
                                   "earlier")
                 else:
                     server_time = datetime.now(UTC)
                     until = window_end(server_time) - NO_DATE_EXTRA_LAG
-                    self.note("no Date header; windows frozen from the local clock minus 60 s")
+                    # N7, degraded: this machine's clock may run ahead of the service's by more than the
+                    # 60 s lag plus the 30 s overlap, and then changes written after this read but stamped
+                    # before the window's end are missed by the next run too (until a reconcile)
+                    self.note("run: no Date header; windows frozen from the local clock minus 60 s (rows "
+                              "changed while it runs may be missed if that clock is ahead of the service's)",
+                              degraded=True)
                 self.preloaded["user"] = user
                 self.plan = RunPlan(until, server_time, self._from_scratch, self._reconcile)
             return self.plan
@@ -185,7 +190,7 @@ class Feed:
             return
         skew = (newest - self.plan.run_time).total_seconds()
         if skew > WINDOW_LAG_S:
-            self.note(f"lastUpdate clock {skew:.0f} s ahead of Date (windows lag {WINDOW_LAG_S} s)")
+            self.note(f"run: lastUpdate clock {skew:.0f} s ahead of Date (windows lag {WINDOW_LAG_S} s)")
 
     def fetch_events(self, document_ids: list[str]) -> None:
         """Fetches the status history of changed supplier documents, before their page is handed over."""

@@ -3,7 +3,8 @@
 It learns what the sync relies on where the contract is silent (docs/contract.md): credentials and the
 granted scope, the token's lifetime, the page size and whether a larger `limit` is clamped or refused, per
 list whether the window and the ordering are honoured, ignored or refused, whether records sharing one
-`lastUpdate` second keep one order, whether deleted customers stay listed, the skew between `Date` and
+`lastUpdate` second keep one order, per list the largest page it serves and whether it honours `skip`,
+whether deleted customers stay listed, the skew between `Date` and
 `lastUpdate`, the rate-limit headers, and which ledger fields the records carry. The result is plain JSON
 plus a `ServerCapabilities`, the sync's strategy cache. Only GET requests are made (and the token request).
 """
@@ -20,14 +21,15 @@ from pipelines.invoicing.dates import format_timestamp, parse_timestamp
 from pipelines.invoicing.errors import InvoicingApiError
 from pipelines.invoicing.probe_http import OBSERVED_HEADERS, BudgetSpent, ProbeSession, header_time
 from pipelines.invoicing.probe_lists import (
+    ASKED_PAGE,
     ListProbe,
     date_only_times,
     field_presence,
     last_update,
     probe_list,
+    probe_paging,
 )
 
-ASKED_PAGE = 1000  # far above any sane maximum: the answer shows the clamp (or the 400)
 FALLBACK_PAGE = 100
 MAX_CUSTOMER_PAGES = 4  # customers are read in full for the deletion probe (the sync does the same)
 TIE_REREADS = 2  # a shuffled group of 3+ records shows a new order at once; 2 re-reads settle it
@@ -99,6 +101,7 @@ def _probe_everything_else(session: ProbeSession, findings: dict, known_customer
     lists: dict[str, ListProbe] = {}
     for name, path in LIST_PATHS.items():
         lists[name] = probe_list(session, name, path, page)
+        probe_paging(session, lists[name])
     samples = {name: probe.sample for name, probe in lists.items()}
     findings["page_size"]["max_is_exact"] = len(samples["documents"]) > page
     samples["customers"] = _all_customers(session, lists["customers"], page)
@@ -243,7 +246,7 @@ def _capabilities(findings: dict, lists: dict[str, ListProbe]) -> ServerCapabili
     for name, probe in lists.items():
         stable = ties["stable"] if ties["list"] == name else None
         capabilities[probe.path] = ListCapabilities(window=probe.window, ordering=probe.ordering,
-                                                    stable_ties=stable)
+                                                    stable_ties=stable, paging=probe.paging)
     server_time = header_time({"date": findings.get("server_time") or ""})
     return ServerCapabilities(lists=capabilities, deleted_customers=findings["deleted_customers"]["mode"],
                               token_lifetime_s=findings["auth"]["expires_in"],

@@ -1,10 +1,11 @@
 """The doctor's list probes: per list, does the server honour, ignore or refuse the window and the ordering,
-and what do its records carry (every ledger field present, null or absent; the time of day of date-only
+the largest page it serves and whether it honours `skip`, and what do its records carry (every ledger field present, null or absent; the time of day of date-only
 fields; the newest `lastUpdate` against the answer's `Date`)."""
 
 from __future__ import annotations
 
 import itertools
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
@@ -15,6 +16,7 @@ from pipelines.invoicing.dates import parse_timestamp
 from pipelines.invoicing.probe_http import Answer, ProbeSession, header_time
 
 ORDERED = {"orderBy": "lastUpdate"}
+ASKED_PAGE = 1000  # far above any sane maximum: the answer shows the clamp (or the 400 naming the maximum)
 # date-only fields by list (the product reads them as calendar dates)
 DATE_ONLY_FIELDS = {
     "documents": ("emitDate", "dueDate"),
@@ -40,12 +42,20 @@ class ListProbe:
     sample_params: dict[str, Any] = field(default_factory=dict)  # the request that gave `sample`
     pages: list[tuple[dict[str, Any], list[dict]]] = field(default_factory=list)  # ordered pages read
     newest_minus_date_s: float | None = None
+    first_page: list[dict] = field(default_factory=list)  # the answer of `sample_params` alone
+    # the largest page this list served (exact when the list went on past it, or a 400 named it)
+    max_page: int | None = None
+    max_page_exact: bool = False
+    paging: Support = "unknown"  # limit/skip: "ignored" when skip 1 answers the skip-0 records
+    paging_refusal: str | None = None
 
     def summary(self) -> dict[str, Any]:
         """The JSON-able part (no records)."""
         return {"path": self.path, "error": self.error, "window": self.window, "ordering": self.ordering,
                 "descending": self.descending, "inclusive": self.inclusive, "refusal": self.refusal,
-                "records_sampled": len(self.sample), "newest_minus_date_s": self.newest_minus_date_s}
+                "records_sampled": len(self.sample), "newest_minus_date_s": self.newest_minus_date_s,
+                "max_page": self.max_page, "max_page_exact": self.max_page_exact, "paging": self.paging,
+                "paging_refusal": self.paging_refusal}
 
 
 def last_update(record: dict) -> str | None:
@@ -70,20 +80,30 @@ def probe_list(session: ProbeSession, name: str, path: str, page: int) -> ListPr
     probe = ListProbe(name, path)
     params = {**ORDERED, "order": 1, "limit": page}
     ascending = session.get(path, params)
+    maximum = _named_maximum(ascending)
+    if maximum is not None:  # this list's own maximum is below `page`, and it refuses larger limits
+        probe.max_page, probe.max_page_exact, page = maximum, True, maximum
+        params = {**params, "limit": page}
+        ascending = session.get(path, params)
+    if ascending.refused and _names_paging(ascending):  # limit/skip unknown here: the default page only
+        assert ascending.error is not None  # a refusal is a 400 error
+        probe.paging, probe.paging_refusal = "refused", ascending.error.api_message
+        params = {**ORDERED, "order": 1}
+        ascending = session.get(path, params)
     if ascending.refused:
         assert ascending.error is not None  # a refusal is a 400 error
         probe.ordering, probe.refusal = "refused", ascending.error.api_message
-        params = {"limit": page}
+        params = {} if probe.paging == "refused" else {"limit": page}
         ascending = session.get(path, params)
     if ascending.error is not None:
         probe.error = f"{ascending.error.kind}: HTTP {ascending.error.status}: {ascending.error.api_message}"
         return probe
-    probe.sample, probe.sample_params = ascending.records, params
+    probe.sample, probe.sample_params, probe.first_page = ascending.records, params, ascending.records
     newest = [(ascending, ascending.records)]
     if probe.ordering != "refused":
         probe.ordering = "honoured" if _sorted(ascending.records) else "ignored"
         probe.pages.append((params, ascending.records))
-    if probe.ordering != "refused" and len(ascending.records) >= page:
+    if probe.ordering != "refused" and probe.paging != "refused" and len(ascending.records) >= page:
         # the newest records are not on the first ascending page: read the list from its other end
         descending_params = {**ORDERED, "order": -1, "limit": page}
         descending = session.get(path, descending_params)
@@ -99,13 +119,73 @@ def probe_list(session: ProbeSession, name: str, path: str, page: int) -> ListPr
     return probe
 
 
+def _names_paging(answer: Answer) -> bool:
+    """A 400 naming `limit` or `skip` but no maximum: the list does not page by these names."""
+    message = (answer.error.api_message or "") if answer.error is not None else ""
+    return bool(re.search(r"\b(limit|skip)\b", message)) and _named_maximum(answer) is None
+
+
+def _named_maximum(answer: Answer) -> int | None:
+    """The maximum a 400 names ("limit must be at most 30"), else None."""
+    if not answer.refused or answer.error is None:
+        return None
+    named = re.search(r"at most (\d+)", answer.error.api_message or "")
+    return int(named.group(1)) if named else None
+
+
+def probe_paging(session: ProbeSession, probe: ListProbe) -> None:
+    """The largest page the list serves and whether it honours `skip`, in one to three requests.
+
+    A first page as large as the limit asked is asked again with a limit far above any maximum (the clamp
+    shows, or the 400 names the maximum). Then the same request with `skip=1`: a 400 says paging is refused,
+    the same records say `skip` (and `limit`) are ignored, and a page as large as the first shows the list
+    goes on past it: the first page's size is then exactly the maximum."""
+    if probe.paging == "refused":
+        probe.max_page = len(probe.first_page) or None  # the default page: whether it is all, nobody knows
+        return
+    if probe.error is not None:
+        if "HTTP 400" not in probe.error:
+            return  # not readable at all (e.g. the scope it needs): nothing to say about its paging
+        plain = session.get(probe.path)  # refused with `limit` (and without the ordering): paging refused
+        if plain.error is None:
+            probe.paging, probe.paging_refusal = "refused", probe.error
+            probe.max_page = len(plain.records) or None
+        return
+    params, first = dict(probe.sample_params), probe.first_page
+    if probe.max_page is None and len(first) >= params["limit"]:
+        big = session.get(probe.path, {**params, "limit": ASKED_PAGE})
+        maximum = _named_maximum(big)
+        if maximum is not None:
+            probe.max_page, probe.max_page_exact = maximum, True
+        elif big.error is None:
+            params, first = {**params, "limit": ASKED_PAGE}, big.records
+    if probe.max_page is None:
+        probe.max_page = len(first) or None
+    if not first:
+        return  # an empty list: skip proves nothing
+    again = session.get(probe.path, {**params, "skip": 1})
+    if again.refused:
+        assert again.error is not None  # a refusal is a 400 error
+        probe.paging, probe.paging_refusal = "refused", again.error.api_message
+        return
+    if again.error is not None:
+        return
+    ids = {r.get("id") for r in again.records}
+    if ids == {r.get("id") for r in first}:
+        probe.paging = "ignored"
+        return
+    probe.paging = "honoured"
+    probe.max_page_exact = probe.max_page_exact or len(again.records) >= len(first)
+
+
 def _probe_window(session: ProbeSession, probe: ListProbe, page: int) -> None:
     dated = [r for r in probe.sample if last_update(r)]
     if not dated:
         return
     target = dated[len(dated) // 2]
     moment = last_update(target)
-    answer = session.get(probe.path, {"updatedSince": moment, "updatedUntil": moment, "limit": page})
+    window = {"updatedSince": moment, "updatedUntil": moment}
+    answer = session.get(probe.path, window if probe.paging == "refused" else {**window, "limit": page})
     if answer.refused:
         assert answer.error is not None  # a refusal is a 400 error
         probe.window = "refused"

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from pipelines.invoicing.contract import LEDGER, LedgerRow
+from pipelines.invoicing.contract import LEDGER, LIST_PATHS, LedgerRow
 from pipelines.invoicing.settings import WINDOW_LAG_S
 
 
@@ -89,7 +89,32 @@ def _header(name: str) -> Callable[[dict], tuple[str, str]]:
     return observe
 
 
-PROBES: dict[str, Callable[[dict], tuple[str, str]]] = {
+def _list_page(name: str) -> Callable[[dict], tuple[str, str] | None]:
+    def observe(findings: dict) -> tuple[str, str] | None:
+        probe = findings.get("lists", {}).get(name) or {}
+        if probe.get("max_page") is None:
+            return None  # not readable, or empty: nothing seen
+        size = f"{probe['max_page']}" if probe.get("max_page_exact") else f"at least {probe['max_page']}"
+        others = {p.get("max_page") for p in findings["lists"].values() if p.get("max_page_exact")}
+        small = probe.get("max_page_exact") and probe["max_page"] < 20  # below the sandbox's default page
+        return f"serves {size} records a page", "differs" if len(others) > 1 or small else "ok"
+    return observe
+
+
+def _list_paging(name: str) -> Callable[[dict], tuple[str, str] | None]:
+    def observe(findings: dict) -> tuple[str, str] | None:
+        probe = findings.get("lists", {}).get(name) or {}
+        paging = probe.get("paging", "unknown")
+        if paging == "unknown":
+            return None
+        said = f"; API says {probe['paging_refusal']!r}" if probe.get("paging_refusal") else ""
+        observed = {"honoured": "skip honoured", "ignored": "skip ignored (skip 1 answers the skip-0 records)",
+                    "refused": "limit/skip refused"}[paging] + said
+        return observed, "ok" if paging == "honoured" else "differs"
+    return observe
+
+
+PROBES: dict[str, Callable[[dict], tuple[str, str] | None]] = {
     "auth.access_token": lambda f: ("issued", "ok"),
     "auth.expires_in": _token,
     "auth.scope": lambda f: (str(f["auth"]["scope"]), "ok" if f["auth"]["scope"] else "absent"),
@@ -118,6 +143,8 @@ PROBES: dict[str, Callable[[dict], tuple[str, str]]] = {
         f"{f['credit_note_sign']['positive']} positive, {f['credit_note_sign']['negative']} negative",
         "differs" if f["credit_note_sign"]["negative"] else "ok"),
     "webhooks.read scope": lambda f: (f["lists"]["webhooks"]["error"] or "readable with 'read'", "ok"),
+    **{f"{name}.page size": _list_page(name) for name in LIST_PATHS},
+    **{f"{name}.limit/skip": _list_paging(name) for name in LIST_PATHS},
 }
 
 
@@ -136,7 +163,10 @@ def report_lines(findings: dict) -> list[ReportLine]:
         return lines
     for row in LEDGER:
         if row.key in PROBES:
-            observed, status = PROBES[row.key](findings)
+            probed = PROBES[row.key](findings)
+            if probed is None:
+                continue
+            observed, status = probed
         elif row.key in findings.get("fields", {}):
             seen = _field_line(row, findings["fields"][row.key])
             if seen is None:

@@ -18,7 +18,14 @@ from typing import Any
 
 from pipelines.invoicing.dates import format_timestamp, parse_timestamp
 from pipelines.invoicing.errors import InvoicingApiError
-from pipelines.invoicing.paging import Page, ParametersRefused, WindowNotHonoured, keyset_pages, skip_pages
+from pipelines.invoicing.paging import (
+    Page,
+    PagingNotHonoured,
+    ParametersRefused,
+    WindowNotHonoured,
+    keyset_pages,
+    skip_pages,
+)
 from pipelines.invoicing.read_host import ReadHost, RunPlan
 from pipelines.invoicing.rows import normalized, record_digest, to_row
 from pipelines.invoicing.settings import Endpoint
@@ -39,6 +46,11 @@ Index = dict[str, tuple[str | None, str | None]]
 # how a server shows deleted customers in its lists, once learnt: the windows then see every deletion
 DELETIONS_LISTED = ("listed", "flagged")
 IDLE_WAIT_S = 0.02  # how long the dlt extract waits on one resource with no page ready
+
+
+def _has_fraction(stamp: object) -> bool:
+    """Whether a served `lastUpdate` carries a fraction of a second (api-facts: second precision)."""
+    return isinstance(stamp, str) and "." in stamp.partition("T")[2]
 
 
 class ResourceRead:
@@ -83,6 +95,7 @@ class ResourceRead:
         self.completed = False
         self.pages = self.records_read = self.rows = 0
         self.newest: datetime | None = None  # the largest lastUpdate read (clock skew, feed.skew_note)
+        self._sub_second_noted = False
 
     @property
     def plan(self) -> RunPlan:
@@ -228,7 +241,11 @@ class ResourceRead:
                 return
             self._fell_back = self._cancel_slices = True
         log.warning("%s; reading %s in full instead", reason, self.endpoint.path)
-        if isinstance(reason, ParametersRefused):
+        if isinstance(reason, PagingNotHonoured):
+            # not the window's fault: the full read's ladder ends in one answer and says it is degraded
+            self._learn(paging=reason.how)
+            self._note(f"paging parameters {reason.how} by the server ({reason}); read in full")
+        elif isinstance(reason, ParametersRefused):
             self._learn(window="refused", ordering="refused")
             self._note(f"window parameters refused by the server ({reason}); read in full")
         else:
@@ -239,8 +256,8 @@ class ResourceRead:
         self.queue.put(("fallback",))
         self._spawn(self._scan_task)
 
-    def _note(self, text: str) -> None:
-        self.feed.note(f"{self.name}: {text}")
+    def _note(self, text: str, degraded: bool = False) -> None:
+        self.feed.note(f"{self.name}: {text}", degraded=degraded)
 
     def _learn(self, **changes: object) -> None:
         self.feed.learn(self.endpoint.path, **changes)
@@ -384,6 +401,12 @@ class ResourceRead:
             # may lack one: "" then matches no warehouse id, as None did
             record_id: str = record.get("id", "")
             last_update = normalized(record.get("lastUpdate"))
+            if not self._sub_second_noted and _has_fraction(record.get("lastUpdate")):
+                self._sub_second_noted = True
+                # N13, cost: stamps are compared by whole seconds; a window restarting inside a second sees
+                # earlier records of it as outside the window, and the list is read in full instead
+                self._note(f"sub-second lastUpdate served ({record.get('lastUpdate')}); compared by whole "
+                           "seconds, windows may be read in full")
             if last_update is not None:
                 moment = parse_timestamp(last_update)
                 self.newest = moment if self.newest is None else max(self.newest, moment)

@@ -84,7 +84,7 @@ def list_ids(
         return _list_ids(state, resource, params, parent)
     params = served_params(resource, params, contract)
     hide_deleted = resource == "customers" and contract.deleted_customers == "hidden"
-    maximum = state.config.served_max_page_size()
+    maximum = state.config.served_max_page_size(resource)
     if contract.tie_order == "id":
         return _list_ids(state, resource, params, parent, maximum, hide_deleted)
     # shuffled ties: the whole ordered list, each run of equal sort keys in a new order, then the page

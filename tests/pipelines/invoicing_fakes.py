@@ -10,7 +10,7 @@ from __future__ import annotations
 import base64
 import itertools
 from collections.abc import Callable
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
 
 import httpx
@@ -18,7 +18,7 @@ import httpx
 BASE_URL = "http://api.test/api/v2"
 CLIENT_ID = "client-1"
 CLIENT_SECRET = "s3cr3t-value-never-printed"
-SERVER_NOW = datetime(2026, 3, 4, 12, 0, 0, tzinfo=timezone.utc)
+SERVER_NOW = datetime(2026, 3, 4, 12, 0, 0, tzinfo=UTC)
 
 
 def iso(moment: datetime) -> str:
@@ -102,15 +102,20 @@ class FakeApi:
             self.between_pages(self, self.list_calls)
         self.list_calls += 1
         q = request.url.params
-        rows = sorted(self.lists[path], key=lambda r: (r["lastUpdate"], self.tie_key(r)))
+        # instants, not texts: "…:33.500Z" is after "…:33Z" (a server sending milliseconds, N13)
+        rows = sorted(self.lists[path], key=lambda r: (_instant(r["lastUpdate"]), self.tie_key(r)))
         if not self.ignore_window:
             if "updatedSince" in q:
-                rows = [r for r in rows if r["lastUpdate"] >= q["updatedSince"]]
+                rows = [r for r in rows if _instant(r["lastUpdate"]) >= _instant(q["updatedSince"])]
             if "updatedUntil" in q:
-                rows = [r for r in rows if r["lastUpdate"] <= q["updatedUntil"]]
+                rows = [r for r in rows if _instant(r["lastUpdate"]) <= _instant(q["updatedUntil"])]
         skip = int(q.get("skip", 0))
         limit = min(int(q.get("limit", 20)), self.page_max)
         return self._answer(200, {"data": [dict(r) for r in rows[skip:skip + limit]]})
+
+
+def _instant(text: str) -> datetime:
+    return datetime.fromisoformat(text)
 
 
 class FakeClock:

@@ -94,11 +94,14 @@ EXPECTATIONS = {
         p.max_page_size or DEFAULT_MAX_PAGE, True) or pytest.fail(str(r["page_size"])),
     "date_only_zone": lambda r, p: r["date_only"]["zone"] == f"{p.date_only_zone} midnight"
     or pytest.fail(str(r["date_only"])),
+    "max_page_size_per_list": lambda r, p: all(
+        (r["lists"][name]["max_page"], r["lists"][name]["max_page_exact"]) == (size, True)
+        for name, size in p.max_page_size_per_list) or pytest.fail(str(r["lists"])),
 }
 # report lines that say `differs` exactly when the switch is not the default's
 DIFFERING_LINES = {"auth.expires_in", "lists.page size", "lists.updatedSince/updatedUntil",
                    "lists.orderBy=lastUpdate", "lists.stable tie order", "customers.deleted customers listed",
-                   "http.date-only at UTC midnight"}
+                   "http.date-only at UTC midnight", "supplier_documents.page size"}
 
 
 def test_every_switch_differing_between_the_presets_has_an_expectation():

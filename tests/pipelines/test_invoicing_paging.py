@@ -54,19 +54,35 @@ def test_a_short_first_page_is_not_taken_for_the_end_until_the_page_size_is_know
     assert len(list_requests(api)) == 2  # 37 could be a clamp: one more request proves the end
 
 
-def test_a_page_size_confirmed_in_this_run_ends_a_window_in_one_request():
+def test_a_page_size_confirmed_on_this_list_in_this_run_ends_a_window_in_one_request():
     api = FakeApi({"/documents": make_records(40, START)})
-    sizes = PageSizes({"/documents": 100})
-    sizes.observe("/items", 100, 100)  # another list filled a page of 100 in this run: one maximum per service
+    sizes = PageSizes()
+    sizes.observe("/documents", 100, 100)  # this list filled a page of 100 earlier in the run
     records, pages = read_all(api, sizes=sizes)
     assert len(records) == 40 and len(pages) == 1 and pages[0].done
     assert len(list_requests(api)) == 1
 
 
-def test_a_page_size_from_an_earlier_run_ends_a_window_only_under_the_contract_default():
+def test_a_page_size_confirmed_on_another_list_ends_nothing():
+    # /items served pages of 100 in this run; /documents serves at most 30 (its own maximum, clamped)
+    data = make_records(95, START)
+    api = FakeApi({"/documents": data}, page_max=30)
+    sizes = PageSizes()
+    sizes.observe("/items", 100, 100)
+    records, _ = read_all(api, sizes=sizes)
+    assert sorted(r["id"] for r in records) == sorted(r["id"] for r in data)
+
+
+def test_a_page_size_from_an_earlier_run_never_ends_a_read():
+    # pages of 100 last run (on this list and as the old cross-list "*"); at most 12 now, below 20
+    data = make_records(40, START)
+    api = FakeApi({"/documents": data}, page_max=12)
+    records, _ = read_all(api, sizes=PageSizes({"/documents": 100, "*": 100}))
+    assert sorted(r["id"] for r in records) == sorted(r["id"] for r in data)
+    # a window of 12 under the same hints, served whole: 12 could be a clamp, one more request proves the end
     api = FakeApi({"/documents": make_records(12, START)})
-    records, pages = read_all(api, sizes=PageSizes({"/documents": 100}))
-    assert len(records) == 12 and len(list_requests(api)) == 1
+    records, _ = read_all(api, sizes=PageSizes({"/documents": 100, "*": 100}))
+    assert len(records) == 12 and len(list_requests(api)) == 2
 
 
 def test_a_maximum_that_shrank_since_the_last_run_loses_nothing():

@@ -11,15 +11,16 @@ from pathlib import Path
 import duckdb
 import pytest
 from invoicing_sandbox import quiet, sync
-from harness.warehouse_truth import mismatches
 
+from harness.warehouse_truth import mismatches
 from pipelines.invoicing.sync import make_pipeline
+from sandbox.contract import ContractProfile
 
 PROFILES = ("default", "strict")
 # lists whose every record a strict server may make the client re-read on each run: customers (deletions are
 # hidden from lists, so they are read whole) and the lists whose window parameters are refused
 READ_WHOLE_ON_STRICT = ("customers", "suppliers", "supplier_documents")
-STRICT_PAGE = 50  # ContractProfile.strict().max_page_size
+STRICT = ContractProfile.strict()  # its page size per list: max_page_size, lower for supplier documents
 
 
 def scalar(warehouse: str, sql: str):
@@ -67,7 +68,7 @@ def test_incremental_syncs_follow_changes_and_a_quiet_run_costs_one_request_per_
         for name, count in nothing.requests.items():
             # a list read whole: its pages plus one request proving the end (a page of 20 or more records
             # ends a read only under a page size confirmed in this run); customers: also their window
-            pages = -(-len(portal.snapshot(name)) // STRICT_PAGE) + 1
+            pages = -(-len(portal.snapshot(name)) // STRICT.list_max_page_size(name)) + 1
             bound = {"customers": 1 + pages}.get(name, pages if name in READ_WHOLE_ON_STRICT else 1)
             assert count <= bound, (name, count, nothing.requests)
     # not even the single objects (GET /me, /portal): unchanged, they are recognised by digest
@@ -219,7 +220,6 @@ def test_a_portal_without_data_gets_every_table_and_later_data_lands_in_them(war
     from sandbox.config import SandboxConfig
     from sandbox.mutator import Mutator
     from sandbox.server import SandboxServer
-
     from warehouse_engine.sql_runner import build_models
 
     sandbox = SandboxServer(SandboxConfig(rate_limit_per_s=0), generate=False).start()
