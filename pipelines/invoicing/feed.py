@@ -92,10 +92,12 @@ class Feed:
                     until = window_end(server_time) - NO_DATE_EXTRA_LAG
                     # N7, degraded: this machine's clock may run ahead of the service's by more than the
                     # 60 s lag plus the 30 s overlap, and then changes written after this read but stamped
-                    # before the window's end are missed by the next run too (until a reconcile)
+                    # before the window's end are missed by the next run too (until a reconcile). A reconcile
+                    # or a full refresh reads every list whole, so what it loads is complete: there the note
+                    # only says why the next incremental run will be degraded again.
                     self.note("run: no Date header; windows frozen from the local clock minus 60 s (rows "
                               "changed while it runs may be missed if that clock is ahead of the service's)",
-                              degraded=True)
+                              degraded=not (self._reconcile or self._from_scratch))
                 self.preloaded["user"] = user
                 self.plan = RunPlan(until, server_time, self._from_scratch, self._reconcile)
             return self.plan

@@ -92,12 +92,12 @@ def test_a_paced_sync_with_8_s_tokens_renews_each_token_after_half_its_life(star
     assert mismatches(warehouse, sandbox.portal) == []
 
 
-def prepared(api: FakeApi):
+def prepared(api: FakeApi, reconcile: bool = False):
     """The run plan a feed freezes from the fake API's answer to GET /me, and the feed (for its notes)."""
     from pipelines.invoicing.feed import Feed
 
     with InvoicingClient(BASE_URL, CLIENT_ID, CLIENT_SECRET, transport=api.transport(), rate_limit_per_s=0) as client:
-        feed = Feed(client)
+        feed = Feed(client, reconcile=reconcile)
         try:
             return feed.prepare(), feed
         finally:
@@ -123,6 +123,11 @@ def test_no_date_header_freezes_windows_from_the_local_clock_with_a_note():
     assert any("no Date header" in note for note in feed.notes)
     # N7 is degraded (rows changed during the run may be missed) and concerns every table: `run: `
     assert [n for n in feed.degraded_notes if n.startswith("run: ") and "no Date header" in n], feed.degraded_notes
+    # a reconcile reads every list whole: what it loads is complete, the note is no longer degraded (the gate
+    # can then publish the marts a degraded incremental run held back)
+    _, reconciling = prepared(api, reconcile=True)
+    assert any("no Date header" in note for note in reconciling.notes)
+    assert reconciling.degraded_notes == []
 
 
 def test_a_maximum_page_size_that_shrinks_between_runs_truncates_nothing(start_sandbox, warehouse):
