@@ -167,11 +167,11 @@ def _progress_logger(context: AssetExecutionContext):
 
 
 def table_notes(report: SyncReport, table: str) -> list[dict]:
-    """The sync's notes about `table` (their text starts with `<table>: `), each with its `degraded` flag:
-    the `sync_read_exactly` check (assets/sync_checks.py) fails on a degraded one."""
-    prefix = f"{table}: "
+    """The sync's notes about `table` (their text starts with `<table>: `, or `run: ` for every table), each with
+    its `degraded` flag: the `sync_read_exactly` check (assets/sync_checks.py) fails on a degraded one."""
+    prefixes = (f"{table}: ", "run: ")
     return [{"text": note, "degraded": note in report.degraded_notes}
-            for note in report.notes if note.startswith(prefix)]
+            for note in report.notes if note.startswith(prefixes)]
 
 
 def _materialization(connection, table: str, key: AssetKey, report: SyncReport) -> MaterializeResult:
