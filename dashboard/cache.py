@@ -16,7 +16,7 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import freshness, queries
-from dashboard.source import Source
+from dashboard.source import Source, Unavailable
 from warehouse_engine.sql_runner import today_in_portal_zone
 
 T = TypeVar("T")
@@ -55,7 +55,11 @@ def marts(view: View) -> Iterator[duckdb.DuckDBPyConnection]:
 
 def _load(view: View, read: Callable[[duckdb.DuckDBPyConnection], T]) -> T:
     with marts(view) as connection:
-        return read(connection)
+        try:
+            return read(connection)
+        except duckdb.CatalogException as missing:
+            # a mart the gate never let through (held since its first build): the banner says why
+            raise Unavailable(f"These figures were never published: {missing}. The banner above says why.") from None
 
 
 @st.cache_data(max_entries=16, show_spinner=False)

@@ -229,3 +229,35 @@ def test_an_unknown_supplier_spelling_is_published_flagged_on_the_payables(wareh
     flags = flag_lines(WarehouseTarget.duckdb_file(warehouse))
     assert any("supplier_document_values_known" in line and "type AVOIR" in line
                and "marts.supplier_payables" in line for line in flags), flags
+
+
+def test_a_supplier_list_read_incompletely_holds_the_payables_and_publishes_the_receivables(tmp_path, monkeypatch,
+                                                                                            capsys):
+    """End to end: a server whose supplier documents refuse `limit`/`skip` (answered with one default page of
+    20) never gets its payables published, while the receivables are, and equal the API's own figures."""
+    from dataclasses import replace
+
+    from harness.marts_truth import compare_marts
+    from sandbox.contract import ContractProfile
+
+    warehouse = tmp_path / "warehouse.duckdb"
+    profile = replace(ContractProfile.default(), paging_params_refused_on=("supplier_documents",))
+    with SandboxServer(SandboxConfig(seed=23, scale=150, rate_limit_per_s=0, contract=profile)) as sb:
+        assert len(sb.portal.snapshot("supplier_documents")) > 20  # more than one default page
+        for name, value in (("BASE_URL", sb.base_url), ("CLIENT_ID", sb.client_id),
+                            ("CLIENT_SECRET", sb.client_secret)):
+            monkeypatch.setenv(f"SOURCES__INVOICING__{name}", value)
+        assert main(["sync", "--warehouse", str(warehouse), "--rate-limit", "0"]) == 1
+        assert main(["models", "--warehouse", str(warehouse)]) == 1
+        err = capsys.readouterr().err
+        assert "marts.supplier_payables" in err and "supplier_documents read incomplete" in err, err
+        reader = Source(warehouse).connect()  # the dashboard opens the copy: the receivables are there
+        try:
+            published = {row[0] for row in reader.execute(
+                "select table_name from information_schema.tables where table_schema = 'marts'").fetchall()}
+            truth = compare_marts(reader, sb)
+        finally:
+            reader.close()
+    assert "receivables" in published and "dso" in published
+    assert not {"supplier_payables", "payables_by_supplier", "payables_schedule", "cash_outlook"} & published
+    assert truth.mismatches == [], truth.summary()
