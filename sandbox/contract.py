@@ -158,8 +158,6 @@ class ContractProfile:
             # nothing says every list has one maximum: the newer supplier documents get a smaller one
             max_page_size_per_list=(("supplier_documents", 30),),
             date_only_zone="Europe/Paris",
-            # the spec gives supplier amounts no sign: negative credit notes are the other legal answer
-            supplier_credit_note_sign="negative",
         )
 
     @classmethod

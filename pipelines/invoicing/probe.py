@@ -115,6 +115,7 @@ def _probe_everything_else(session: ProbeSession, findings: dict, known_customer
     findings["precision"] = _precision(samples)
     findings["date_only"] = date_only_times(samples)
     findings["credit_note_sign"] = _credit_note_sign(samples.get("documents", []))
+    findings["supplier_credit_note_sign"] = _supplier_credit_note_sign(samples.get("supplier_documents", []))
     findings["rate_limit_headers"] = sorted({name for e in session.transport.exchanges for name in e.headers
                                              if name.startswith("ratelimit") or name == "retry-after"})
     findings["fields"] = field_presence(samples)
@@ -236,6 +237,17 @@ def _credit_note_sign(documents: list[dict]) -> dict[str, int]:
     for record in documents:
         value = record.get("amountVatNet")
         if record.get("subtype") == "CREDIT_NOTE" and isinstance(value, (int, float, Decimal)) and value:
+            signs["positive" if value > 0 else "negative"] += 1
+    return signs
+
+
+def _supplier_credit_note_sign(documents: list[dict]) -> dict[str, int]:
+    # a supplier credit note by its type's letters, as stg_invoicing__supplier_documents finds it
+    signs = {"positive": 0, "negative": 0}
+    for record in documents:
+        value = record.get("amountVat", record.get("amount"))
+        kind = "".join(ch for ch in str(record.get("type") or "") if ch.isalpha()).lower()
+        if kind == "creditnote" and isinstance(value, (int, float, Decimal)) and value:
             signs["positive" if value > 0 else "negative"] += 1
     return signs
 

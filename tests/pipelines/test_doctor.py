@@ -145,3 +145,12 @@ def test_doctor_exits_1_on_bad_credentials_without_leaking_them(start_sandbox, t
     assert report["fatal"]["kind"] == "credentials"
     assert wrong not in printed and wrong not in json.dumps(report)
     assert requests <= 3
+
+
+def test_the_doctor_counts_supplier_credit_notes_by_sign_whatever_the_spelling_of_their_type():
+    from pipelines.invoicing.probe import _supplier_credit_note_sign
+
+    sample = [{"type": "creditNote", "amountVat": -120}, {"type": "CREDIT_NOTE", "amount": -10},
+              {"type": "credit note", "amountVat": 30}, {"type": "invoice", "amountVat": -5},
+              {"type": "creditNote", "amountVat": 0}]
+    assert _supplier_credit_note_sign(sample) == {"positive": 1, "negative": 2}

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterator
+from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 
 import httpx
@@ -166,17 +167,22 @@ def test_strict_keeps_the_sandbox_spellings_and_credit_note_sign(strict_sandbox,
     )
 
 
-def test_strict_serves_supplier_credit_notes_negative(strict_sandbox, strict_api):
+def test_negative_supplier_credit_notes_are_served_negative():
     # supplier_credit_note_sign="negative": the spec gives supplier amounts no sign; the records stay positive
-    served = {d["id"]: d for d in every_record(strict_api, "/supplier-documents")}
-    truth = strict_sandbox.portal.snapshot("supplier_documents")
-    credit_notes = [d for d in truth if d["type"] == "creditNote"]
-    assert credit_notes, "no supplier credit note: the sign would not be exercised"
-    for document in truth:
-        sign = -1 if document["type"] == "creditNote" else 1
-        for name in ("amount", "vat", "amountVat"):
-            assert served[document["id"]][name] == sign * document[name], (document["id"], name)
-    by_id = strict_api.get(f"/supplier-documents/{credit_notes[0]['id']}").json()["data"]
+    profile = replace(ContractProfile.strict(), supplier_credit_note_sign="negative")
+    with SandboxServer(small_config(contract=profile)) as sandbox, client_for(sandbox, None) as api:
+        api.event_hooks["request"] = [
+            lambda request: request.headers.__setitem__("Authorization", f"Bearer {sandbox.token()}")
+        ]
+        served = {d["id"]: d for d in every_record(api, "/supplier-documents")}
+        truth = sandbox.portal.snapshot("supplier_documents")
+        credit_notes = [d for d in truth if d["type"] == "creditNote"]
+        assert credit_notes, "no supplier credit note: the sign would not be exercised"
+        for document in truth:
+            sign = -1 if document["type"] == "creditNote" else 1
+            for name in ("amount", "vat", "amountVat"):
+                assert served[document["id"]][name] == sign * document[name], (document["id"], name)
+        by_id = api.get(f"/supplier-documents/{credit_notes[0]['id']}").json()["data"]
     assert by_id["amountVat"] == -credit_notes[0]["amountVat"] < 0
 
 
