@@ -16,6 +16,8 @@ DELETED_CUSTOMER_MODES = ("listed", "flagged", "hidden")
 TIE_ORDERS = ("id", "shuffled")
 DATE_ONLY_ZONES = ("UTC", "Europe/Paris")
 CREDIT_NOTE_SIGNS = ("positive", "negative")
+# what `AccessToken-ExpireAt` an answer of 503 carries: the token's expiry, or the answering server's present
+UNAVAILABLE_EXPIRE_AT = ("token", "present")
 # families of fields the contract never names (the fields themselves: sandbox/served.py INVENTED_FIELDS)
 INVENTED_FIELD_FAMILIES = (
     "documents",
@@ -57,6 +59,9 @@ class ContractProfile:
     supplier_paid_status: str = "paid"
     # totals of credit notes (document subtype CREDIT_NOTE): "positive" or "negative"
     credit_note_sign: str = "positive"
+    # `AccessToken-ExpireAt` on a 503 answer: "token" (the token's expiry, as on every other answer) or
+    # "present" (the instant of the answer's own `Date`: a server in front of the service that stamps its now)
+    unavailable_expire_at: str = "token"
 
     def __post_init__(self) -> None:
         for name, value, allowed in (
@@ -64,6 +69,7 @@ class ContractProfile:
             ("tie_order", self.tie_order, TIE_ORDERS),
             ("date_only_zone", self.date_only_zone, DATE_ONLY_ZONES),
             ("credit_note_sign", self.credit_note_sign, CREDIT_NOTE_SIGNS),
+            ("unavailable_expire_at", self.unavailable_expire_at, UNAVAILABLE_EXPIRE_AT),
         ):
             if value not in allowed:
                 raise ValueError(f"{name} must be one of {', '.join(allowed)}, got {value!r}")
