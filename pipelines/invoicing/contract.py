@@ -54,9 +54,11 @@ LEDGER: tuple[LedgerRow, ...] = (
     _r("auth", "scope", "contract", "client.py (scope read)", "check", "run stops", (),
        "a refused `read` scope stops the run with a `scope` error naming what to ask for"),
     _r("auth", "AccessToken-ExpireAt", "contract", "auth.py (_note_expiry)", "fine", "", (),
-       "brings renewal earlier only by more than 30 s (a Date from another clock is not a short token); "
-       "a fresh token's first answer measures how far Date runs ahead and windows end as much earlier; "
-       "a 401 renews anyway", "header"),
+       "read on successful answers only (an error may come from a server in front of the service); brings "
+       "renewal earlier only by more than 30 s (a Date from another clock is not a short token); a token's "
+       "first successful answer measures how far Date runs ahead, at most 15 s, and windows end as much "
+       "earlier; a lead kept with the token is taken by the next process only as its own measure confirms "
+       "it (the smaller of the two); a 401 renews anyway", "header"),
     # --- transport, envelope, headers ---------------------------------------------------------------
     _r("http", "data", "contract", "client.py, paging.py", "check", "run stops", (),
        "an answer without `data` stops the run with a `malformed` error"),
