@@ -105,9 +105,10 @@ class FaultInjector:
         return status
 
     def stamps_present(self, status: int) -> bool:
-        """True when the injected `status` answer carries `AccessToken-ExpireAt` = its own `Date` instead of
-        the token's expiry (profile switch `unavailable_expire_at`): a server in front of the service that
-        answers 503 with its present, as one seen in production did."""
+        """True when the injected `status` answer carries `AccessToken-ExpireAt` = the server's present (the
+        sandbox clock, which `Date` follows unless the profile skews it) instead of the token's expiry (profile
+        switch `unavailable_expire_at`): a server that answers 503 with its present, as one seen in production
+        did."""
         return status == 503 and self.config.contract.unavailable_expire_at == "present"
 
     def drop_connection(self) -> bool:
