@@ -16,7 +16,7 @@ DELETED_CUSTOMER_MODES = ("listed", "flagged", "hidden")
 TIE_ORDERS = ("id", "shuffled")
 DATE_ONLY_ZONES = ("UTC", "Europe/Paris")
 CREDIT_NOTE_SIGNS = ("positive", "negative")
-# what `AccessToken-ExpireAt` an answer of 503 carries: the token's expiry, or the answering server's present
+# what `AccessToken-ExpireAt` an answer of 503 carries: the token's expiry, or the server's present
 UNAVAILABLE_EXPIRE_AT = ("token", "present")
 # families of fields the contract never names (the fields themselves: sandbox/served.py INVENTED_FIELDS)
 INVENTED_FIELD_FAMILIES = (
@@ -60,8 +60,11 @@ class ContractProfile:
     # totals of credit notes (document subtype CREDIT_NOTE): "positive" or "negative"
     credit_note_sign: str = "positive"
     # `AccessToken-ExpireAt` on a 503 answer: "token" (the token's expiry, as on every other answer) or
-    # "present" (the instant of the answer's own `Date`: a server in front of the service that stamps its now)
+    # "present" (the server's present, on the clock stamping lastUpdate: a server that stamps its now)
     unavailable_expire_at: str = "token"
+    # a change derived from another write keeps the changed record's `lastUpdate`: the version a new version
+    # replaces turns CANCELED, and a supplier document's status changed by the application (not the API)
+    derived_changes_keep_last_update: bool = False
 
     def __post_init__(self) -> None:
         for name, value, allowed in (
@@ -73,6 +76,9 @@ class ContractProfile:
         ):
             if value not in allowed:
                 raise ValueError(f"{name} must be one of {', '.join(allowed)}, got {value!r}")
+        if not isinstance(self.derived_changes_keep_last_update, bool):
+            raise TypeError(f"derived_changes_keep_last_update must be a bool, got "
+                             f"{self.derived_changes_keep_last_update!r}")
         for name, values, allowed_names in (
             ("invented_fields_omitted", self.invented_fields_omitted, INVENTED_FIELD_FAMILIES),
             ("window_params_refused_on", self.window_params_refused_on, UNLISTED_PARAMETER_LISTS),
