@@ -105,6 +105,12 @@ LEDGER: tuple[LedgerRow, ...] = (
        "read alone, in passes until its count is complete (N10), else the run fails loudly", "behaviour"),
     _r("lists", "lastUpdate", "api-facts", "paging.py, windows.py", "note", "N2", (),
        "a record without lastUpdate makes the window untrusted: the list is read in full"),
+    _r("lists", "lastUpdate moves on every change", "assumption", "reader.py (unchanged, same_content)", "check",
+       "document_versions_single_live", (*RECEIVABLES, "dso", "cash_outlook"),
+       "a change that keeps lastUpdate (a replaced version turning CANCELED, a status the application set) "
+       "escapes the windows: document_versions_single_live (blocking) names a prevDoc/nextDoc chain with two "
+       "live versions; the reconcile compares each record with the digest of the loaded one (`_digest`) and "
+       "loads it again", "behaviour"),
     # --- customers ----------------------------------------------------------------------------------
     _r("customers", "name", "contract", "receivables.sql, overdue_customers.sql", "fine", "", RECEIVABLES,
        "absent: receivables fall back to the document's `to.name`"),

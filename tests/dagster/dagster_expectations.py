@@ -49,6 +49,7 @@ CONTRACT_CHECKS = {
     ("marts/supplier_payables", "payables_have_amount"),
     ("marts/supplier_payables", "payables_single_currency"),
     ("marts/supplier_payables", "supplier_status_as_of_known"),
+    ("staging/stg_invoicing__document_versions", "document_versions_single_live"),
     *(
         (f"staging/{model}", "dates_at_midnight")
         for model in (
