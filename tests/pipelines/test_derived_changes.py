@@ -75,3 +75,23 @@ def test_a_replaced_version_whose_lastupdate_stays_is_caught_then_repaired_by_th
     assert mismatches(warehouse, sandbox.portal, contract=profile) == []
     passed, description = live_versions_check(warehouse, sandbox)
     assert passed, description
+
+
+def test_a_bill_the_application_marks_paid_without_a_stamp_leaves_payables_after_the_reconcile(
+        start_sandbox, warehouse):
+    profile = replace(ContractProfile.default(), derived_changes_keep_last_update=True)
+    sandbox = start_sandbox(seed=13, scale=40, contract=profile)
+    sync(sandbox, warehouse)
+    bill = next(d for d in sandbox.portal.snapshot("supplier_documents") if d["status"] == "approved")
+    quiet(sandbox)
+    sandbox.portal.change_supplier_document_status(bill["id"], {"action": "declarePayment"}, by="application")
+    paid = sandbox.portal.get("supplier_documents", bill["id"])
+    assert (paid["status"], paid["lastUpdate"]) == ("paid", bill["lastUpdate"])  # the switch at work
+    quiet(sandbox)
+
+    sync(sandbox, warehouse)  # incremental: the window cannot see it
+    assert any(bill["id"] in problem and "status" in problem
+               for problem in mismatches(warehouse, sandbox.portal, contract=profile))
+
+    sync(sandbox, warehouse, reconcile=True)  # the document and its status history, loaded again
+    assert mismatches(warehouse, sandbox.portal, contract=profile) == []
