@@ -12,6 +12,7 @@ own figures (harness/chaos_run.py, harness/warehouse_truth.py).
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 
 import pytest
@@ -20,10 +21,12 @@ from harness.chaos_run import ChaosSettings, format_outcomes, run_chaos_seed
 from sandbox.contract import ContractProfile
 
 SEED = 303
+LEAD_NOTE = re.compile(r"Date runs (\d+) s ahead")
 
 
 @pytest.mark.parametrize("contract", ["default", "strict"])
 def test_a_lead_measured_on_503s_never_hides_the_last_writes(tmp_path, contract):
+    profile = replace(ContractProfile.named(contract), unavailable_expire_at="present")
     settings = ChaosSettings(
         scale=30,
         incremental_syncs=0,
@@ -36,8 +39,9 @@ def test_a_lead_measured_on_503s_never_hides_the_last_writes(tmp_path, contract)
         token_lifetime_s=20,
         revoke_token_after_requests=5,  # many fresh tokens: many first answers that may be a 503
         quiet_clock_step_s=8.0,
-        contract=replace(ContractProfile.named(contract), unavailable_expire_at="present"),
+        contract=profile,
     )
+    true_lead_s = profile.date_header_skew_s  # how far the sandbox's Date truly runs ahead
     outcome = run_chaos_seed(SEED, tmp_path, settings)
     print("\n" + format_outcomes([outcome]))
     assert outcome.faults["error_503"] > 0 and outcome.faults["dropped"] > 0, outcome.faults
@@ -45,3 +49,6 @@ def test_a_lead_measured_on_503s_never_hides_the_last_writes(tmp_path, contract)
     assert not outcome.failed_syncs, outcome.failed_syncs
     assert outcome.raw.records_compared > 0
     assert outcome.mismatches == 0, outcome.raw.summary() + "\n" + outcome.marts.summary()
+    # every lead a run used is the sandbox's true one (1 s precision), never one read on a 503
+    leads = [(note, int(found.group(1))) for note in outcome.notes if (found := LEAD_NOTE.search(note))]
+    assert all(lead <= true_lead_s + 1 for _, lead in leads), leads
