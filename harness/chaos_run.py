@@ -44,7 +44,12 @@ class ChaosSettings:
     drop_rate: float = 0.02
     revoke_token_after_requests: int = 15  # most syncs make more requests than this: tokens die mid-run
     rate_limit_per_s: int = 10  # the real service's limit: 429s are counted, not avoided by the sandbox
-    contract: str = "default"  # the sandbox's contract profile (sandbox/contract.py): "default" or "strict"
+    # the sandbox's contract profile (sandbox/contract.py): "default", "strict", or a profile of one's own
+    contract: str | ContractProfile = "default"
+    error_statuses: tuple[int, ...] = (500, 502, 503)  # the 5xx `error_rate` draws from
+    token_lifetime_s: int = 604799  # lowered to the profile's when it has a shorter one (strict: 20 s)
+    # how far the sandbox clock moves on once the mutations stop, instead of the test sleeping
+    quiet_clock_step_s: float = QUIET_CLOCK_STEP_S
 
     def config(self, seed: int) -> SandboxConfig:
         """The sandbox configuration of `seed` (mutations are started by the run, not the config)."""
@@ -57,6 +62,8 @@ class ChaosSettings:
             latency_ms=self.latency_ms,
             latency_jitter_ms=self.latency_jitter_ms,
             error_rate=self.error_rate,
+            error_statuses=self.error_statuses,
+            token_lifetime_s=self.token_lifetime_s,
             drop_rate=self.drop_rate,
             revoke_token_after_requests=self.revoke_token_after_requests,
             rate_limit_per_s=self.rate_limit_per_s,
@@ -71,6 +78,7 @@ class ChaosOutcome:
     seed: int
     syncs: int = 0
     failed_syncs: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # every sync's notes, `<label>: <note>`
     raw: Comparison = field(default_factory=Comparison)
     marts: Comparison = field(default_factory=Comparison)
     faults: Counter = field(default_factory=Counter)
@@ -93,7 +101,7 @@ def run_chaos_seed(seed: int, workdir: Path, settings: ChaosSettings | None = No
         def sync(label: str, **options) -> None:
             outcome.syncs += 1
             try:
-                run_sync(
+                report = run_sync(
                     make_pipeline(warehouse),
                     base_url=sb.base_url,
                     client_id=sb.client_id,
@@ -102,13 +110,15 @@ def run_chaos_seed(seed: int, workdir: Path, settings: ChaosSettings | None = No
                 )
             except Exception as error:  # a sync that gives up under faults is a finding, not a crash  # noqa: BLE001
                 outcome.failed_syncs.append(f"{label}: {type(error).__name__}: {error}"[:500])
+            else:
+                outcome.notes.extend(f"{label}: {note}" for note in report.notes)
 
         sb.start_mutations(settings.mutations_per_s)
         sync("first sync, mutating")
         for index in range(settings.incremental_syncs):
             sync(f"incremental {index + 1}, mutating")
         sb.stop_mutations()
-        sb.config.clock_offset_s = float(sb.config.clock_offset_s or 0) + QUIET_CLOCK_STEP_S
+        sb.config.clock_offset_s = float(sb.config.clock_offset_s or 0) + settings.quiet_clock_step_s
         sync("quiet incremental")
         sync("reconcile", reconcile=True)
         outcome.faults = Counter({kind: int(sb.stats.get(kind, 0)) for kind in FAULT_KINDS})

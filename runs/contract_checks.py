@@ -258,6 +258,51 @@ usages_reach_live_invoices = contract_check(
     reads=(VERSIONS,),
 )
 
+# Every version reachable from a chain's first one through `prevDoc`/`nextDoc` (either link suffices: a
+# server may fill only one); a chain with two versions not CANCELED counts one invoice twice.
+_LIVE_VERSIONS_PER_CHAIN = f"""
+    with recursive versions as (
+        select portal_id, document_id, previous_version_id, next_version_id, is_superseded from {VERSIONS}
+    ),
+    links as (
+        select portal_id, previous_version_id as parent_id, document_id as child_id from versions
+        where previous_version_id is not null
+        union
+        select portal_id, document_id, next_version_id from versions where next_version_id is not null
+    ),
+    loaded_links as (
+        select links.* from links
+        join versions as parent on parent.portal_id = links.portal_id and parent.document_id = links.parent_id
+        join versions as child on child.portal_id = links.portal_id and child.document_id = links.child_id
+    ),
+    chains(portal_id, first_id, document_id) as (
+        select portal_id, document_id, document_id from versions
+        where (portal_id, document_id) not in (select portal_id, child_id from loaded_links)
+        union
+        select chains.portal_id, chains.first_id, loaded_links.child_id from chains
+        join loaded_links on loaded_links.portal_id = chains.portal_id and loaded_links.parent_id = chains.document_id
+    )
+    select chains.first_id || ': ' || string_agg(chains.document_id, ', ' order by chains.document_id)
+    from chains
+    join versions on versions.portal_id = chains.portal_id and versions.document_id = chains.document_id
+    where not versions.is_superseded
+    group by chains.portal_id, chains.first_id
+    having count(*) > 1
+    order by 1
+"""
+
+document_versions_single_live = contract_check(
+    VERSIONS,
+    "document_versions_single_live",
+    "document.status of a replaced version (CANCELED) / document.lastUpdate",
+    (*RECEIVABLES_MARTS, "marts.dso", "marts.cash_outlook"),
+    _LIVE_VERSIONS_PER_CHAIN,
+    "One version per prevDoc/nextDoc chain is live: a replaced version still VALIDATED in the warehouse (its "
+    "change to CANCELED did not move lastUpdate, so no window saw it) counts the invoice twice; a reconcile "
+    "compares content and repairs it.",
+    blocking=True,
+)
+
 CONTRACT_VALUE_CHECKS: list[WarehouseCheck] = [
     usages_dated,
     usages_typed,
@@ -272,5 +317,6 @@ CONTRACT_VALUE_CHECKS: list[WarehouseCheck] = [
     supplier_status_as_of_known,
     paid_invoices_settled,
     usages_reach_live_invoices,
+    document_versions_single_live,
 ]
 

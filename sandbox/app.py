@@ -108,7 +108,8 @@ class Edge:
                 # the edge's clock may run apart from the one stamping lastUpdate (contract profile)
                 edge_now = self.clock.now() + timedelta(seconds=self.config.contract.date_header_skew_s)
                 headers.append((b"date", format_datetime(edge_now, usegmt=True).encode()))
-                expire_at = state.get("token_expire_at")
+                # a 503 stamped with the answering server's present (faults.stamps_present): the service's clock
+                expire_at = self.clock.now() if state.get("expire_at_present") else state.get("token_expire_at")
                 if expire_at is None:  # a route that did not authenticate (unknown path, 429, fault)
                     token = self.tokens.peek(_header(scope, b"authorization"))
                     expire_at = token.expires_at if token is not None else None
@@ -128,6 +129,7 @@ class Edge:
             await asyncio.sleep(delay)
         status = self.faults.injected_error()
         if status is not None:
+            state["expire_at_present"] = self.faults.stamps_present(status)
             await self._send_error(send_with_headers, status, INJECTED_ERRORS[status])
             return
         target = send_with_headers

@@ -29,6 +29,7 @@ class SandboxConfig:
     latency_ms: float = 0.0  # fixed latency added to every answer
     latency_jitter_ms: float = 0.0  # plus uniform 0..jitter
     error_rate: float = 0.0  # share of requests answered with a 5xx (500, 502, 503 at random)
+    error_statuses: tuple[int, ...] = (500, 502, 503)  # the 5xx statuses `error_rate` draws from
     drop_rate: float = 0.0  # share of requests whose connection is dropped mid-answer
     revoke_token_after_requests: int = 0  # >0: tokens issued are revoked after this many requests
     clock_offset_s: float = 0.0  # sandbox clock = real time + offset

@@ -28,6 +28,8 @@ REFUND_MODES = ("none", "served", "unlinked")
 # currencies a profile may serve; "mixed": EUR or USD, by the record's id (a portal in two currencies)
 CURRENCIES = ("EUR", "USD", "GBP", "CHF")
 MIXED = "mixed"
+# what `AccessToken-ExpireAt` an answer of 503 carries: the token's expiry, or the server's present
+UNAVAILABLE_EXPIRE_AT = ("token", "present")
 # families of fields the contract never names (the fields themselves: sandbox/served.py INVENTED_FIELDS)
 INVENTED_FIELD_FAMILIES = (
     "documents",
@@ -93,6 +95,12 @@ class ContractProfile:
     document_currency: str = ""
     # `currency` on supplier documents: "EUR" (spec: euros on creation), another code, or "mixed"
     supplier_document_currency: str = "EUR"
+    # `AccessToken-ExpireAt` on a 503 answer: "token" (the token's expiry, as on every other answer) or
+    # "present" (the server's present, on the clock stamping lastUpdate: a server that stamps its now)
+    unavailable_expire_at: str = "token"
+    # a change derived from another write keeps the changed record's `lastUpdate`: the version a new version
+    # replaces turns CANCELED, and a supplier document's status changed by the application (not the API)
+    derived_changes_keep_last_update: bool = False
 
     def __post_init__(self) -> None:
         for name, value, allowed in (
@@ -105,6 +113,7 @@ class ContractProfile:
             ("refunds", self.refunds, REFUND_MODES),
             ("document_currency", self.document_currency, ("", *CURRENCIES, MIXED)),
             ("supplier_document_currency", self.supplier_document_currency, (*CURRENCIES, MIXED)),
+            ("unavailable_expire_at", self.unavailable_expire_at, UNAVAILABLE_EXPIRE_AT),
         ):
             if value not in allowed:
                 raise ValueError(f"{name} must be one of {', '.join(allowed)}, got {value!r}")
@@ -117,7 +126,8 @@ class ContractProfile:
             unknown = set(values) - set(allowed_names)
             if unknown:
                 raise ValueError(f"{name}: unknown names {sorted(unknown)}")
-        for name, flag in (("due_date_omitted", self.due_date_omitted),):
+        for name, flag in (("due_date_omitted", self.due_date_omitted),
+                           ("derived_changes_keep_last_update", self.derived_changes_keep_last_update)):
             if not isinstance(flag, bool):
                 raise TypeError(f"{name} must be True or False, got {flag!r}")
         for pair in self.max_page_size_per_list:

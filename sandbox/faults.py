@@ -95,11 +95,21 @@ class FaultInjector:
         rate = float(self.config.error_rate)
         if rate <= 0 or self._roll() >= rate:
             return None
+        statuses = sorted(set(self.config.error_statuses) & set(INJECTED_ERRORS))  # others are not injectable
+        if not statuses:
+            return None
         with self._lock:
-            status = self._dice.choice(sorted(INJECTED_ERRORS))
+            status = self._dice.choice(statuses)
         self.stats.bump("error")
         self.stats.bump(f"error_{status}")
         return status
+
+    def stamps_present(self, status: int) -> bool:
+        """True when the injected `status` answer carries `AccessToken-ExpireAt` = the server's present (the
+        sandbox clock, which `Date` follows unless the profile skews it) instead of the token's expiry (profile
+        switch `unavailable_expire_at`): a server that answers 503 with its present, as one seen in production
+        did."""
+        return status == 503 and self.config.contract.unavailable_expire_at == "present"
 
     def drop_connection(self) -> bool:
         """True when this answer must be cut off mid-way (the connection closes)."""

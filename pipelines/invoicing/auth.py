@@ -13,6 +13,13 @@ expired early) fetches a new token once and re-sends the request; a second 401 i
 (unless another thread replaced the token meanwhile: then the request is re-sent with the newer one).
 With a `TokenCache`, a process starts on the token an earlier process kept (token_cache.py), and keeps each
 token it fetches for the next one.
+
+The `Date` lead (how far `Date` runs ahead of the expiry's clock, `date_lead_s`) ends every window of a run that
+much earlier, so a false lead hides the newest records from every run that carries it. It is therefore read
+only on a successful answer (a 503 of a server in front of the service stamped `AccessToken-ExpireAt` with its
+own present, which looked like a 19 s lead on a 20 s token), bounded by `MAX_DATE_LEAD_S`, and a lead kept
+with a token is taken by the next process only as confirmed by its own first successful answer: the smaller
+of the two, none when it cannot measure.
 """
 
 from __future__ import annotations
@@ -33,6 +40,12 @@ RENEW_MARGIN_S = 60.0
 MAX_RESENDS_ON_401 = 3
 SHORT_LIFETIME_S = 120.0  # below this, the renewal pace is worth a note
 CLOCK_SKEW_TOLERANCE_S = 30.0  # as the windows' overlap: clocks of one service may differ this much
+# The largest `Date` lead the windows honour. A real lead is a clock difference between servers of one service
+# (the strict sandbox's 10 s, measured 8-10 s at 1 s precision); more is far likelier a misreading. A lead
+# above the bound is cut to it: the windows then end at most this much too late, which the next run's 30 s
+# overlap re-reads (Date leads up to 15 + 30 - 5 = 40 s stay exact), while a false lead costs at most 15 s
+# of freshness per run, never a record.
+MAX_DATE_LEAD_S = 15.0
 
 
 @dataclass(frozen=True)
@@ -66,6 +79,7 @@ class TokenAuth(httpx.Auth):
         # much earlier: a Date ahead would otherwise freeze windows inside seconds still being written.
         self.date_lead_s = 0.0
         self._lead_pending = False
+        self._kept_lead: float | None = None  # the lead an earlier process kept, until this one confirms it
         self._expires_wall = 0.0  # time.time() of the expiry, for the token kept between processes
 
     def _valid_token(self, stale: str | None = None) -> str:
@@ -86,12 +100,13 @@ class TokenAuth(httpx.Auth):
             return self._token
 
     def _adopt(self, kept: CachedToken) -> None:
-        """Takes a token an earlier process kept, with the expiry and `Date` lead that process learnt."""
-        self._token, self.lifetime_s, self.date_lead_s = kept.access_token, kept.lifetime_s, kept.date_lead_s
+        """Takes a token an earlier process kept, with its expiry; the `Date` lead that process learnt waits for
+        this process's first successful answer to confirm it (`_measure_lead`)."""
+        self._token, self.lifetime_s, self.date_lead_s = kept.access_token, kept.lifetime_s, 0.0
         self._expires_at = self._clock() + kept.remaining_s()
         self._expires_wall = kept.expires_at
         self._margin = min(RENEW_MARGIN_S, kept.lifetime_s / 2)
-        self._measured, self._lead_pending = True, False
+        self._measured, self._lead_pending, self._kept_lead = True, True, kept.date_lead_s
         self.tokens_reused += 1
 
     def _keep(self) -> None:
@@ -109,7 +124,7 @@ class TokenAuth(httpx.Auth):
         self._expires_wall = time.time() + lifetime
         self._margin = min(RENEW_MARGIN_S, lifetime / 2)
         self._measured, self.lifetime_s = True, lifetime
-        self._lead_pending = True
+        self._lead_pending, self._kept_lead = True, None
         if lifetime < SHORT_LIFETIME_S:
             self._remark(f"auth: token lifetime {lifetime:g} s; renewed after {lifetime - self._margin:g} s")
 
@@ -118,7 +133,12 @@ class TokenAuth(httpx.Auth):
             self.notes.append(text)
 
     def _note_expiry(self, response: httpx.Response, token: str) -> None:
-        """Lowers the local expiry to what `AccessToken-ExpireAt` says (relative to the `Date` header)."""
+        """Lowers the local expiry to what `AccessToken-ExpireAt` says (relative to the `Date` header), and
+        measures the `Date` lead on a token's first successful answer."""
+        if not response.is_success:
+            # An error may come from a server in front of the service, whose headers say nothing of the token
+            # (one stamped its present: expiry "now"). A token that truly ended still gets its 401.
+            return
         header = response.headers.get("accesstoken-expireat")
         date = response.headers.get("date")
         if not header or not date:
@@ -132,15 +152,27 @@ class TokenAuth(httpx.Auth):
                 return
             if not self._measured and remaining > 0:  # lifetime unknown at issue: measured on first answer
                 self._margin, self._measured, self.lifetime_s = min(RENEW_MARGIN_S, remaining / 2), True, remaining
-            if self._lead_pending:  # expected remaining life by our clock minus what the server says
-                self._lead_pending = False
-                gap = self._expires_at - self._clock() - remaining - 1.0
-                if gap <= CLOCK_SKEW_TOLERANCE_S:  # more is a token that truly ends early, not a clock
-                    self.date_lead_s = max(self.date_lead_s, gap)
-                self._keep()  # again, with the lead the next process cannot measure
+            if self._lead_pending:
+                self._measure_lead(remaining)
             told = self._clock() + remaining
             if told < self._expires_at - CLOCK_SKEW_TOLERANCE_S or self._expires_at == math.inf:
                 self._expires_at = told
+
+    def _measure_lead(self, remaining: float) -> None:
+        """Sets `date_lead_s` from the current token's first successful answer (`remaining`: ExpireAt − Date);
+        called with the lock held."""
+        self._lead_pending = False
+        # expected remaining life by our clock minus what the server says; 1 s for its second precision
+        gap = self._expires_at - self._clock() - remaining - 1.0
+        # more than the tolerance is a token that truly ends early, not a clock: no lead
+        measured = min(max(gap, 0.0), MAX_DATE_LEAD_S) if gap <= CLOCK_SKEW_TOLERANCE_S else 0.0
+        if self._kept_lead is not None:
+            # A kept lead is confirmed by this measure, never taken alone. The service's clock may have moved
+            # on by its own since the issue (a re-measure then reads more): the smaller figure is the sound one.
+            measured = min(measured, self._kept_lead)
+            self._kept_lead = None
+        self.date_lead_s = measured
+        self._keep()  # again, with the lead measured
 
     def auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response, None]:
         token = self._valid_token()

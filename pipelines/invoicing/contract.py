@@ -67,9 +67,11 @@ LEDGER: tuple[LedgerRow, ...] = (
     _r("auth", "scope", "contract", "client.py (scope read)", "check", "run stops", (),
        "a refused `read` scope stops the run with a `scope` error naming what to ask for"),
     _r("auth", "AccessToken-ExpireAt", "contract", "auth.py (_note_expiry)", "fine", "", (),
-       "brings renewal earlier only by more than 30 s (a Date from another clock is not a short token); "
-       "a fresh token's first answer measures how far Date runs ahead and windows end as much earlier; "
-       "a 401 renews anyway", "header"),
+       "read on successful answers only (an error may come from a server in front of the service); brings "
+       "renewal earlier only by more than 30 s (a Date from another clock is not a short token); a token's "
+       "first successful answer measures how far Date runs ahead, at most 15 s, and windows end as much "
+       "earlier; a lead kept with the token is taken by the next process only as its own measure confirms "
+       "it (the smaller of the two); a 401 renews anyway", "header"),
     # --- transport, envelope, headers ---------------------------------------------------------------
     _r("http", "data", "contract", "client.py, paging.py", "check", "run stops", (),
        "an answer without `data` stops the run with a `malformed` error"),
@@ -132,6 +134,12 @@ LEDGER: tuple[LedgerRow, ...] = (
            + ("; a window read by whole seconds needs no skip and stays exact" if name != "webhooks" else ""),
            "parameter"),
     )),
+    _r("lists", "lastUpdate moves on every change", "assumption", "reader.py (unchanged, same_content)", "check",
+       "document_versions_single_live", (*RECEIVABLES, "dso", "cash_outlook"),
+       "a change that keeps lastUpdate (a replaced version turning CANCELED, a status the application set) "
+       "escapes the windows: document_versions_single_live (blocking) names a prevDoc/nextDoc chain with two "
+       "live versions; the reconcile compares each record with the digest of the loaded one (`_digest`) and "
+       "loads it again", "behaviour"),
     # --- customers ----------------------------------------------------------------------------------
     _r("customers", "name", "contract", "receivables.sql, overdue_customers.sql", "fine", "", RECEIVABLES,
        "absent: receivables fall back to the document's `to.name`"),

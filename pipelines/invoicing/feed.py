@@ -55,6 +55,7 @@ class Feed:
         self.known_capabilities = known_capabilities or ServerCapabilities()
         self.capabilities = self.known_capabilities
         self.indexes = indexes or {}
+        self.digests: dict[str, dict[str, str | None]] = {}  # per table, id -> `_digest` (warehouse.load_digests)
         self.with_events = with_events
         self._from_scratch = from_scratch
         self._reconcile = reconcile
@@ -108,7 +109,8 @@ class Feed:
         with self._lock:
             if name in self.reads:
                 return self.reads[name]
-            read = ResourceRead(self, ENDPOINTS[name], state or {}, self.indexes.get(name))
+            read = ResourceRead(self, ENDPOINTS[name], state or {}, self.indexes.get(name),
+                                digests=self.digests.get(name))
             self.reads[name] = read
         # Started outside the lock: when every producer thread ends before `start` returns, the starter
         # finishes the read itself (GETs, then learning through this feed, which takes the lock).

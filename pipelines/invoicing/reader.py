@@ -56,7 +56,8 @@ def _has_fraction(stamp: object) -> bool:
 class ResourceRead:
     """The read of one endpoint in one run."""
 
-    def __init__(self, feed: ReadHost, endpoint: Endpoint, state: dict, index: Index | None) -> None:
+    def __init__(self, feed: ReadHost, endpoint: Endpoint, state: dict, index: Index | None,
+                 digests: dict[str, str | None] | None = None) -> None:
         self.feed = feed
         self.endpoint = endpoint
         self.name = endpoint.name
@@ -65,6 +66,7 @@ class ResourceRead:
         scratch = plan.from_scratch or plan.reconcile
         self.whole_scan = endpoint.mode == "full" or (endpoint.mode == "window" and plan.reconcile)
         self.index: Index = index or {}
+        self.digests = digests  # id -> `_digest` in the warehouse; None: not loaded (lastUpdate alone decides)
         # ids read by the last run with a recent lastUpdate (overlap_seen), kept even for a reconcile
         self.prev_seen: dict[str, str] = {} if plan.from_scratch else dict(state.get("overlap_seen") or {})
         self.prev_overlap: dict[str, str] = {} if scratch else self.prev_seen
@@ -352,8 +354,17 @@ class ResourceRead:
             stored = self.index.get(record["id"])
             return (stored is not None and stored[0] == last_update
                     and (stored[1] is not None) == bool(record.get("deleted"))
-                    and self.prev_seen.get(record["id"]) != last_update)
+                    and self.prev_seen.get(record["id"]) != last_update
+                    and self.same_content(record))
         return last_update is not None and self.prev_overlap.get(record["id"]) == last_update
+
+    def same_content(self, record: dict) -> bool:
+        """Whether the warehouse's row holds this record's content, by digest: a change need not move
+        `lastUpdate` (a replaced version turns CANCELED with its stamp unchanged), so a whole scan compares
+        what it reads. Without loaded digests, the stamp alone decides, as before."""
+        if self.digests is None:
+            return True
+        return self.digests.get(record["id"]) == record_digest(record)
 
     def take(self, max_pages: float, deadline: float) -> Iterator[list[dict] | None]:
         """Rows of the next pages, until `max_pages`, the deadline, the end of the read, or a failure.

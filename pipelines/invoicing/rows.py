@@ -63,6 +63,9 @@ def to_row(endpoint: Endpoint, record: dict, *, observed: datetime | str | None 
         if row.get(name) is not None:
             row[name] = json.dumps(row[name], default=str, ensure_ascii=False)
     row["_deleted_at"] = deleted_at_of(record, observed, known_deleted_at)
+    # the served content, before any change above: a whole scan compares it (reader.py), for a change that
+    # did not move `lastUpdate` (a replaced version turning CANCELED)
+    row["_digest"] = record_digest(record)
     if endpoint.name == "webhooks" and isinstance(row.get("url"), str):
         row["url"] = masked(row["url"])  # a receiver's URL carries its secret token: never in the warehouse
     if endpoint.assumed:

@@ -36,8 +36,9 @@ def _address(prefix: str) -> Columns:
 
 def _columns(**columns: TColumnSchema) -> Columns:
     # `portal_id`: the user's name of the portal (portals.py), on every root row; child tables reach it
-    # through their root row (`_dlt_root_id` = the root row's `_dlt_id`)
-    return {"portal_id": TEXT, "_deleted_at": TIMESTAMP, **columns}
+    # through their root row (`_dlt_root_id` = the root row's `_dlt_id`). `_digest`: of the record as served
+    # (rows.to_row), so a whole scan sees a change that did not move `lastUpdate` (reader.py)
+    return {"portal_id": TEXT, "_deleted_at": TIMESTAMP, "_digest": TEXT, **columns}
 
 
 # The API's own `portalId` (an opaque id of the account) is kept as `api_portal_id` (rows.with_portal):

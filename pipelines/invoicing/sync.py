@@ -32,6 +32,7 @@ from pipelines.invoicing.settings import EVENTS, RESOURCE_NAMES
 from pipelines.invoicing.warehouse import (
     apply_tombstones,
     create_empty_tables,
+    load_digests,
     load_indexes,
     remove_replayed_rows,
     remove_unreloaded_rows,
@@ -222,6 +223,8 @@ def run_sync(
         report.finished_pending = retry(lambda: finish_pending(pipeline))
         retry(lambda: upgrade_to_portals(pipeline))
         feed.indexes = load_indexes(pipeline, names, reconcile=reconcile and not full_refresh, portal_id=portal_id)
+        if not full_refresh:  # a full refresh loads every record again anyway
+            feed.digests = load_digests(pipeline, names, reconcile=reconcile, portal_id=portal_id)
         if full_refresh:  # every record loads again ("" is no version), ids and deletion times still known
             feed.indexes = {name: {key: ("", value[1]) for key, value in index.items()}
                             for name, index in feed.indexes.items()}

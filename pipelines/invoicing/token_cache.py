@@ -42,8 +42,9 @@ class CachedToken:
     lifetime_s: float
     expires_at: float  # time.time() seconds
     # How far the service's `Date` runs ahead of its token expiry's clock, as the fetching process measured it
-    # on the token's first answer (auth.py): a later process cannot measure it again, since the service's
-    # time has moved on since the issue by its own clock, not by this machine's.
+    # on the token's first successful answer (auth.py). Only a bound for the next process, never taken alone:
+    # that process measures again on its own first successful answer and keeps the smaller figure (the
+    # service's clock may have moved on by its own since the issue, which reads as more).
     date_lead_s: float = 0.0
 
     def remaining_s(self) -> float:

@@ -55,6 +55,29 @@ def load_indexes(pipeline: dlt.Pipeline, names: list[str], *, reconcile: bool, p
     return indexes
 
 
+def load_digests(pipeline: dlt.Pipeline, names: list[str], *, reconcile: bool,
+                 portal_id: str) -> dict[str, dict[str, str | None]]:
+    """id -> `_digest` (of the record as served when loaded; None for a row loaded before digests were kept)
+    of the portal's rows, for the tables whose index `load_indexes` loads: what a whole-list scan compares,
+    so a change that did not move `lastUpdate` is loaded again."""
+    wanted = [n for n in names if n in ENDPOINTS and ENDPOINTS[n].mode in ("window", "full")
+              and (reconcile or n in ALWAYS_INDEXED)]
+    digests: dict[str, dict[str, str | None]] = {}
+    try:
+        with pipeline.sql_client() as client:
+            for name in wanted:
+                table = client.make_qualified_table_name(name)
+                try:
+                    rows = select_rows(client, f"select id, _digest from {table} where {PORTAL_COLUMN} = ?",
+                                       portal_id)
+                except Exception:  # no table, or one loaded before `_digest` existed  # noqa: BLE001
+                    rows = []
+                digests[name] = {row[0]: row[1] for row in rows}
+    except Exception:  # no dataset yet  # noqa: BLE001
+        return {name: {} for name in wanted}
+    return digests
+
+
 def select_rows(client: SqlClientBase[Any], sql: str, *args: Any) -> Sequence[Sequence[Any]]:
     """The rows of a query; dlt types `execute_sql` Optional because a statement without a result gives None."""
     rows = client.execute_sql(sql, *args)

@@ -282,6 +282,6 @@ class DocumentMixin(PortalState):
         new = self.new_record(record)
         document["status"] = "CANCELED"
         document["nextDoc"] = new["id"]
-        self.save("documents", document)
+        self.save_derived("documents", document)
         self.emit("document.updated", lambda: render_document(document))
         return self._file_document(new)

@@ -127,6 +127,15 @@ class PortalState:
         self.stores[resource].put(record)
         return record
 
+    def save_derived(self, resource: str, record: dict) -> dict:
+        """Files a change that follows from another write (a replaced version turning CANCELED, a status the
+        application set): stamped like any change, or with `lastUpdate` unchanged under the contract profile's
+        `derived_changes_keep_last_update` (the contract never says a derived change moves it)."""
+        if not self.config.contract.derived_changes_keep_last_update:
+            return self.save(resource, record)
+        self.stores[resource].put(record)
+        return record
+
     def new_record(self, fields: dict) -> dict:
         """A record with a fresh id, the portal id and the common fields."""
         record = {"id": self.ids.new(self.clock.now()), "portalId": self.portal_id, "metadata": None}

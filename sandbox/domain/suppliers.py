@@ -156,7 +156,10 @@ class SupplierMixin(PortalState):
         document["status"] = target
         if action == "declarePayment":
             document["paymentDate"] = iso(midnight(fields.get("paymentDate") or self.clock.now()))
-        self.save("supplier_documents", document)
+        if by == "api":
+            self.save("supplier_documents", document)
+        else:  # the application's own move (a payment matched, an approval flow): a derived change
+            self.save_derived("supplier_documents", document)
         self._record_event(document, action, previous, by)
         self.emit(
             "supplier-document.status-change",

@@ -52,6 +52,7 @@ CONTRACT_CHECKS = {
     ("marts/receivables", "receivables_single_currency"),
     ("marts/cash_outlook", "cash_outlook_single_currency"),
     ("marts/supplier_payables", "supplier_status_as_of_known"),
+    ("staging/stg_invoicing__document_versions", "document_versions_single_live"),
     *(
         (f"staging/{model}", "dates_at_midnight")
         for model in (

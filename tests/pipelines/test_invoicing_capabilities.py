@@ -168,6 +168,35 @@ def test_a_date_clock_ahead_of_the_expiry_clock_ends_the_windows_as_much_earlier
     assert any("Date runs" in note for note in feed.notes), feed.notes
 
 
+def test_a_503_stamped_with_its_present_measures_no_lead():
+    # A server in front of the service answered the fresh token's first request 503 with AccessToken-ExpireAt
+    # equal to its Date: read as a measure, a 20 s token looks 19 s "ahead" and every window ends 19 s early.
+    # Only the successful answer after the retry measures: its ExpireAt is the token's, on Date's clock.
+    from email.utils import format_datetime
+
+    import httpx
+
+    from pipelines.invoicing.windows import window_end
+    from sandbox.clock import iso
+
+    api = FakeApi({"/documents": []}, expires_in=20, expire_at=SERVER_NOW + timedelta(seconds=20))
+    serve = api.handle
+    unavailable: list[httpx.Request] = []
+
+    def first_request_unavailable(request: httpx.Request) -> httpx.Response:
+        if not request.url.path.endswith("/oauth2/token") and not unavailable:
+            unavailable.append(request)
+            stamp = {"Date": format_datetime(api.now, usegmt=True), "AccessToken-ExpireAt": iso(api.now)}
+            return httpx.Response(503, json={"error": "service unavailable", "code": 503}, headers=stamp)
+        return serve(request)
+
+    api.handle = first_request_unavailable  # type: ignore[method-assign]
+    plan, feed = prepared(api)
+    assert unavailable, "the 503 was never served"
+    assert plan.until == window_end(SERVER_NOW)
+    assert not any("Date runs" in note for note in feed.notes), feed.notes
+
+
 def test_a_token_that_truly_ends_early_moves_no_window():
     from pipelines.invoicing.windows import window_end
 
