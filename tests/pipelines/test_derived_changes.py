@@ -12,31 +12,21 @@ from dataclasses import replace
 
 import duckdb
 import pytest
-from dagster import AssetKey, AssetSelection, AssetSpec, Definitions, define_asset_job
 from invoicing_sandbox import quiet, sync
 
-from assets.contract_checks import document_versions_single_live
-from assets.resources import WarehouseResource
 from harness.warehouse_truth import mismatches
+from runs.contract_checks import document_versions_single_live
 from sandbox.contract import ContractProfile
 from warehouse_engine.sql_runner import build_models
 
 
 def live_versions_check(warehouse: str, sandbox) -> tuple[bool, str | None]:
-    """Builds the models as of the sandbox's date, then runs `document_versions_single_live` through Dagster."""
+    """Builds the models as of the sandbox's date, then runs `document_versions_single_live` (the gate's check)."""
     with duckdb.connect(warehouse) as connection:
         build_models(connection, as_of=sandbox.clock.today().date())
-    keys = {key.asset_key for key in document_versions_single_live.check_keys}
-    defs = Definitions(
-        assets=[AssetSpec(key) for key in keys],
-        asset_checks=[document_versions_single_live],
-        jobs=[define_asset_job("versions", selection=AssetSelection.checks(document_versions_single_live))],
-        resources={"warehouse": WarehouseResource(path=warehouse)},
-    )
-    result = defs.resolve_job_def("versions").execute_in_process(raise_on_error=False)
-    (evaluation,) = result.get_asset_check_evaluations()
-    assert evaluation.asset_key == AssetKey(["staging", "stg_invoicing__document_versions"])
-    return evaluation.passed, evaluation.description
+        result = document_versions_single_live.run(connection)
+    assert result.relation == "staging.stg_invoicing__document_versions" and result.blocking
+    return result.passed, result.description
 
 
 def editable_invoice(sandbox) -> dict:
