@@ -13,6 +13,7 @@ reach readers only through `build_and_publish` or `publish_checked`:
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import date
@@ -24,12 +25,16 @@ from runs import gate_state
 from runs.checks import CheckResult, WarehouseCheck, built_marts, ids_unique, keys_unique, marts_reading
 from runs.checks import references_resolve as _references
 from runs.contract_checks import CONTRACT_VALUE_CHECKS
-from warehouse_engine.connection import WarehouseUnavailable, connect
+from warehouse_engine.connection import WarehouseUnavailable, connect, current_snapshot
 from warehouse_engine.readers import publish_if_changed
 from warehouse_engine.sql_runner import build_models, discover_models, missing_models, today_in_portal_zone
 from warehouse_engine.target import WarehouseTarget
 
 RUN_WIDE = "run"  # the table name of a degraded note that concerns every table of the run (`run: ...`)
+# A DuckLake with no new snapshot for this long has no writer half way through a load (its chunks commit more
+# often); a writer slower than that between two commits makes a false "held", never a wrong publication.
+LAKE_QUIET_S = 5.0
+LAKE_SETTLE_S = 180.0  # the longest a publication waits for the lake's other writers to finish
 
 REFERENCE_CHECKS = (
     _references("documents", "customer_id", "customers", "customers_exist",
@@ -176,11 +181,7 @@ def publish_checked(target: WarehouseTarget, *, note: str, as_of: date | None = 
         # nothing to publish (readers are current and the run changed nothing): no check to run either
         publish_if_changed(target, note, changed=False, behind=False)
         return outcome
-    connection = _open(target)
-    try:
-        outcome.failures, outcome.warnings = judge(connection, outcome.held)
-    finally:
-        connection.close()
+    outcome.failures, outcome.warnings = _judge_when_settled(target, outcome.held)
     if not allowed:
         _record(target, state, outcome)
         return outcome
@@ -191,6 +192,32 @@ def check_built(connection: duckdb.DuckDBPyConnection) -> list[CheckResult]:
     """The blocking checks failing on models just built on `connection` (the dashboard's as-of builds, which
     are never published: their failures are shown instead of their figures)."""
     return blocking_failures(connection)
+
+
+def _judge_when_settled(target: WarehouseTarget,
+                        held: Iterable[str]) -> tuple[list[CheckResult], list[CheckResult]]:
+    """`judge` on the warehouse as committed. A DuckLake takes several writers at once (one per portal), and
+    one of them may be half way through its load (documents committed, their customers not yet): failures
+    seen while another writer keeps committing are judged again once the lake has been quiet for
+    LAKE_QUIET_S (at most LAKE_SETTLE_S in all); failures on a quiet lake are real."""
+    deadline = time.monotonic() + LAKE_SETTLE_S
+    while True:
+        connection = _open(target)
+        try:
+            seen = current_snapshot(connection) if target.is_lake else None
+            failures, warnings = judge(connection, held)
+        finally:
+            connection.close()
+        if not failures or seen is None or time.monotonic() >= deadline:
+            return failures, warnings
+        time.sleep(LAKE_QUIET_S)
+        connection = _open(target)
+        try:
+            quiet = current_snapshot(connection) == seen
+        finally:
+            connection.close()
+        if quiet:
+            return failures, warnings
 
 
 def _open(target: WarehouseTarget) -> duckdb.DuckDBPyConnection:

@@ -118,7 +118,7 @@ def test_a_blocking_check_that_fails_publishes_no_lake_snapshot(lake):
         connection.execute("insert into invoicing_raw.documents "
                            "select * from invoicing_raw.documents order by id limit 1")
     held = build_and_publish(lake, note="held", as_of=clock.today().date())
-    assert held.published is None and [f.name for f in held.failures] == ["ids_unique"]
+    assert held.published is None and "ids_unique" in [f.name for f in held.failures]
     with connect(lake) as connection:
         assert published_snapshot(connection) == before  # readers stay on the last good snapshot
     with connect_reader(lake) as reader:

@@ -88,8 +88,10 @@ def _held_by_duplicate(warehouse: Path, err: str) -> None:
     assert "ids_unique on invoicing_raw.documents" in err, err
     assert "marts.receivables" in err and "nothing published" in err, err
     state = load(WarehouseTarget.duckdb_file(warehouse))
-    assert [(f["check"], f["relation"]) for f in state.failures] == [("ids_unique", "invoicing_raw.documents")]
-    assert "marts.receivables" in state.failures[0]["protects"]
+    # a duplicated document also looks like two live versions of one chain: that check fails too
+    failures = {(f["check"], f["relation"]): f for f in state.failures}
+    assert ("ids_unique", "invoicing_raw.documents") in failures, state.failures
+    assert "marts.receivables" in failures[("ids_unique", "invoicing_raw.documents")]["protects"]
     banner = banner_lines(WarehouseTarget.duckdb_file(warehouse))
     assert any("ids_unique" in line and "marts.receivables" in line for line in banner), banner
 
@@ -149,7 +151,7 @@ def test_a_hint_run_publishes_nothing_when_a_blocking_check_fails(warehouse, san
                         settings=ApiSettings(sandbox.base_url, sandbox.client_id, sandbox.client_secret))
     assert run.load is not None and run.load.rows.get("customers") == 1  # the record itself was loaded
     assert run.published is None and run.gate is not None
-    assert [f.name for f in run.gate.failures] == ["ids_unique"]
+    assert "ids_unique" in [f.name for f in run.gate.failures]
     assert "nothing published" in run.line()
     assert _digest(copy) == published
     assert load(target).failures
