@@ -121,18 +121,18 @@ def record_reads(target: WarehouseTarget, portal: str, degraded_notes: Sequence[
     """After a sync of `portal`: remembers each table it read with a degraded note (`<table>: ...`) until a full
     read (reconcile or full refresh) of that portal reads it cleanly; an incremental read cannot bring back
     rows an incomplete read skipped."""
-    state = gate_state.load(target)
     degraded: dict[str, list[str]] = {}
     for note in degraded_notes:
         table, _, _ = note.partition(":")
         degraded.setdefault(table.strip() or RUN_WIDE, []).append(note)
-    if full_read:
-        state.degraded_reads = {key: read for key, read in state.degraded_reads.items() if read.portal != portal}
-    for table, notes in degraded.items():
-        key = f"{portal}/{table}"
-        since = state.degraded_reads[key].since if key in state.degraded_reads else gate_state.now_iso()
-        state.degraded_reads[key] = gate_state.DegradedRead(portal, table, notes, since)
-    gate_state.save(target, state)
+    with gate_state.changing(target) as state:
+        if full_read:
+            state.degraded_reads = {key: read for key, read in state.degraded_reads.items()
+                                    if read.portal != portal}
+        for table, notes in degraded.items():
+            key = f"{portal}/{table}"
+            since = state.degraded_reads[key].since if key in state.degraded_reads else gate_state.now_iso()
+            state.degraded_reads[key] = gate_state.DegradedRead(portal, table, notes, since)
 
 
 def build_and_publish(target: WarehouseTarget, *, note: str, as_of: date | None = None,
@@ -167,7 +167,7 @@ def build_and_publish(target: WarehouseTarget, *, note: str, as_of: date | None 
             outcome.failures = failed.failures
     finally:
         connection.close()
-    return _publish_or_hold(target, state, outcome, changed=changed, behind=behind)
+    return _publish_or_hold(target, outcome, changed=changed, behind=behind)
 
 
 def publish_checked(target: WarehouseTarget, *, note: str, as_of: date | None = None, changed: bool = True,
@@ -183,9 +183,9 @@ def publish_checked(target: WarehouseTarget, *, note: str, as_of: date | None = 
         return outcome
     outcome.failures, outcome.warnings = _judge_when_settled(target, outcome.held)
     if not allowed:
-        _record(target, state, outcome)
+        _record(target, outcome)
         return outcome
-    return _publish_or_hold(target, state, outcome, changed=changed, behind=behind)
+    return _publish_or_hold(target, outcome, changed=changed, behind=behind)
 
 
 def check_built(connection: duckdb.DuckDBPyConnection) -> list[CheckResult]:
@@ -238,11 +238,11 @@ def _models_to_build(connection: duckdb.DuckDBPyConnection, state: gate_state.Ga
     return list(select)
 
 
-def _publish_or_hold(target: WarehouseTarget, state: gate_state.GateState, outcome: GateOutcome, *,
+def _publish_or_hold(target: WarehouseTarget, outcome: GateOutcome, *,
                      changed: bool, behind: bool) -> GateOutcome:
     if not outcome.failures:
         outcome.published = publish_if_changed(target, outcome.note, changed=changed, behind=behind)
-    _record(target, state, outcome)
+    _record(target, outcome)
     return outcome
 
 
@@ -251,12 +251,14 @@ def _as_record(result: CheckResult) -> dict[str, object]:
             "description": result.description or "", "severity": result.severity}
 
 
-def _record(target: WarehouseTarget, state: gate_state.GateState, outcome: GateOutcome) -> None:
+def _record(target: WarehouseTarget, outcome: GateOutcome) -> None:
+    # reloaded under the lock: another portal's writer of a lake may have recorded its reads meanwhile
     now = gate_state.now_iso()
-    if outcome.failures:
-        state.failures = [_as_record(failure) for failure in outcome.failures]
-        state.failing_since = state.failing_since or now
-    else:
+    with gate_state.changing(target) as state:
+        if outcome.failures:
+            state.failures = [_as_record(failure) for failure in outcome.failures]
+            state.failing_since = state.failing_since or now
+            return
         state.failures, state.failing_since = [], None
         if outcome.as_of is not None:
             state.built_as_of = outcome.as_of.isoformat()
@@ -265,4 +267,3 @@ def _record(target: WarehouseTarget, state: gate_state.GateState, outcome: GateO
         state.held_since = (state.held_since or now) if outcome.held else None
         state.held_marts = dict(outcome.held)
         state.warnings = [_as_record(warning) for warning in outcome.warnings]
-    gate_state.save(target, state)

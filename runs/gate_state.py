@@ -4,15 +4,18 @@ the last build and when readers last got figures.
 
 Why a file beside the warehouse and not a table in it: when the gate holds a build back, the readers' copy is
 not republished, yet the dashboard must say why its figures are old; it reads this file beside the copy.
-Only the warehouse's one writer writes it (one writing run at a time), atomically (a temporary file renamed
-over it), readable by its owner only.
+It is written atomically (a temporary file renamed over it), readable by its owner only, and changed under a
+lock (`changing`): a DuckLake takes one writer per portal at once, and each records its own reads.
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -103,3 +106,20 @@ def save(target: WarehouseTarget, state: GateState) -> None:
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
+
+
+@contextmanager
+def changing(target: WarehouseTarget) -> Iterator[GateState]:
+    """The state, loaded under an exclusive lock and saved when the block ends without error: a change made by
+    another writer meanwhile is never lost. The lock is a file beside the state, released by the process's
+    end if it dies."""
+    path = state_path(target)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    descriptor = os.open(path.with_name(path.name + ".lock"), os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX)
+        state = load(target)
+        yield state
+        save(target, state)
+    finally:
+        os.close(descriptor)  # closing releases the lock

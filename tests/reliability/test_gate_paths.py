@@ -263,3 +263,24 @@ def test_a_supplier_list_read_incompletely_holds_the_payables_and_publishes_the_
     assert "receivables" in published and "dso" in published
     assert not {"supplier_payables", "payables_by_supplier", "payables_schedule", "cash_outlook"} & published
     assert truth.mismatches == [], truth.summary()
+
+
+def test_writers_recording_their_reads_at_once_lose_none(tmp_path):
+    """A DuckLake takes one writer per portal at once: each records its reads in the one gate state."""
+    import threading
+
+    target = WarehouseTarget.duckdb_file(tmp_path / "warehouse.duckdb")
+    portals = [f"p{index}" for index in range(6)]
+
+    def record(portal: str) -> None:
+        for round_ in range(15):
+            record_reads(target, portal, [f"supplier_documents: round {round_}"], full_read=False)
+
+    threads = [threading.Thread(target=record, args=(portal,)) for portal in portals]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    reads = load(target).degraded_reads
+    assert sorted(reads) == sorted(f"{portal}/supplier_documents" for portal in portals)
+    assert {read.notes[0] for read in reads.values()} == {"supplier_documents: round 14"}
