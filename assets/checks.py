@@ -22,13 +22,7 @@ from dagster import (
 
 from assets.keys import RAW_TABLES, relation_asset_key, relation_of
 from assets.resources import WarehouseResource
-from runs.checks import (
-    CheckResult,
-    WarehouseCheck,
-    ids_unique,
-    keys_unique,
-    references_resolve,
-)
+from runs.checks import REFERENCE_CHECKS, CheckResult, WarehouseCheck, ids_unique, keys_unique
 
 
 def _asset_key(relation: str) -> AssetKey:
@@ -70,12 +64,6 @@ def asset_check_of(check: WarehouseCheck) -> AssetChecksDefinition:
 # One check (one step) per table: a duplicate in one table holds back only what reads that table.
 raw_ids_unique: list[AssetChecksDefinition] = [asset_check_of(ids_unique(table)) for table in RAW_TABLES]
 
-REFERENCE_CHECKS = (
-    references_resolve("documents", "customer_id", "customers", "customers_exist",
-                       "Every document's customer_id is a loaded customer."),
-    references_resolve("transaction_usages", "invoice_id", "documents", "invoices_exist",
-                       "Every transaction usage's invoice_id is a loaded document."),
-)
 documents_customers_exist, usages_invoices_exist = (asset_check_of(check) for check in REFERENCE_CHECKS)
 
 

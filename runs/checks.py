@@ -171,6 +171,14 @@ def references_resolve(child: str, column: str, parent: str, name: str, descript
                           protects=marts_reading([child]), after=(f"{RAW_DATASET}.{parent}",))
 
 
+REFERENCE_CHECKS = (
+    references_resolve("documents", "customer_id", "customers", "customers_exist",
+                       "Every document's customer_id is a loaded customer."),
+    references_resolve("transaction_usages", "invoice_id", "documents", "invoices_exist",
+                       "Every transaction usage's invoice_id is a loaded document."),
+)
+
+
 # ---------------------------------------------------------------- marts: keys unique
 
 # The grain of each mart (read from its SQL): always within one portal, whose ids may collide with

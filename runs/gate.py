@@ -22,8 +22,15 @@ import duckdb
 
 from pipelines.invoicing.settings import RESOURCE_NAMES
 from runs import gate_state
-from runs.checks import CheckResult, WarehouseCheck, built_marts, ids_unique, keys_unique, marts_reading
-from runs.checks import references_resolve as _references
+from runs.checks import (
+    REFERENCE_CHECKS,
+    CheckResult,
+    WarehouseCheck,
+    built_marts,
+    ids_unique,
+    keys_unique,
+    marts_reading,
+)
 from runs.contract_checks import CONTRACT_VALUE_CHECKS
 from warehouse_engine.connection import WarehouseUnavailable, connect, current_snapshot
 from warehouse_engine.readers import publish_if_changed
@@ -36,12 +43,6 @@ RUN_WIDE = "run"  # the table name of a degraded note that concerns every table 
 LAKE_QUIET_S = 5.0
 LAKE_SETTLE_S = 180.0  # the longest a publication waits for the lake's other writers to finish
 
-REFERENCE_CHECKS = (
-    _references("documents", "customer_id", "customers", "customers_exist",
-                "Every document's customer_id is a loaded customer."),
-    _references("transaction_usages", "invoice_id", "documents", "invoices_exist",
-                "Every transaction usage's invoice_id is a loaded document."),
-)
 RAW_CHECKS: tuple[WarehouseCheck, ...] = (*(ids_unique(table) for table in RESOURCE_NAMES), *REFERENCE_CHECKS)
 
 
