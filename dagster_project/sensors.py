@@ -25,24 +25,18 @@ def build_publish_sensors(writing_jobs: list) -> list:
             context.log.info(f"published {outcome.published} after run {run_id}")
         return None
 
-    @run_status_sensor(
-        name="publish_snapshot_after_run",
-        run_status=DagsterRunStatus.SUCCESS,
-        monitored_jobs=writing_jobs,
-        description="Publishes the warehouse for dashboards and analysts once the blocking checks pass: copies the "
-        "DuckDB file to <name>.read.duckdb (atomic rename), or marks the DuckLake's snapshot readers open.",
-    )
-    def publish_snapshot_after_run(context: RunStatusSensorContext, warehouse: WarehouseResource):
-        return _gate(context, warehouse, allowed=True)
+    def sensor(name: str, status: DagsterRunStatus, allowed: bool, description: str):
+        @run_status_sensor(name=name, run_status=status, monitored_jobs=writing_jobs, description=description)
+        def _sensor(context: RunStatusSensorContext, warehouse: WarehouseResource):
+            return _gate(context, warehouse, allowed=allowed)
 
-    @run_status_sensor(
-        name="hold_snapshot_after_failed_run",
-        run_status=DagsterRunStatus.FAILURE,
-        monitored_jobs=writing_jobs,
-        description="After a failed writing run: publishes nothing, records the failing blocking checks for the "
-        "dashboard's banner.",
-    )
-    def hold_snapshot_after_failed_run(context: RunStatusSensorContext, warehouse: WarehouseResource):
-        return _gate(context, warehouse, allowed=False)
+        return _sensor
 
-    return [publish_snapshot_after_run, hold_snapshot_after_failed_run]
+    return [
+        sensor("publish_snapshot_after_run", DagsterRunStatus.SUCCESS, True,
+               "Publishes the warehouse for dashboards and analysts once the blocking checks pass: copies the "
+               "DuckDB file to <name>.read.duckdb (atomic rename), or marks the DuckLake's snapshot readers open."),
+        sensor("hold_snapshot_after_failed_run", DagsterRunStatus.FAILURE, False,
+               "After a failed writing run: publishes nothing, records the failing blocking checks for the "
+               "dashboard's banner."),
+    ]

@@ -8,8 +8,7 @@ from collections.abc import Callable
 from datetime import UTC, date, datetime
 from pathlib import Path
 
-from harness.regular_build import HeldBack
-from pipelines.invoicing.sync import make_pipeline, run_sync
+from harness.regular_build import HeldBack, sync_sandbox
 from runs.gate import build_and_publish
 from sandbox.clock import Clock
 from sandbox.config import SandboxConfig
@@ -28,13 +27,7 @@ def build_demo_warehouse(warehouse: Path, seed: int = 1, scale: int = 1000, now:
     clock = Clock(fixed=now)
     config = SandboxConfig(seed=seed, scale=scale, rate_limit_per_s=0)
     with SandboxServer(config, clock=clock) as sandbox:
-        run_sync(
-            make_pipeline(warehouse),
-            base_url=sandbox.base_url,
-            client_id=sandbox.client_id,
-            client_secret=sandbox.client_secret,
-            rate_limit_per_s=0,
-        )
+        sync_sandbox(sandbox, warehouse)
         if while_serving is not None:
             while_serving(sandbox)
     as_of = clock.today().date()

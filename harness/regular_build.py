@@ -16,14 +16,21 @@ class HeldBack(RuntimeError):
     """The gate held the regular build back: a blocking check failed (its lines say which)."""
 
 
+def sync_sandbox(sandbox, warehouse: str | Path | WarehouseTarget, *, rate_limit_per_s: float = 0,
+                 **options) -> SyncReport:
+    """`run_sync` of `sandbox` into `warehouse` (a DuckDB file's path, or any target) with its credentials,
+    unpaced unless asked; `options` go to run_sync."""
+    return run_sync(make_pipeline(warehouse), base_url=sandbox.base_url, client_id=sandbox.client_id,
+                    client_secret=sandbox.client_secret, rate_limit_per_s=rate_limit_per_s, **options)
+
+
 def regular_build(sandbox, warehouse: str | Path | WarehouseTarget, *, rate_limit_per_s: float = 0,
                   **options) -> SyncReport:
     """Syncs `sandbox` into `warehouse` (a DuckDB file's path, or any target; `options` go to run_sync),
     builds every model and publishes to readers through the gate; returns the sync's report. Raises HeldBack
     when a blocking check fails (nothing published)."""
     target = warehouse if isinstance(warehouse, WarehouseTarget) else WarehouseTarget.duckdb_file(warehouse)
-    report = run_sync(make_pipeline(target), base_url=sandbox.base_url, client_id=sandbox.client_id,
-                      client_secret=sandbox.client_secret, rate_limit_per_s=rate_limit_per_s, **options)
+    report = sync_sandbox(sandbox, target, rate_limit_per_s=rate_limit_per_s, **options)
     record_reads(target, DEFAULT_PORTAL, report.degraded_notes,
                  full_read=bool(options.get("reconcile") or options.get("full_refresh")))
     outcome = build_and_publish(target, note="regular build")

@@ -25,7 +25,7 @@ from dagster import AssetSelection, AssetSpec, Definitions, define_asset_job
 from assets.contract_checks import build_contract_checks
 from assets.resources import WarehouseResource
 from harness.marts_truth import compare_marts, sandbox_dso_and_outlook, sandbox_open_invoices
-from pipelines.invoicing.sync import make_pipeline, run_sync
+from harness.regular_build import sync_sandbox
 from sandbox.clock import Clock
 from sandbox.config import SandboxConfig
 from sandbox.contract import ContractProfile
@@ -42,13 +42,7 @@ def _synced(sb: SandboxServer, warehouse) -> duckdb.DuckDBPyConnection:
     The frozen clock first moves on a few minutes: a sync reads up to the server's time minus a lag, so the
     writes stamped at the frozen instant are in its window (as at the next scheduled run)."""
     sb.clock.advance(timedelta(minutes=5))
-    run_sync(
-        make_pipeline(warehouse),
-        base_url=sb.base_url,
-        client_id=sb.client_id,
-        client_secret=sb.client_secret,
-        rate_limit_per_s=1000.0,
-    )
+    sync_sandbox(sb, warehouse)
     conn = duckdb.connect(str(warehouse))
     build_models(conn, as_of=sb.clock.today().date())
     return conn

@@ -16,7 +16,7 @@ import duckdb
 import pytest
 
 from harness.marts_truth import compare_marts, sandbox_unapplied
-from pipelines.invoicing.sync import make_pipeline, run_sync
+from harness.regular_build import sync_sandbox
 from sandbox.clock import Clock
 from sandbox.config import SandboxConfig
 from sandbox.contract import ContractProfile
@@ -64,13 +64,7 @@ def test_unapplied_money_equals_the_sandbox_with_refunds(seed, profile, tmp_path
         refunds = [t for t in sb.portal.snapshot("transactions") if t["amount"] < 0]
         assert len(refunds) >= 3, "the generator refunded nothing: its refunds were not exercised"
         assert any(t["documentId"] is None for t in refunds) and any(t["documentId"] for t in refunds)
-        run_sync(
-            make_pipeline(warehouse),
-            base_url=sb.base_url,
-            client_id=sb.client_id,
-            client_secret=sb.client_secret,
-            rate_limit_per_s=1000.0,
-        )
+        sync_sandbox(sb, warehouse)
         with duckdb.connect(str(warehouse)) as conn:
             build_models(conn, as_of=sb.clock.today().date())
             rows = conn.execute(

@@ -16,7 +16,7 @@ import duckdb
 import pytest
 
 from harness.marts_truth import sandbox_dso_and_outlook, sandbox_payables
-from pipelines.invoicing.sync import make_pipeline, run_sync
+from harness.regular_build import sync_sandbox
 from sandbox.clock import Clock
 from sandbox.config import SandboxConfig
 from sandbox.contract import ContractProfile
@@ -35,13 +35,7 @@ def test_negative_supplier_credit_notes_lower_the_payables(contract, tmp_path):
     warehouse = tmp_path / "warehouse.duckdb"
     config = SandboxConfig(seed=SEED, scale=SCALE, rate_limit_per_s=0, contract=profile)
     with SandboxServer(config, clock=clock) as sb:
-        run_sync(
-            make_pipeline(warehouse),
-            base_url=sb.base_url,
-            client_id=sb.client_id,
-            client_secret=sb.client_secret,
-            rate_limit_per_s=1000.0,
-        )
+        sync_sandbox(sb, warehouse)
         today = clock.today().date()
         expected = sandbox_payables(sb, today)
         credit_notes = {d["id"] for d in sb.portal.snapshot("supplier_documents") if d["type"] == "creditNote"}
