@@ -23,8 +23,8 @@ from dagster import (
 
 from assets.portals import load_portals
 from assets.resources import InvoicingApiResource, WarehouseResource
-from pipelines.invoicing.client import InvoicingClient
-from pipelines.invoicing.portal_sync import portal_settings
+from pipelines.invoicing.http.client import InvoicingClient
+from pipelines.invoicing.load.portal_sync import portal_settings
 from warehouse_engine.names import DEFAULT_PORTAL, PORTAL_COLUMN
 
 PARTITION_TAG = "dagster/partition"  # the run's partition: the portal it synced

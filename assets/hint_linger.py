@@ -24,9 +24,9 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from pipelines.invoicing.client import InvoicingClient
-from pipelines.invoicing.hint_spool import HintSpool
+from pipelines.invoicing.http.client import InvoicingClient
 from pipelines.invoicing.portals import Portal
+from pipelines.invoicing.webhooks.hint_spool import HintSpool
 from runs.hints import HintRun, apply_pending, spool_for
 from warehouse_engine.target import WarehouseTarget
 

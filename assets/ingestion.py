@@ -30,9 +30,9 @@ from assets.portals import portal_partitions
 from assets.resources import InvoicingApiResource, WarehouseResource
 from pipelines.invoicing.credentials import ApiSettings
 from pipelines.invoicing.errors import InvoicingApiError
-from pipelines.invoicing.portal_sync import portal_settings
+from pipelines.invoicing.load.portal_sync import portal_settings
+from pipelines.invoicing.load.sync import SyncReport
 from pipelines.invoicing.portals import Portal
-from pipelines.invoicing.sync import SyncReport
 from runs.sync import sync_and_record
 from warehouse_engine.names import DEFAULT_PORTAL, RAW_DATASET
 from warehouse_engine.raw_tables import child_tables, table_columns, table_row_count

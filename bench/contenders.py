@@ -30,7 +30,7 @@ def _plain(value: Any) -> Any:
 
 def _run_pipeline(base_url: str, client_id: str, client_secret: str, db_path: str, full: bool,
                   resources: list[str]) -> dict:
-    from pipelines.invoicing.sync import make_pipeline, run_sync
+    from pipelines.invoicing.load.sync import make_pipeline, run_sync
 
     pipeline = make_pipeline(db_path)
     started = time.perf_counter()

@@ -25,7 +25,7 @@ sys.path.insert(0, str(ROOT))
 import httpx
 
 from harness.receiver_process import ReceiverProcess
-from pipelines.invoicing.hint_spool import HintSpool, spool_path
+from pipelines.invoicing.webhooks.hint_spool import HintSpool, spool_path
 
 
 def _envelope(n: int) -> dict:

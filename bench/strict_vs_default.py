@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.sync_throughput import start_sandbox
-from pipelines.invoicing.sync import make_pipeline, run_sync
+from pipelines.invoicing.load.sync import make_pipeline, run_sync
 
 PROFILES = ("default", "strict")
 

@@ -47,8 +47,8 @@ from harness.receiver_process import ReceiverProcess  # noqa: E402
 from harness.sync_process import COMMAND, Workspace  # noqa: E402
 from harness.warehouse_truth import compare_raw_tables  # noqa: E402
 from invoicing_warehouse.hint_feed import ListenerFeed  # noqa: E402
-from pipelines.invoicing.hint_events import EVENTS  # noqa: E402
-from pipelines.invoicing.hint_spool import HintSpool, spool_path  # noqa: E402
+from pipelines.invoicing.webhooks.hint_events import EVENTS  # noqa: E402
+from pipelines.invoicing.webhooks.hint_spool import HintSpool, spool_path  # noqa: E402
 from sandbox.config import SandboxConfig  # noqa: E402
 from sandbox.server import SandboxServer  # noqa: E402
 from warehouse_engine.readers import connect_reader  # noqa: E402

@@ -30,7 +30,7 @@ from harness.sync_process import SyncResult, Workspace, run_sync_in_process
 from harness.tamper_proxy import Exchange, TamperProxy
 from harness.warehouse_state import differences, pipeline_dir_fingerprint, warehouse_fingerprint
 from harness.warehouse_truth import compare_raw_tables
-from pipelines.invoicing.token_cache import forget_kept_tokens
+from pipelines.invoicing.http.token_cache import forget_kept_tokens
 
 # Moves the sandbox clock past the records a case changed, so that the next frozen window
 # (which ends "a few seconds" before server time) holds them without the test sleeping.

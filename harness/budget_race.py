@@ -1,4 +1,4 @@
-"""Processes that hammer one host's shared rate budget (the tests of `pipelines/invoicing/host_budget.py`).
+"""Processes that hammer one host's shared rate budget (the tests of `pipelines/invoicing/http/host_budget.py`).
 
 Each worker runs in its own process (multiprocessing, spawn), paces GETs to one URL through a `RateLimiter`
 on the host's shared state, and reports what it was granted and what the server answered. The server's
@@ -14,8 +14,8 @@ from pathlib import Path
 
 import httpx
 
-from pipelines.invoicing.host_budget import HostBudget
-from pipelines.invoicing.ratelimit import RateLimiter
+from pipelines.invoicing.http.host_budget import HostBudget
+from pipelines.invoicing.http.ratelimit import RateLimiter
 
 
 def hammer(url: str, budget_dir: str, requests: int, start_at: float, results) -> None:

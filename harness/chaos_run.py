@@ -17,7 +17,7 @@ import duckdb
 
 from harness.marts_truth import compare_marts
 from harness.warehouse_truth import Comparison, compare_raw_tables
-from pipelines.invoicing.sync import make_pipeline, run_sync
+from pipelines.invoicing.load.sync import make_pipeline, run_sync
 from sandbox.config import SandboxConfig
 from sandbox.contract import ContractProfile
 from sandbox.server import SandboxServer

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from invoicing_warehouse.hint_feed import ListenerFeed, Write
 from pipelines.invoicing.dates import parse_timestamp
-from pipelines.invoicing.hint_events import DELETION_EVENTS
+from pipelines.invoicing.webhooks.hint_events import DELETION_EVENTS
 from warehouse_engine.publish import default_snapshot_path
 from warehouse_engine.readers import connect_reader
 from warehouse_engine.target import WarehouseTarget

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pipelines.invoicing.sync import SyncReport, make_pipeline, run_sync
+from pipelines.invoicing.load.sync import SyncReport, make_pipeline, run_sync
 from runs.gate import build_and_publish, record_reads
 from warehouse_engine.names import DEFAULT_PORTAL
 from warehouse_engine.target import WarehouseTarget

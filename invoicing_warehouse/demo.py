@@ -62,14 +62,14 @@ def prepare_empty_warehouse(warehouse: Path, replace: bool) -> None:
     other times) would mix with this one, so it starts empty. A warehouse the demo did not make may
     hold a real account's data: it is replaced only with --replace.
     """
-    from pipelines.invoicing.sync import make_pipeline
+    from pipelines.invoicing.load.sync import make_pipeline
 
     if warehouse.exists() and not demo_marker(warehouse).exists() and not replace:
         raise FileExistsError(
             f"{warehouse} exists and was not made by the demo; pass --warehouse OTHER_PATH, or --replace to "
             "overwrite it"
         )
-    from pipelines.invoicing.hint_spool import spool_path
+    from pipelines.invoicing.webhooks.hint_spool import spool_path
 
     spool = spool_path(warehouse)  # an earlier sandbox's pending hints name records this one never had
     for stale in (warehouse, warehouse.with_name(warehouse.name + ".wal"), spool,

@@ -3,7 +3,7 @@ user (its mutator), every announced change becomes a hint, the applying run (run
 into the marts, and each change is printed with its latency: from the API write to the readers' copy
 published with it (the marts rebuilt in the same run). Bounded by `--follow-seconds`.
 
-Where the hints come from: the real receiver (pipelines/invoicing/receiver.py) served in this process on
+Where the hints come from: the real receiver (pipelines/invoicing/webhooks/receiver.py) served in this process on
 127.0.0.1 (a free port, a fresh token); the sandbox is subscribed to it for every event and delivers over
 HTTP, as the service would. The sandbox's event listener (invoicing_warehouse/hint_feed.py) only records when
 each write happened, for the latency.
@@ -45,10 +45,10 @@ def follow_demo(sandbox, warehouse: Path, seconds: float, mutations_per_s: float
     reaching the marts with its latency; returns the figures."""
     from invoicing_warehouse.hint_feed import ListenerFeed, Write
     from pipelines.invoicing.credentials import ApiSettings
-    from pipelines.invoicing.hint_events import EVENTS
-    from pipelines.invoicing.hint_spool import HintSpool, spool_path
     from pipelines.invoicing.portals import Portal
-    from pipelines.invoicing.receiver import Receiver, ReceiverSettings
+    from pipelines.invoicing.webhooks.hint_events import EVENTS
+    from pipelines.invoicing.webhooks.hint_spool import HintSpool, spool_path
+    from pipelines.invoicing.webhooks.receiver import Receiver, ReceiverSettings
     from runs.hints import apply_pending
     from sandbox.server import HttpThread
     from warehouse_engine.names import DEFAULT_PORTAL

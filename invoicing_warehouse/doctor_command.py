@@ -51,7 +51,7 @@ def known_customer_ids(warehouse: str | None, portal_id: str = DEFAULT_PORTAL) -
 
 def render(findings: dict) -> str:
     """The table a person reads, then the request count; a fatal failure as two plain sentences."""
-    from pipelines.invoicing.probe_report import report_lines
+    from pipelines.invoicing.doctor.probe_report import report_lines
 
     if findings.get("fatal"):
         fatal = findings["fatal"]
@@ -76,9 +76,9 @@ def run(args: argparse.Namespace) -> int:
     """Probes, prints, writes the JSON; 1 when the sync cannot work against this account."""
     from invoicing_warehouse.sync_command import chosen_portals
     from pipelines.invoicing.credentials import resolve_settings
+    from pipelines.invoicing.doctor.probe import probe_server
+    from pipelines.invoicing.doctor.probe_http import ProbeSession
     from pipelines.invoicing.errors import InvoicingApiError
-    from pipelines.invoicing.probe import probe_server
-    from pipelines.invoicing.probe_http import ProbeSession
 
     try:
         portal = chosen_portals(args)[0]

@@ -22,7 +22,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from pipelines.invoicing.client import InvoicingClient
+    from pipelines.invoicing.http.client import InvoicingClient
     from pipelines.invoicing.portals import Portal
 
 SYNC_INTERVAL_ENV = "INVOICING_SYNC_INTERVAL_MINUTES"

@@ -19,8 +19,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from pipelines.invoicing.hint_events import UnknownEvent, hint_for_event
-from pipelines.invoicing.hint_spool import HintSpool
+from pipelines.invoicing.webhooks.hint_events import UnknownEvent, hint_for_event
+from pipelines.invoicing.webhooks.hint_spool import HintSpool
 
 STOP_WAIT_S = 10.0
 

@@ -25,7 +25,7 @@ from warehouse_engine.names import DEFAULT_PORTALS_PATH, DEFAULT_WAREHOUSE_PATH,
 
 if TYPE_CHECKING:  # the sync's modules load only when it runs (the CLI imports this module to list options)
     from pipelines.invoicing.capabilities import ServerCapabilities
-    from pipelines.invoicing.portal_sync import PortalOutcome
+    from pipelines.invoicing.load.portal_sync import PortalOutcome
     from pipelines.invoicing.portals import Portal
 
 
@@ -183,8 +183,8 @@ def _sync_and_publish(args: argparse.Namespace, portals: list[Portal], started: 
 def _sync_one(args: argparse.Namespace, portal: Portal, started: float) -> tuple[int, PortalOutcome]:
     """One portal's sync with progress and summary; (exit code, PortalOutcome). Never raises but Ctrl-C."""
     from pipelines.invoicing.errors import InvoicingApiError
-    from pipelines.invoicing.portal_sync import PortalOutcome, portal_settings
-    from pipelines.invoicing.sync import CHUNK_PAGES
+    from pipelines.invoicing.load.portal_sync import PortalOutcome, portal_settings
+    from pipelines.invoicing.load.sync import CHUNK_PAGES
     from runs.sync import sync_and_record
 
     resources = [r.strip() for r in args.resources.split(",") if r.strip()] if args.resources else None

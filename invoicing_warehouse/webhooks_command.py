@@ -1,12 +1,12 @@
 """`invoicing-warehouse webhooks serve | register | list | remove`: the doorbell's receiver and its subscriptions.
 
-- `serve`: the receiver (pipelines/invoicing/receiver.py) on 127.0.0.1:8787 until Ctrl-C / SIGTERM. It needs
+- `serve`: the receiver (pipelines/invoicing/webhooks/receiver.py) on 127.0.0.1:8787 until Ctrl-C / SIGTERM. It needs
   `INVOICING_WEBHOOK_TOKEN` (the secret path token of `/hooks/<token>[/<portal>]`) and refuses to start
   without one; `INVOICING_WEBHOOK_HMAC_SECRET`, when set, makes it require `X-Invoicing-Signature`. Hints go
   to the spool beside `--warehouse` (`data/warehouse.hints.sqlite`).
 - `register --url URL [--events E ...]`, `list`, `remove --url URL | --id ID`: the portal's subscriptions,
   idempotent, with the write-scope client `sources.invoicing.webhook_client_id` / `webhook_client_secret`
-  (pipelines/invoicing/subscriptions.py). URL = the receiver's, token included; it is printed masked.
+  (pipelines/invoicing/webhooks/subscriptions.py). URL = the receiver's, token included; it is printed masked.
 Exit codes: 0 done (also when there was nothing to do), 1 an expected failure (one line on stderr), 2 bad usage.
 """
 
@@ -65,10 +65,10 @@ def serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     from pipelines.invoicing.errors import InvoicingApiError
-    from pipelines.invoicing.hint_spool import spool_path
     from pipelines.invoicing.hook_urls import HMAC_SECRET_ENV, TOKEN_ENV, token_problem
     from pipelines.invoicing.portals import configured_portals
-    from pipelines.invoicing.receiver import SIGNATURE_HEADER, Receiver, ReceiverSettings
+    from pipelines.invoicing.webhooks.hint_spool import spool_path
+    from pipelines.invoicing.webhooks.receiver import SIGNATURE_HEADER, Receiver, ReceiverSettings
 
     token = os.environ.get(TOKEN_ENV)
     problem = token_problem(token)
@@ -117,7 +117,7 @@ def manage(args: argparse.Namespace) -> int:
     """register / list / remove on the chosen portal; 1 with one line on stderr for an expected failure."""
     from pipelines.invoicing.errors import InvoicingApiError
     from pipelines.invoicing.hook_urls import masked
-    from pipelines.invoicing.subscriptions import Subscriptions, check_events, webhook_client
+    from pipelines.invoicing.webhooks.subscriptions import Subscriptions, check_events, webhook_client
 
     action = args.webhooks_command
     try:

@@ -2,7 +2,7 @@
 
 Order (at least once, a crash anywhere loses nothing):
 1. read the portal's pending hints from the spool (nothing pending: nothing opened, nothing written);
-2. mark the readers' copy behind, then fetch the hinted records and merge them (pipelines/invoicing/hint_apply.py:
+2. mark the readers' copy behind, then fetch the hinted records and merge them (pipelines/invoicing/webhooks/hint_apply.py:
    by id, deletions confirmed, newest `lastUpdate` wins) -- the warehouse commit;
 3. rebuild the SQL models downstream of the raw tables that changed (sql_runner.downstream_models; every model
    when the last build was of another report date) and publish them through the gate (runs/gate.py): the
@@ -21,13 +21,13 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from pipelines.invoicing.client import InvoicingClient
 from pipelines.invoicing.credentials import ApiSettings
-from pipelines.invoicing.hint_apply import HintLoad, load_hints
-from pipelines.invoicing.hint_spool import HintSpool
-from pipelines.invoicing.portal_sync import DEFAULT_RATE_LIMIT, portal_settings
+from pipelines.invoicing.http.client import InvoicingClient
+from pipelines.invoicing.load.portal_sync import DEFAULT_RATE_LIMIT, portal_settings
+from pipelines.invoicing.load.sync import make_pipeline
 from pipelines.invoicing.portals import Portal
-from pipelines.invoicing.sync import make_pipeline
+from pipelines.invoicing.webhooks.hint_apply import HintLoad, load_hints
+from pipelines.invoicing.webhooks.hint_spool import HintSpool
 from runs.gate import GateOutcome, build_and_publish, publish_checked
 from warehouse_engine.readers import mark_unpublished
 from warehouse_engine.sql_runner import MissingRawTableError, downstream_models

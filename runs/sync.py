@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from pipelines.invoicing.portal_sync import sync_portal
+from pipelines.invoicing.load.portal_sync import sync_portal
+from pipelines.invoicing.load.sync import SyncReport
 from pipelines.invoicing.portals import Portal
-from pipelines.invoicing.sync import SyncReport
 from runs.gate import GateOutcome, build_and_publish, publish_checked, record_reads
 from warehouse_engine.target import WarehouseTarget
 

@@ -3,7 +3,7 @@
 Settings (dlt conventions, resolved in one place: credentials.py): `sources.invoicing.base_url`,
 `client_id`, `client_secret` (secret), from `.dlt/config.toml`, `.dlt/secrets.toml` or
 SOURCES__INVOICING__BASE_URL / _CLIENT_ID / _CLIENT_SECRET.
-`pipelines.invoicing.sync.run_sync` runs it in resumable chunks; `pipeline.run(invoicing())` works too
+`pipelines.invoicing.load.sync.run_sync` runs it in resumable chunks; `pipeline.run(invoicing())` works too
 (one load for the whole run).
 """
 
@@ -18,10 +18,10 @@ from dlt.extract.hints import TResourceNestedHints
 from dlt.extract.resource import DltResource
 
 from pipelines.invoicing.capabilities import STATE_KEY
-from pipelines.invoicing.client import InvoicingClient
 from pipelines.invoicing.credentials import resolve_settings
-from pipelines.invoicing.feed import Feed
-from pipelines.invoicing.rows import with_portal
+from pipelines.invoicing.http.client import InvoicingClient
+from pipelines.invoicing.read.feed import Feed
+from pipelines.invoicing.read.rows import with_portal
 from pipelines.invoicing.settings import ENDPOINTS, EVENTS, Columns, Endpoint
 from warehouse_engine.names import DEFAULT_PORTAL, PORTAL_COLUMN
 

@@ -212,7 +212,7 @@ def test_sync_read_exactly_warns_for_a_table_whose_last_sync_left_a_degraded_not
 
 def test_a_run_wide_degraded_note_reaches_every_raw_tables_sync_notes():
     from assets.ingestion import table_notes
-    from pipelines.invoicing.sync import SyncReport
+    from pipelines.invoicing.load.sync import SyncReport
 
     no_date = "run: no Date header; windows frozen from the local clock minus 60 s"
     report = SyncReport(notes=[no_date, "documents: read in full", "customers: 2 hidden"], degraded_notes=[no_date])

@@ -10,7 +10,7 @@ import duckdb
 import pytest
 from test_contract_rows import checks
 
-from pipelines.invoicing.sync import make_pipeline, run_sync
+from pipelines.invoicing.load.sync import make_pipeline, run_sync
 from sandbox.clock import Clock
 from sandbox.config import SandboxConfig
 from sandbox.contract import ContractProfile

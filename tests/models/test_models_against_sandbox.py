@@ -22,7 +22,7 @@ import httpx
 import pytest
 
 from harness.marts_truth import compare_marts, sandbox_dso_and_outlook, sandbox_payables
-from pipelines.invoicing.sync import make_pipeline, run_sync
+from pipelines.invoicing.load.sync import make_pipeline, run_sync
 from sandbox.clock import Clock
 from sandbox.config import SandboxConfig
 from sandbox.contract import ContractProfile

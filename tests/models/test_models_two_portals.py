@@ -9,7 +9,7 @@ import duckdb
 import httpx
 
 from harness.marts_truth import compare_marts, sandbox_payables
-from pipelines.invoicing.sync import make_pipeline, run_sync
+from pipelines.invoicing.load.sync import make_pipeline, run_sync
 from sandbox.clock import Clock
 from sandbox.config import SandboxConfig
 from sandbox.server import SandboxServer

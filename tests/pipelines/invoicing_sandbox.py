@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 from pipelines.invoicing.settings import WINDOW_LAG_S
-from pipelines.invoicing.sync import make_pipeline, run_sync
+from pipelines.invoicing.load.sync import make_pipeline, run_sync
 
 
 def quiet(sandbox) -> None:

@@ -1,10 +1,10 @@
-"""docs/contract.md and `LEDGER` (pipelines/invoicing/contract.py) list the same rows with the same values."""
+"""docs/contract.md and `LEDGER` (pipelines/invoicing/doctor/contract.py) list the same rows with the same values."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from pipelines.invoicing.contract import LEDGER
+from pipelines.invoicing.doctor.contract import LEDGER
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "contract.md"
 

@@ -13,7 +13,7 @@ import httpx
 import pytest
 
 from invoicing_warehouse.cli import main
-from pipelines.invoicing.probe_report import report_lines
+from pipelines.invoicing.doctor.probe_report import report_lines
 from sandbox.contract import ContractProfile
 from sandbox.served import INVENTED_FIELDS
 
@@ -148,7 +148,7 @@ def test_doctor_exits_1_on_bad_credentials_without_leaking_them(start_sandbox, t
 
 
 def test_the_doctor_counts_supplier_credit_notes_by_sign_whatever_the_spelling_of_their_type():
-    from pipelines.invoicing.probe import _supplier_credit_note_sign
+    from pipelines.invoicing.doctor.probe import _supplier_credit_note_sign
 
     sample = [{"type": "creditNote", "amountVat": -120}, {"type": "CREDIT_NOTE", "amount": -10},
               {"type": "credit note", "amountVat": 30}, {"type": "invoice", "amountVat": -5},

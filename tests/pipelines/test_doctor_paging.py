@@ -10,7 +10,7 @@ from dataclasses import replace
 import pytest
 
 from invoicing_warehouse.cli import main
-from pipelines.invoicing.probe_report import report_lines
+from pipelines.invoicing.doctor.probe_report import report_lines
 from sandbox.contract import ContractProfile
 
 

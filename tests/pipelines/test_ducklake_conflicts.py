@@ -1,13 +1,13 @@
 """Writers racing on one DuckLake: a commit that lost to another writer's is recognised as such and run
-again, a bounded number of times; any other error is raised at once (pipelines/invoicing/lake.py)."""
+again, a bounded number of times; any other error is raised at once (pipelines/invoicing/load/lake.py)."""
 
 from __future__ import annotations
 
 import duckdb
 import pytest
 
-from pipelines.invoicing import lake as lake_module
-from pipelines.invoicing.lake import CONFLICT_RETRIES, is_commit_conflict, retry_on_conflict
+from pipelines.invoicing.load import lake as lake_module
+from pipelines.invoicing.load.lake import CONFLICT_RETRIES, is_commit_conflict, retry_on_conflict
 from warehouse_engine.connection import connect
 
 

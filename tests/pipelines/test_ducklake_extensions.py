@@ -1,4 +1,4 @@
-"""The lake's DuckDB instances (warehouse_engine/connection.py, pipelines/invoicing/lake.py): DuckDB checks the
+"""The lake's DuckDB instances (warehouse_engine/connection.py, pipelines/invoicing/load/lake.py): DuckDB checks the
 extensions' signatures once per process, later instances load the same files without hashing them again, a file
 changed since is checked again (and refused when its signature fails), and dlt's loads borrow such instances.
 """
@@ -13,7 +13,7 @@ from pathlib import Path
 import dlt
 from dlt.destinations import ducklake
 
-from pipelines.invoicing.lake import LakeConnections, lake_destination
+from pipelines.invoicing.load.lake import LakeConnections, lake_destination
 from warehouse_engine.connection import connect
 
 ROOT = Path(__file__).resolve().parents[2]

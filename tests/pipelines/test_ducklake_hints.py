@@ -14,7 +14,7 @@ from harness.regular_build import regular_build
 from harness.warehouse_truth import mismatches
 from invoicing_warehouse.hint_feed import ListenerFeed
 from pipelines.invoicing.credentials import ApiSettings
-from pipelines.invoicing.hint_spool import spool_path
+from pipelines.invoicing.webhooks.hint_spool import spool_path
 from pipelines.invoicing.portals import Portal
 from runs.hints import apply_pending
 from warehouse_engine.readers import connect_reader

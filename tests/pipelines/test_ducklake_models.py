@@ -11,7 +11,7 @@ import duckdb
 
 from harness.marts_truth import compare_marts
 from invoicing_warehouse import models_command
-from pipelines.invoicing.sync import make_pipeline, run_sync
+from pipelines.invoicing.load.sync import make_pipeline, run_sync
 from sandbox.clock import Clock
 from sandbox.config import SandboxConfig
 from sandbox.mutator import Mutator

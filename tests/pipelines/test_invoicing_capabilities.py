@@ -11,7 +11,7 @@ from invoicing_fakes import BASE_URL, CLIENT_ID, CLIENT_SECRET, SERVER_NOW, Fake
 from invoicing_sandbox import quiet, sync
 
 from harness.warehouse_truth import mismatches
-from pipelines.invoicing.client import InvoicingClient
+from pipelines.invoicing.http.client import InvoicingClient
 from sandbox.contract import ContractProfile
 
 REFUSING = replace(ContractProfile.default(), window_params_refused_on=("suppliers", "supplier_documents"))
@@ -37,7 +37,7 @@ def test_a_fallback_that_fails_fails_the_sync_instead_of_finishing_the_read_shor
                                                                                  monkeypatch):
     # The fallback cancels the windowed slices before it starts the full read: if it failed in between, the
     # read used to finish on the pages read so far and the sync reported success with suppliers missing.
-    from pipelines.invoicing.reader import ResourceRead
+    from pipelines.invoicing.read.reader import ResourceRead
 
     note = ResourceRead._note
 
@@ -94,7 +94,7 @@ def test_a_paced_sync_with_8_s_tokens_renews_each_token_after_half_its_life(star
 
 def prepared(api: FakeApi, reconcile: bool = False):
     """The run plan a feed freezes from the fake API's answer to GET /me, and the feed (for its notes)."""
-    from pipelines.invoicing.feed import Feed
+    from pipelines.invoicing.read.feed import Feed
 
     with InvoicingClient(BASE_URL, CLIENT_ID, CLIENT_SECRET, transport=api.transport(), rate_limit_per_s=0) as client:
         feed = Feed(client, reconcile=reconcile)
@@ -160,7 +160,7 @@ def test_an_expiry_header_read_against_a_skewed_date_causes_no_token_storm():
 def test_a_date_clock_ahead_of_the_expiry_clock_ends_the_windows_as_much_earlier():
     # the token lives 20 s, but its first answer's ExpireAt is 10 s after Date: Date runs 10 s ahead, and a
     # window frozen from it would end inside seconds the service is still writing
-    from pipelines.invoicing.windows import window_end
+    from pipelines.invoicing.read.windows import window_end
 
     api = FakeApi({"/documents": []}, expires_in=20, expire_at=SERVER_NOW + timedelta(seconds=10))
     plan, feed = prepared(api)
@@ -176,7 +176,7 @@ def test_a_503_stamped_with_its_present_measures_no_lead():
 
     import httpx
 
-    from pipelines.invoicing.windows import window_end
+    from pipelines.invoicing.read.windows import window_end
     from sandbox.clock import iso
 
     api = FakeApi({"/documents": []}, expires_in=20, expire_at=SERVER_NOW + timedelta(seconds=20))
@@ -198,7 +198,7 @@ def test_a_503_stamped_with_its_present_measures_no_lead():
 
 
 def test_a_token_that_truly_ends_early_moves_no_window():
-    from pipelines.invoicing.windows import window_end
+    from pipelines.invoicing.read.windows import window_end
 
     api = FakeApi({"/documents": []}, expire_at=SERVER_NOW + timedelta(seconds=90))  # a week, says 90 s
     plan, feed = prepared(api)
@@ -210,7 +210,7 @@ def test_a_read_started_later_keeps_what_earlier_reads_of_the_run_learnt():
     # The standalone source (`pipeline.run(invoicing())`) starts each read when dlt first asks for its rows,
     # passing the committed state every time; what a read learnt in between must reach the commit.
     from pipelines.invoicing.capabilities import STATE_KEY, ServerCapabilities
-    from pipelines.invoicing.feed import Feed
+    from pipelines.invoicing.read.feed import Feed
 
     committed = {STATE_KEY: ServerCapabilities().with_list("/customers", window="honoured").to_state()}
     with InvoicingClient(BASE_URL, CLIENT_ID, CLIENT_SECRET, transport=FakeApi().transport(),

@@ -10,9 +10,9 @@ import httpx
 import pytest
 from invoicing_fakes import BASE_URL, CLIENT_ID, CLIENT_SECRET, SERVER_NOW, FakeApi, FakeClock
 
-from pipelines.invoicing.client import USER_AGENT, InvoicingClient
+from pipelines.invoicing.http.client import USER_AGENT, InvoicingClient
 from pipelines.invoicing.errors import InvoicingApiError
-from pipelines.invoicing.ratelimit import RateLimiter
+from pipelines.invoicing.http.ratelimit import RateLimiter
 
 
 def make_client(api: FakeApi, clock: FakeClock | None = None, **options) -> InvoicingClient:
@@ -99,7 +99,7 @@ def test_a_401_for_a_token_another_thread_replaced_is_resent_with_the_newer_one(
     # Drives the auth flow by hand: request A was sent with token-1; while it was in flight another
     # thread got a 401 too and fetched token-2, which has since been revoked as well (a server revoking
     # tokens every few requests). A must be re-sent with token-2, then fetch token-3 itself, and succeed.
-    from pipelines.invoicing.auth import TokenAuth, TokenGrant
+    from pipelines.invoicing.http.auth import TokenAuth, TokenGrant
 
     issued = iter(["token-1", "token-2", "token-3", "token-4"])
     auth = TokenAuth(lambda: TokenGrant(next(issued), 3600))

@@ -9,8 +9,8 @@ import httpx
 import pytest
 from invoicing_fakes import BASE_URL, CLIENT_ID, CLIENT_SECRET, SERVER_NOW, FakeApi, iso, make_records
 
-from pipelines.invoicing.client import InvoicingClient
-from pipelines.invoicing.paging import PageSizes, WindowNotHonoured, keyset_pages, skip_pages
+from pipelines.invoicing.http.client import InvoicingClient
+from pipelines.invoicing.read.paging import PageSizes, WindowNotHonoured, keyset_pages, skip_pages
 
 UNTIL = SERVER_NOW - timedelta(seconds=5)
 START = SERVER_NOW - timedelta(days=3)

@@ -13,9 +13,9 @@ from collections import Counter
 import httpx
 from invoicing_fakes import BASE_URL, CLIENT_ID, CLIENT_SECRET, FakeClock
 
-from pipelines.invoicing.client import InvoicingClient
-from pipelines.invoicing.ratelimit import MAX_ARC_S, Grant, RateLimiter, WindowPhase
-from pipelines.invoicing.window_phase import arc_overlaps, arc_within
+from pipelines.invoicing.http.client import InvoicingClient
+from pipelines.invoicing.http.ratelimit import MAX_ARC_S, Grant, RateLimiter, WindowPhase
+from pipelines.invoicing.http.window_phase import arc_overlaps, arc_within
 
 LIMIT = 10
 

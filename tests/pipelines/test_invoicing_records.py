@@ -17,7 +17,7 @@ import pytest
 from invoicing_sandbox import quiet, sync
 
 from pipelines.invoicing.errors import InvoicingApiError
-from pipelines.invoicing.rows import event_rows
+from pipelines.invoicing.read.rows import event_rows
 from pipelines.invoicing.settings import EVENTS
 from sandbox.contract import INVENTED_FIELD_FAMILIES, ContractProfile
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from invoicing_sandbox import quiet, sync
 from harness.warehouse_truth import mismatches, table_fingerprint
-from pipelines.invoicing.token_cache import forget_kept_tokens
+from pipelines.invoicing.http.token_cache import forget_kept_tokens
 
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -13,7 +13,7 @@ import pytest
 from invoicing_sandbox import quiet, sync
 
 from harness.warehouse_truth import mismatches
-from pipelines.invoicing.sync import make_pipeline
+from pipelines.invoicing.load.sync import make_pipeline
 from sandbox.contract import ContractProfile
 
 PROFILES = ("default", "strict")
@@ -103,7 +103,7 @@ def test_a_read_whose_producers_all_end_before_its_start_returns_finishes_it_wit
     # starter's own bookkeeping, so the starter finished the read itself, inside the lock of Feed.read; the
     # finish learnt that the server hides deleted customers, through that same lock, and waited forever.
     # Here every producer thread is waited for before the starter goes on, so the starter always finishes.
-    from pipelines.invoicing.reader import ResourceRead
+    from pipelines.invoicing.read.reader import ResourceRead
 
     sandbox = start_sandbox(seed=2, scale=200, contract="strict")
     sync(sandbox, warehouse)
@@ -200,7 +200,7 @@ def test_the_source_also_runs_standalone_in_one_load(start_sandbox, warehouse, m
 
 
 def test_rows_replayed_by_a_load_job_after_a_kill_are_removed(start_sandbox, warehouse):
-    from pipelines.invoicing.warehouse import remove_replayed_rows
+    from pipelines.invoicing.load.warehouse import remove_replayed_rows
 
     sandbox = start_sandbox(seed=7, scale=60)
     sync(sandbox, warehouse)

@@ -9,10 +9,10 @@ from datetime import timedelta
 import pytest
 from invoicing_fakes import BASE_URL, CLIENT_ID, CLIENT_SECRET, SERVER_NOW, FakeApi, iso, make_records
 
-from pipelines.invoicing.client import InvoicingClient
-from pipelines.invoicing.feed import Feed
+from pipelines.invoicing.http.client import InvoicingClient
+from pipelines.invoicing.read.feed import Feed
 from pipelines.invoicing.settings import WINDOW_LAG_S, WINDOW_OVERLAP_S
-from pipelines.invoicing.windows import Slice, plan_slices, split_range
+from pipelines.invoicing.read.windows import Slice, plan_slices, split_range
 
 UNTIL = SERVER_NOW - timedelta(seconds=WINDOW_LAG_S)
 

@@ -82,7 +82,7 @@ def test_a_server_that_honours_paging_leaves_no_degraded_note(start_sandbox, war
 
 def test_the_portals_path_reports_the_degraded_note_too(start_sandbox, tmp_path):
     from pipelines.invoicing.credentials import ApiSettings
-    from pipelines.invoicing.portal_sync import sync_portal
+    from pipelines.invoicing.load.portal_sync import sync_portal
     from pipelines.invoicing.portals import Portal
 
     profile = replace(ContractProfile.default(), paging_params_refused_on=("supplier_documents",))

@@ -1,4 +1,4 @@
-"""A token kept between processes (pipelines/invoicing/token_cache.py): sealed with the client secret, reused by
+"""A token kept between processes (pipelines/invoicing/http/token_cache.py): sealed with the client secret, reused by
 the next process over real HTTP, and replaced when the service refuses it. Counted on the sandbox's own
 `tokens_issued`."""
 
@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from pipelines.invoicing.client import InvoicingClient
-from pipelines.invoicing.token_cache import CachedToken, TokenCache
+from pipelines.invoicing.http.client import InvoicingClient
+from pipelines.invoicing.http.token_cache import CachedToken, TokenCache
 from sandbox.config import SandboxConfig
 from sandbox.contract import ContractProfile
 from sandbox.server import SandboxServer
@@ -28,7 +28,7 @@ TOKEN = "f" * 40
 # One short process of an applying run: a client that keeps its token, one GET, what its token cost.
 ONE_PROCESS = """
 import json, sys
-from pipelines.invoicing.client import InvoicingClient
+from pipelines.invoicing.http.client import InvoicingClient
 with InvoicingClient(sys.argv[1], sys.argv[2], sys.argv[3], rate_limit_per_s=0, keep_token=True) as client:
     me = client.get("/me")
     print(json.dumps({"fetched": client.auth.tokens_fetched, "reused": client.auth.tokens_reused,

@@ -22,9 +22,9 @@ from dashboard.gate_banner import banner_lines, flag_lines
 from dashboard.source import Source, Unavailable
 from invoicing_warehouse.cli import main
 from pipelines.invoicing.credentials import ApiSettings
-from pipelines.invoicing.hint_spool import Hint
+from pipelines.invoicing.webhooks.hint_spool import Hint
 from pipelines.invoicing.portals import Portal
-from pipelines.invoicing.sync import make_pipeline, run_sync
+from pipelines.invoicing.load.sync import make_pipeline, run_sync
 from runs.gate import build_and_publish, record_reads
 from runs.gate_state import load
 from runs.hints import apply_pending, spool_for

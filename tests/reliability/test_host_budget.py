@@ -14,8 +14,8 @@ import time
 from collections import Counter
 
 from harness.budget_race import hammer, reserve_and_die
-from pipelines.invoicing.host_budget import HostBudget, host_key
-from pipelines.invoicing.ratelimit import RateLimiter
+from pipelines.invoicing.http.host_budget import HostBudget, host_key
+from pipelines.invoicing.http.ratelimit import RateLimiter
 from sandbox.host import SandboxHost
 
 PROCESSES = 4

@@ -50,7 +50,7 @@ def test_a_no_change_sync_process_loads_nothing_copies_nothing_and_asks_once_per
     assert quiet_run.returncode == 0, quiet_run.output
     assert "unchanged (no row changed)" in quiet_run.stdout
     # one request per endpoint (webhooks: its one refused request), counted by the server; no token request:
-    # the first run kept its token for this one (pipelines/invoicing/token_cache.py)
+    # the first run kept its token for this one (pipelines/invoicing/http/token_cache.py)
     assert sandbox.stats["requests"] - requests_before == len(ENDPOINTS), quiet_run.output
     assert sandbox.stats["tokens_issued"] == 1
     assert "rows loaded" not in quiet_run.stdout

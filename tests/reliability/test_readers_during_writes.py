@@ -21,7 +21,7 @@ import duckdb
 
 from warehouse_engine.publish import connect_reader, publish_snapshot
 from warehouse_engine.sql_runner import build_models
-from pipelines.invoicing.sync import make_pipeline, run_sync
+from pipelines.invoicing.load.sync import make_pipeline, run_sync
 
 READER_SCRIPT = Path(__file__).resolve().parents[1] / "support" / "marts_reader.py"
 

@@ -9,8 +9,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from pipelines.invoicing.hint_spool import HintSpool, spool_path
-from pipelines.invoicing.receiver import Receiver, ReceiverSettings
+from pipelines.invoicing.webhooks.hint_spool import HintSpool, spool_path
+from pipelines.invoicing.webhooks.receiver import Receiver, ReceiverSettings
 from sandbox.server import HttpThread
 
 

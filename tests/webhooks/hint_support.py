@@ -12,7 +12,7 @@ from harness.regular_build import regular_build
 from pipelines.invoicing.credentials import ApiSettings
 from pipelines.invoicing.portals import Portal
 from pipelines.invoicing.settings import WINDOW_LAG_S
-from pipelines.invoicing.sync import SyncReport
+from pipelines.invoicing.load.sync import SyncReport
 from runs.hints import HintRun, apply_pending
 from warehouse_engine.readers import connect_reader
 from warehouse_engine.target import WarehouseTarget

@@ -9,7 +9,7 @@ from hint_support import apply, quiet, raw_value, reader, scheduled_sync
 from harness.marts_truth import compare_marts
 from harness.warehouse_truth import mismatches
 from invoicing_warehouse.hint_feed import ListenerFeed
-from pipelines.invoicing.hint_spool import spool_path
+from pipelines.invoicing.webhooks.hint_spool import spool_path
 
 
 def _customer_with_a_draft(portal) -> dict:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from pipelines.invoicing.hint_events import EVENTS, UnknownEvent, hint_for_event
+from pipelines.invoicing.webhooks.hint_events import EVENTS, UnknownEvent, hint_for_event
 
 # The spec's Events table and api-facts, typed by hand: the mapping must cover exactly these.
 SPEC_EVENTS = {

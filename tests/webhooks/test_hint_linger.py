@@ -19,8 +19,8 @@ from dagster_project.definitions import build_definitions
 from harness.hinted_changes import DELETIONS, HintedMutator
 from harness.warehouse_truth import compare_raw_tables
 from invoicing_warehouse.hint_feed import ListenerFeed
-from pipelines.invoicing.client import InvoicingClient
-from pipelines.invoicing.hint_spool import Hint, HintSpool, spool_path
+from pipelines.invoicing.http.client import InvoicingClient
+from pipelines.invoicing.webhooks.hint_spool import Hint, HintSpool, spool_path
 from pipelines.invoicing.portals import Portal
 from warehouse_engine.target import WarehouseTarget
 

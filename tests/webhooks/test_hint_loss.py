@@ -16,8 +16,8 @@ from hint_support import apply, quiet, scheduled_sync
 from harness.hinted_changes import DELETIONS, EVENTED, HintedMutator
 from harness.receiver_process import wait_until
 from harness.warehouse_truth import compare_raw_tables
-from pipelines.invoicing.hint_events import EVENTS
-from pipelines.invoicing.hint_spool import HintSpool, spool_path
+from pipelines.invoicing.webhooks.hint_events import EVENTS
+from pipelines.invoicing.webhooks.hint_spool import HintSpool, spool_path
 from tests.support.webhook_receiver import serving_receiver
 
 LOSS = 0.10

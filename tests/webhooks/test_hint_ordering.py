@@ -10,7 +10,7 @@ import duckdb
 from hint_support import apply, quiet, raw_value, scheduled_sync
 
 from harness.warehouse_truth import mismatches
-from pipelines.invoicing.hint_spool import Hint, HintSpool, spool_path
+from pipelines.invoicing.webhooks.hint_spool import Hint, HintSpool, spool_path
 
 
 def test_a_record_older_than_the_warehouse_row_is_not_loaded(sandbox, tmp_path):

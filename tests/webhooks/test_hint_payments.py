@@ -14,7 +14,7 @@ from hint_support import apply, quiet, scheduled_sync
 
 from harness.tamper_proxy import Exchange, TamperProxy
 from harness.warehouse_truth import mismatches
-from pipelines.invoicing.hint_spool import Hint, HintSpool, spool_path
+from pipelines.invoicing.webhooks.hint_spool import Hint, HintSpool, spool_path
 from sandbox.config import SandboxConfig
 from sandbox.contract import ContractProfile
 from sandbox.server import SandboxServer

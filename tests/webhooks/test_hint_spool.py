@@ -9,7 +9,7 @@ import sys
 import threading
 from contextlib import closing
 
-from pipelines.invoicing.hint_spool import Hint, HintSpool, spool_path
+from pipelines.invoicing.webhooks.hint_spool import Hint, HintSpool, spool_path
 
 
 def _hint(record_id: str, event: str = "document.updated", resource: str = "documents") -> Hint:
@@ -65,7 +65,7 @@ def test_another_process_appends_while_this_one_reads(tmp_path):
     with HintSpool(path) as spool:
         assert spool.pending() == []
         child = (
-            "import sys; from pipelines.invoicing.hint_spool import Hint, HintSpool\n"
+            "import sys; from pipelines.invoicing.webhooks.hint_spool import Hint, HintSpool\n"
             "with HintSpool(sys.argv[1]) as s:\n"
             "    for n in range(20): s.append(f'd{n}', Hint('default', 'items', f'I{n}', 'product.updated'))\n"
         )

@@ -13,8 +13,8 @@ import pytest
 from hint_support import apply, quiet, scheduled_sync
 
 from harness.warehouse_truth import mismatches
-from pipelines.invoicing.hint_apply import WINDOW_MARGIN_S, WINDOW_READ_MIN_IDS
-from pipelines.invoicing.hint_spool import Hint, HintSpool, spool_path
+from pipelines.invoicing.webhooks.hint_apply import WINDOW_MARGIN_S, WINDOW_READ_MIN_IDS
+from pipelines.invoicing.webhooks.hint_spool import Hint, HintSpool, spool_path
 from sandbox.config import SandboxConfig
 from sandbox.contract import ContractProfile
 from sandbox.server import SandboxServer

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pipelines.invoicing.hook_urls import masked, token_problem
-from pipelines.invoicing.rows import to_row
+from pipelines.invoicing.read.rows import to_row
 from pipelines.invoicing.settings import ENDPOINTS
 
 TOKEN = "Zt0k3n-AbCdEfGhIjKlMn"

@@ -11,7 +11,7 @@ import logging
 import httpx
 import pytest
 
-from pipelines.invoicing.receiver import MAX_BODY_BYTES, SIGNATURE_HEADER
+from pipelines.invoicing.webhooks.receiver import MAX_BODY_BYTES, SIGNATURE_HEADER
 from tests.support.webhook_receiver import envelope, serving_receiver
 
 
@@ -117,7 +117,7 @@ def test_with_an_hmac_secret_only_signed_deliveries_are_spooled(tmp_path, http):
 
 
 def test_log_lines_mask_the_token(served, http, caplog):
-    with caplog.at_level(logging.INFO, logger="pipelines.invoicing.receiver"):
+    with caplog.at_level(logging.INFO, logger="pipelines.invoicing.webhooks.receiver"):
         http.post(served.url("acme"), json=envelope("logged", "supplier.updated", "s-1"))
         http.post(served.url("globex"), json=envelope("refused"))
         http.post(served.url(), content=b"{nope")

@@ -10,7 +10,7 @@ import httpx
 
 from harness.receiver_process import ReceiverProcess
 from harness.sync_process import COMMAND
-from pipelines.invoicing.hint_spool import HintSpool, spool_path
+from pipelines.invoicing.webhooks.hint_spool import HintSpool, spool_path
 from tests.support.webhook_receiver import envelope
 
 TOKEN = "tok-" + "x7Q2" * 8

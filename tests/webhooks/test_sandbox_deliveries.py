@@ -11,7 +11,7 @@ import sqlite3
 from collections.abc import Iterator
 
 from harness.receiver_process import wait_until
-from pipelines.invoicing.hint_events import EVENTS, hint_for_event
+from pipelines.invoicing.webhooks.hint_events import EVENTS, hint_for_event
 from sandbox.command import add_arguments, config_from
 from sandbox.config import SandboxConfig
 from sandbox.mutator import Mutator

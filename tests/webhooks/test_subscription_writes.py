@@ -7,10 +7,10 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from pipelines.invoicing.client import InvoicingClient
+from pipelines.invoicing.http.client import InvoicingClient
 from pipelines.invoicing.errors import InvoicingApiError
 from pipelines.invoicing.portals import Portal
-from pipelines.invoicing.subscriptions import SCOPE, Subscriptions
+from pipelines.invoicing.webhooks.subscriptions import SCOPE, Subscriptions
 
 URL = "http://127.0.0.1:8787/hooks/a-token-of-twenty-chars"
 

@@ -10,8 +10,8 @@ import pytest
 
 from harness.receiver_process import wait_until
 from invoicing_warehouse.cli import main
-from pipelines.invoicing.hint_events import EVENTS
-from pipelines.invoicing.sync import make_pipeline, run_sync
+from pipelines.invoicing.webhooks.hint_events import EVENTS
+from pipelines.invoicing.load.sync import make_pipeline, run_sync
 from sandbox.server import SandboxServer
 from tests.sandbox.conftest import client_for, created, small_config
 from tests.support.webhook_receiver import serving_receiver

@@ -16,7 +16,7 @@ from harness.hinted_changes import DELETIONS, HintedMutator
 from harness.sync_process import COMMAND, Workspace
 from harness.warehouse_truth import compare_raw_tables
 from invoicing_warehouse.hint_feed import ListenerFeed
-from pipelines.invoicing.hint_spool import HintSpool, spool_path
+from pipelines.invoicing.webhooks.hint_spool import HintSpool, spool_path
 
 WAIT_S = 60.0
 

@@ -18,14 +18,14 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from pipelines.invoicing.capabilities import STATE_KEY, DeletedCustomers, ServerCapabilities
-from pipelines.invoicing.client import InvoicingClient
 from pipelines.invoicing.errors import InvoicingApiError
-from pipelines.invoicing.paging import PageSizes
-from pipelines.invoicing.read_host import RunPlan
-from pipelines.invoicing.reader import Index, ResourceRead
-from pipelines.invoicing.rows import event_rows
+from pipelines.invoicing.http.client import InvoicingClient
+from pipelines.invoicing.read.paging import PageSizes
+from pipelines.invoicing.read.read_host import RunPlan
+from pipelines.invoicing.read.reader import Index, ResourceRead
+from pipelines.invoicing.read.rows import event_rows
+from pipelines.invoicing.read.windows import window_end
 from pipelines.invoicing.settings import ENDPOINTS, EVENTS, WINDOW_LAG_S
-from pipelines.invoicing.windows import window_end
 from warehouse_engine.names import DEFAULT_PORTAL
 
 log = logging.getLogger(__name__)

@@ -18,12 +18,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pipelines.invoicing.client import InvoicingClient
 from pipelines.invoicing.credentials import resolve_settings
 from pipelines.invoicing.errors import InvoicingApiError
-from pipelines.invoicing.hint_events import EVENTS
 from pipelines.invoicing.hook_urls import masked
+from pipelines.invoicing.http.client import InvoicingClient
 from pipelines.invoicing.portals import Portal
+from pipelines.invoicing.webhooks.hint_events import EVENTS
 
 PATH = "/webhooks"
 SCOPE = "read write"

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from pipelines.invoicing.contract import LEDGER, LIST_PATHS, LedgerRow
+from pipelines.invoicing.doctor.contract import LEDGER, LIST_PATHS, LedgerRow
 from pipelines.invoicing.settings import WINDOW_LAG_S
 
 

@@ -21,15 +21,17 @@ from dlt.pipeline.exceptions import PipelineStepFailed
 
 from pipelines.invoicing import invoicing
 from pipelines.invoicing.capabilities import ServerCapabilities
-from pipelines.invoicing.client import InvoicingClient
 from pipelines.invoicing.credentials import resolve_settings
 from pipelines.invoicing.errors import InvoicingApiError
-from pipelines.invoicing.feed import Feed
-from pipelines.invoicing.lake import is_commit_conflict, lake_destination, retry_on_conflict, shares_writers
-from pipelines.invoicing.portal_upgrade import upgrade_to_portals
-from pipelines.invoicing.read_host import RunPlan
-from pipelines.invoicing.settings import EVENTS, RESOURCE_NAMES
-from pipelines.invoicing.warehouse import (
+from pipelines.invoicing.http.client import InvoicingClient
+from pipelines.invoicing.load.lake import (
+    is_commit_conflict,
+    lake_destination,
+    retry_on_conflict,
+    shares_writers,
+)
+from pipelines.invoicing.load.portal_upgrade import upgrade_to_portals
+from pipelines.invoicing.load.warehouse import (
     apply_tombstones,
     create_empty_tables,
     load_digests,
@@ -37,6 +39,9 @@ from pipelines.invoicing.warehouse import (
     remove_replayed_rows,
     remove_unreloaded_rows,
 )
+from pipelines.invoicing.read.feed import Feed
+from pipelines.invoicing.read.read_host import RunPlan
+from pipelines.invoicing.settings import EVENTS, RESOURCE_NAMES
 from warehouse_engine.names import DEFAULT_PORTAL, RAW_DATASET
 from warehouse_engine.target import WarehouseTarget
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import dlt
 
+from pipelines.invoicing.load.warehouse import select_rows
 from pipelines.invoicing.settings import ENDPOINTS, EVENTS
-from pipelines.invoicing.warehouse import select_rows
 from warehouse_engine.names import DEFAULT_PORTAL, PORTAL_COLUMN
 
 API_COLUMN = "api_portal_id"

@@ -34,7 +34,7 @@ from email.utils import parsedate_to_datetime
 import httpx
 
 from pipelines.invoicing.dates import parse_timestamp
-from pipelines.invoicing.token_cache import CachedToken, TokenCache
+from pipelines.invoicing.http.token_cache import CachedToken, TokenCache
 
 RENEW_MARGIN_S = 60.0
 MAX_RESENDS_ON_401 = 3

@@ -36,15 +36,15 @@ import dlt
 
 from pipelines.invoicing import record_rows
 from pipelines.invoicing.capabilities import STATE_KEY, ServerCapabilities
-from pipelines.invoicing.client import InvoicingClient
 from pipelines.invoicing.dates import parse_timestamp
 from pipelines.invoicing.errors import InvoicingApiError
-from pipelines.invoicing.hint_spool import Hint
-from pipelines.invoicing.paging import PageSizes, WindowNotHonoured, keyset_pages
-from pipelines.invoicing.rows import event_rows, normalized, to_row, with_portal
+from pipelines.invoicing.http.client import InvoicingClient
+from pipelines.invoicing.load.sync import committed_state, finish_pending, portal_of
+from pipelines.invoicing.load.warehouse import apply_tombstones, select_rows
+from pipelines.invoicing.read.paging import PageSizes, WindowNotHonoured, keyset_pages
+from pipelines.invoicing.read.rows import event_rows, normalized, to_row, with_portal
 from pipelines.invoicing.settings import ENDPOINTS, EVENTS
-from pipelines.invoicing.sync import committed_state, finish_pending, portal_of
-from pipelines.invoicing.warehouse import apply_tombstones, select_rows
+from pipelines.invoicing.webhooks.hint_spool import Hint
 from warehouse_engine.names import PORTAL_COLUMN
 
 log = logging.getLogger(__name__)

@@ -16,8 +16,8 @@ from typing import Any
 from pipelines.invoicing.capabilities import ServerCapabilities
 from pipelines.invoicing.credentials import ApiSettings, resolve_settings
 from pipelines.invoicing.errors import InvoicingApiError
+from pipelines.invoicing.load.sync import SyncReport, make_pipeline, run_sync
 from pipelines.invoicing.portals import Portal
-from pipelines.invoicing.sync import SyncReport, make_pipeline, run_sync
 from warehouse_engine.target import WarehouseTarget
 
 DEFAULT_RATE_LIMIT = 10.0  # the service's limit per source IP

@@ -28,7 +28,7 @@ from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
-from pipelines.invoicing.host_budget import budget_dir, host_key
+from pipelines.invoicing.http.host_budget import budget_dir, host_key
 
 FORMAT = b"invoicing-token-cache-1"
 NONCE_BYTES = 12

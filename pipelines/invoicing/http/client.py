@@ -20,11 +20,11 @@ from typing import Any, Self
 
 import httpx
 
-from pipelines.invoicing.auth import TokenAuth, TokenGrant
 from pipelines.invoicing.errors import InvoicingApiError, api_message_of
-from pipelines.invoicing.host_budget import HostBudget
-from pipelines.invoicing.ratelimit import RateLimiter
-from pipelines.invoicing.token_cache import TokenCache
+from pipelines.invoicing.http.auth import TokenAuth, TokenGrant
+from pipelines.invoicing.http.host_budget import HostBudget
+from pipelines.invoicing.http.ratelimit import RateLimiter
+from pipelines.invoicing.http.token_cache import TokenCache
 
 USER_AGENT = "invoicing-warehouse/0.1.0"  # the CDN in front of the service refuses some default agents
 TOKEN_PATH = "/oauth2/token"

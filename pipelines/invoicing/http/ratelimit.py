@@ -45,7 +45,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Protocol
 
-from pipelines.invoicing.window_phase import (
+from pipelines.invoicing.http.window_phase import (
     MAX_ARC_S,
     WINDOW_S,
     Grid,

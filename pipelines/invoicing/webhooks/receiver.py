@@ -44,9 +44,9 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from pipelines.invoicing.hint_events import UnknownEvent, hint_for_event
-from pipelines.invoicing.hint_spool import Hint, HintSpool
 from pipelines.invoicing.hook_urls import masked
+from pipelines.invoicing.webhooks.hint_events import UnknownEvent, hint_for_event
+from pipelines.invoicing.webhooks.hint_spool import Hint, HintSpool
 from warehouse_engine.names import DEFAULT_PORTAL
 
 MAX_BODY_BYTES = 256 * 1024

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from pipelines.invoicing.hint_spool import Hint
+from pipelines.invoicing.webhooks.hint_spool import Hint
 
 
 class UnknownEvent(ValueError):

@@ -17,7 +17,7 @@ from dlt.common.schema.typing import TColumnSchema
 from dlt.destinations.sql_client import SqlClientBase
 
 from pipelines.invoicing.dates import format_timestamp
-from pipelines.invoicing.reader import Index
+from pipelines.invoicing.read.reader import Index
 from pipelines.invoicing.settings import ENDPOINTS, EVENTS, Columns
 from warehouse_engine.names import PORTAL_COLUMN
 

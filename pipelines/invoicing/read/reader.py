@@ -18,7 +18,7 @@ from typing import Any
 
 from pipelines.invoicing.dates import format_timestamp, parse_timestamp
 from pipelines.invoicing.errors import InvoicingApiError
-from pipelines.invoicing.paging import (
+from pipelines.invoicing.read.paging import (
     Page,
     PagingNotHonoured,
     ParametersRefused,
@@ -26,10 +26,9 @@ from pipelines.invoicing.paging import (
     keyset_pages,
     skip_pages,
 )
-from pipelines.invoicing.read_host import ReadHost, RunPlan
-from pipelines.invoicing.rows import normalized, record_digest, to_row
-from pipelines.invoicing.settings import Endpoint
-from pipelines.invoicing.windows import (
+from pipelines.invoicing.read.read_host import ReadHost, RunPlan
+from pipelines.invoicing.read.rows import normalized, record_digest, to_row
+from pipelines.invoicing.read.windows import (
     MAX_SLICES,
     MIN_SPLIT_RANGE,
     SPLIT_PARTS,
@@ -38,6 +37,7 @@ from pipelines.invoicing.windows import (
     plan_slices,
     split_range,
 )
+from pipelines.invoicing.settings import Endpoint
 
 log = logging.getLogger(__name__)
 # id -> (last_update, _deleted_at) in the warehouse; (None, None) for an id other tables reference but

@@ -16,11 +16,10 @@ from decimal import Decimal
 from typing import Any
 
 from pipelines.invoicing.capabilities import ListCapabilities, ServerCapabilities
-from pipelines.invoicing.contract import LIST_PATHS
 from pipelines.invoicing.dates import format_timestamp, parse_timestamp
-from pipelines.invoicing.errors import InvoicingApiError
-from pipelines.invoicing.probe_http import OBSERVED_HEADERS, BudgetSpent, ProbeSession, header_time
-from pipelines.invoicing.probe_lists import (
+from pipelines.invoicing.doctor.contract import LIST_PATHS
+from pipelines.invoicing.doctor.probe_http import OBSERVED_HEADERS, BudgetSpent, ProbeSession, header_time
+from pipelines.invoicing.doctor.probe_lists import (
     ASKED_PAGE,
     ListProbe,
     date_only_times,
@@ -29,6 +28,7 @@ from pipelines.invoicing.probe_lists import (
     probe_list,
     probe_paging,
 )
+from pipelines.invoicing.errors import InvoicingApiError
 
 FALLBACK_PAGE = 100
 MAX_CUSTOMER_PAGES = 4  # customers are read in full for the deletion probe (the sync does the same)

@@ -11,8 +11,8 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from pipelines.invoicing.capabilities import DeletedCustomers, ServerCapabilities
-from pipelines.invoicing.client import InvoicingClient
-from pipelines.invoicing.paging import PageSizes
+from pipelines.invoicing.http.client import InvoicingClient
+from pipelines.invoicing.read.paging import PageSizes
 
 
 @dataclass(frozen=True)

@@ -11,9 +11,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pipelines.invoicing.capabilities import Support
-from pipelines.invoicing.contract import field_rows
 from pipelines.invoicing.dates import parse_timestamp
-from pipelines.invoicing.probe_http import Answer, ProbeSession, header_time
+from pipelines.invoicing.doctor.contract import field_rows
+from pipelines.invoicing.doctor.probe_http import Answer, ProbeSession, header_time
 
 ORDERED = {"orderBy": "lastUpdate"}
 ASKED_PAGE = 1000  # far above any sane maximum: the answer shows the clamp (or the 400 naming the maximum)

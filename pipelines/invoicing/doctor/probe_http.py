@@ -15,8 +15,8 @@ from typing import Any
 
 import httpx
 
-from pipelines.invoicing.client import TOKEN_PATH, InvoicingClient
 from pipelines.invoicing.errors import InvoicingApiError
+from pipelines.invoicing.http.client import TOKEN_PATH, InvoicingClient
 
 MAX_REQUESTS = 60
 # headers worth reporting; nothing else (cookies, auth) is recorded
