@@ -15,7 +15,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from harness.demo_figures import demo_figures
-from invoicing_warehouse.demo import DEFAULT_SCALE
+from demo.command import DEFAULT_SCALE
 from sandbox.clock import Clock
 from sandbox.config import SandboxConfig
 from sandbox.domain import Portal
