@@ -18,7 +18,7 @@ from assets.writer_queue import WAREHOUSE_TAG
 from dagster_project.definitions import build_definitions
 from harness.hinted_changes import DELETIONS, HintedMutator
 from harness.warehouse_truth import compare_raw_tables
-from invoicing_warehouse.hint_feed import ListenerFeed
+from demo.hint_feed import ListenerFeed
 from pipelines.invoicing.http.client import InvoicingClient
 from pipelines.invoicing.webhooks.hint_spool import Hint, HintSpool, spool_path
 from pipelines.invoicing.portals import Portal

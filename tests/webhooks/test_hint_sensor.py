@@ -15,7 +15,7 @@ from dagster_project.definitions import build_definitions
 from dagster_project.hint_sensor import PORTAL_TAG
 from harness.hinted_changes import DELETIONS, HintedMutator
 from harness.warehouse_truth import compare_raw_tables
-from invoicing_warehouse.hint_feed import ListenerFeed
+from demo.hint_feed import ListenerFeed
 from pipelines.invoicing.webhooks.hint_spool import HintSpool, spool_path
 from pipelines.invoicing.portals import Portal
 
