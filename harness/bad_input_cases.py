@@ -84,18 +84,27 @@ class BadInputSuite:
     """Runs every case against one sandbox (`sb`, a running SandboxServer) under `root`."""
 
     def __init__(
-        self, sb, root: Path, client_secret: str, runner: Callable[..., SyncResult] = run_sync_in_process
+        self,
+        sb,
+        root: Path,
+        client_secret: str,
+        runner: Callable[..., SyncResult] = run_sync_in_process,
+        sync_args: tuple[str, ...] = (),
     ) -> None:
         self.sb = sb
-        self.run = (
-            runner  # in this process by default; harness/sync_process.run_sync_command: a process
-        )
+        self.runner = runner  # in this process by default; harness/sync_process.run_sync_command: a process
+        # extra arguments of every sync, e.g. `("--rate-limit", "0")` against a sandbox whose own limit is off
+        self.sync_args = tuple(sync_args)
         self.root = Path(root)
         self.secret = client_secret
         self.golden = Workspace(self.root / "golden")
         self.results: list[CaseResult] = []
 
     # ---- plumbing -------------------------------------------------------------------------
+    def run(self, workspace: Workspace, env: dict) -> SyncResult:
+        """One `invoicing-warehouse sync` of `workspace` with `env` (plus the suite's `sync_args`)."""
+        return self.runner(workspace, env, *self.sync_args)
+
     def env(self, workspace: Workspace, base_url: str | None = None, secret: str | None = None) -> dict:
         return workspace.env(base_url or self.sb.base_url, self.sb.client_id, secret or self.secret)
 
