@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import re
 import shutil
-import socket
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -26,6 +25,7 @@ from pathlib import Path
 import duckdb
 
 from harness.api_writer import ApiWriter
+from harness.common import free_port
 from harness.sync_process import SyncResult, Workspace, run_sync_in_process
 from harness.tamper_proxy import Exchange, TamperProxy
 from harness.warehouse_state import differences, pipeline_dir_fingerprint, warehouse_fingerprint
@@ -72,12 +72,6 @@ def format_table(results: list[CaseResult]) -> str:
             lines.append(f"  {r.case}: {problem}")
     return "\n".join(lines)
 
-
-def free_closed_port() -> int:
-    """A port on 127.0.0.1 that nothing listens on (bound, then released)."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 class BadInputSuite:
@@ -216,7 +210,7 @@ class BadInputSuite:
 
     def unreachable_base_url(self) -> CaseResult:
         workspace = self.clone("unreachable")
-        port = free_closed_port()
+        port = free_port()  # bound, then released: nothing listens on it
         env = self.env(workspace, base_url=f"http://127.0.0.1:{port}/api/v2")
         return self.refuse(
             "unreachable base URL (closed port)",
