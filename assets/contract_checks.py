@@ -1,10 +1,10 @@
 """The contract checks (runs/contract_checks.py) as Dagster asset checks, with `fields_served` and
-`dates_at_midnight` (assets/served_fields.py), which Dagster alone runs (they only warn)."""
+`dates_at_midnight` (runs/served_fields.py, wrapped in assets/served_checks.py)."""
 
 from dagster import AssetChecksDefinition
 
 from assets.checks import asset_check_of
-from assets.served_fields import build_dates_at_midnight_check, build_fields_served_check
+from assets.served_checks import build_dates_at_midnight_check, build_fields_served_check
 from runs.contract_checks import CONTRACT_VALUE_CHECKS
 
 

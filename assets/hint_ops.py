@@ -1,5 +1,5 @@
 """The Dagster op that applies one portal's pending webhook hints (runs/hints.py), then stays a while for
-the hints that follow (assets/hint_linger.py).
+the hints that follow (runs/linger.py).
 
 It adds no asset: what it changes are the raw tables and models the asset graph already has, so it records
 an asset materialization for each raw table whose rows changed (of the portal's partition) and for each model
@@ -12,7 +12,6 @@ import time
 from dagster import AssetKey, AssetMaterialization, Config, Failure, MetadataValue, OpExecutionContext, op
 from pydantic import Field
 
-from assets.hint_linger import Linger, linger
 from assets.ingestion import PERMANENT_ERROR_KINDS, api_settings
 from assets.keys import raw_asset_key, raw_table_of
 from assets.resources import InvoicingApiResource, WarehouseResource
@@ -20,6 +19,7 @@ from assets.writer_queue import waiting_writer
 from pipelines.invoicing.errors import InvoicingApiError
 from pipelines.invoicing.portals import Portal
 from runs.hints import HintRun, apply_pending, hint_client
+from runs.linger import Linger, linger
 from warehouse_engine.names import DEFAULT_PORTAL
 
 APPLY_HINTS_OP = "apply_webhook_hints"

@@ -1,7 +1,7 @@
 """One Dagster asset per SQL model file: staging, intermediate and marts (group = folder).
 
 Dependencies come from the SQL itself (`SqlModel.depends_on`, parsed from the relations a model
-reads), so a new file under sql/ becomes an asset wired into the graph with no Python to write.
+reads), so a new file under warehouse_engine/sql/ becomes an asset wired into the graph with no Python to write.
 """
 
 import hashlib
@@ -96,7 +96,7 @@ def build_model_asset(model: SqlModel, model_keys: set[str]) -> AssetsDefinition
 
 
 def build_model_assets(sql_dir: Path = SQL_DIR) -> list[AssetsDefinition]:
-    """One asset per SQL file under `sql_dir` (default: the project's sql/), in dependency order."""
+    """One asset per SQL file under `sql_dir` (default: the project's warehouse_engine/sql/), in dependency order."""
     models = discover_models(sql_dir)
     model_keys = {model.key for model in models}
     return [build_model_asset(model, model_keys) for model in models]

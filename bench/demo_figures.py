@@ -1,7 +1,7 @@
 """The demo portal's headline figures per seed, as of a given sandbox "today" or over a year of todays.
 
 Generates the sandbox's data in process (no server, no sync) and computes the figures from its records
-(harness/demo_figures.py, the aging rules of sql/): overdue customers among those owing, share of the open
+(harness/demo_figures.py, the aging rules of warehouse_engine/sql/): overdue customers among those owing, share of the open
 amount more than 90 days past due, supplier payables past due, and the payment behaviour behind them. The
 calibration and the figures it gives: sandbox/README.md, "Demo data calibration".
 

@@ -8,7 +8,7 @@ running, the sensor may queue one hints run behind it, which starts as soon as t
 whatever is pending then (Dagster evaluates sensors at most every 5 s: waiting for the next evaluation would
 add that to every change's latency); while a writing run is already waiting in the queue, it requests
 nothing, so runs never pile up. A portal whose hints run is running requests nothing either while runs stay
-for the hints that follow (assets/hint_linger.py): that run applies them, and a run queued behind it would
+for the hints that follow (runs/linger.py): that run applies them, and a run queued behind it would
 only make it end. The interval is INVOICING_HINTS_SENSOR_INTERVAL_S (default 3).
 """
 
@@ -27,11 +27,11 @@ from dagster import (
     sensor,
 )
 
-from assets.hint_linger import Linger
 from assets.hint_ops import APPLY_HINTS_OP
 from assets.resources import WarehouseResource
 from assets.writer_queue import WAREHOUSE_TAG, waiting_writer
 from runs.hints import spool_for
+from runs.linger import Linger
 
 INTERVAL_ENV = "INVOICING_HINTS_SENSOR_INTERVAL_S"
 HINTS_KEY_TAG = "invoicing-warehouse/hints"

@@ -1,7 +1,7 @@
 """The demo portal's headline figures computed from the sandbox's own records, without the warehouse.
 
-The rules are those of sql/ written out by hand (sql/marts/receivables.sql, overdue_customers.sql,
-supplier_payables.sql, sql/intermediate/int_aging_buckets.sql), on the report date `today`:
+The rules are those of warehouse_engine/sql/ written out by hand (warehouse_engine/sql/marts/receivables.sql, overdue_customers.sql,
+supplier_payables.sql, warehouse_engine/sql/intermediate/int_aging_buckets.sql), on the report date `today`:
 - a receivable is an invoice (type INVOICE, subtype none or DEPOSIT), VALIDATED or PAID, emitted on or before
   today, whose total incl. tax minus the payments and credit notes dated on or before today is above 0;
 - overdue = at least one day past its due date (today - due date >= 1); `90+` = more than 90 days past due;

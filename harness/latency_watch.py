@@ -14,7 +14,7 @@ import threading
 import time
 from pathlib import Path
 
-from invoicing_warehouse.hint_feed import ListenerFeed, Write
+from demo.hint_feed import ListenerFeed, Write
 from pipelines.invoicing.dates import parse_timestamp
 from pipelines.invoicing.webhooks.hint_events import DELETION_EVENTS
 from warehouse_engine.publish import default_snapshot_path

@@ -11,18 +11,56 @@ import argparse
 import atexit
 import importlib
 import os
+import re
 import sys
 from types import ModuleType
 
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
-    "sandbox": ("sandbox.command", "serve a local emulator of the Invoicing API v2 on 127.0.0.1"),
+    "sandbox": ("sandbox.command", "serve a local emulator of the Invoicing API v2 on 127.0.0.1 (extra `sandbox`)"),
     "sync": ("invoicing_warehouse.sync_command", "sync the API into the DuckDB warehouse"),
     "models": ("invoicing_warehouse.models_command", "build the SQL models (staging, intermediate and marts)"),
     "doctor": ("invoicing_warehouse.doctor_command", "probe a live account against the contract ledger (read-only)"),
     "webhooks": ("invoicing_warehouse.webhooks_command", "receive webhook deliveries as hints; manage subscriptions"),
-    "demo": ("invoicing_warehouse.demo", "seeded sandbox -> Dagster asset graph -> warehouse -> report"),
+    "demo": ("demo.command", "seeded sandbox -> Dagster asset graph -> warehouse -> report (extra `sandbox`)"),
     "dashboard": ("invoicing_warehouse.dashboard_command", "the finance dashboard (Streamlit) on the readers' copy"),
 }
+# The emulator and the demo run on it are not the product: their dependencies (FastAPI, Faker, ...) come with
+# the `sandbox` extra, which a checkout's scripts/bootstrap installs.
+EXTRA = "sandbox"
+NEEDS_EXTRA = frozenset({"sandbox", "demo"})
+DISTRIBUTION = "invoicing-warehouse"
+
+
+def missing_extra_requirements(extra: str = EXTRA) -> list[str]:
+    """The distributions `extra` requires (this package's metadata) that are not installed; empty when they all
+    are, or when this package's metadata is not there to read (code run from a checkout without an install)."""
+    from importlib import metadata
+
+    try:
+        requirements = metadata.requires(DISTRIBUTION) or []
+    except metadata.PackageNotFoundError:
+        return []
+    missing = []
+    for requirement in requirements:
+        spec, _, marker = requirement.partition(";")
+        if re.search(rf"""extra\s*==\s*["']{re.escape(extra)}["']""", marker) is None:
+            continue
+        name = re.split(r"[\s\[<>=!~;(]", spec.strip(), maxsplit=1)[0]
+        try:
+            metadata.distribution(name)
+        except metadata.PackageNotFoundError:
+            missing.append(name)
+    return missing
+
+
+def require_extra(command: str) -> None:
+    """Exits with one line naming the install command when `command` needs the extra and it is missing."""
+    missing = missing_extra_requirements() if command in NEEDS_EXTRA else []
+    if missing:
+        raise SystemExit(
+            f"invoicing-warehouse {command}: needs the emulator's dependencies, not installed here "
+            f"({', '.join(missing)}): pip install '{DISTRIBUTION}[{EXTRA}]' (in a checkout: scripts/bootstrap)"
+        )
 
 
 def build_parser(argv: list[str]) -> tuple[argparse.ArgumentParser, ModuleType | None]:
@@ -34,6 +72,7 @@ def build_parser(argv: list[str]) -> tuple[argparse.ArgumentParser, ModuleType |
     for name, (module_name, help_text) in SUBCOMMANDS.items():
         sub = subparsers.add_parser(name, help=help_text, description=help_text)
         if name == chosen:
+            require_extra(name)
             module = importlib.import_module(module_name)
             module.add_arguments(sub)
     return parser, module

@@ -16,6 +16,7 @@ from runs.gate_state import GateStateError
 from warehouse_engine.connection import WarehouseUnavailable
 from warehouse_engine.names import DEFAULT_WAREHOUSE_PATH
 from warehouse_engine.sql_runner import (
+    SQL_DIR,
     MissingRawTableError,
     ModelDefinitionError,
     SqlModel,
@@ -90,8 +91,8 @@ def run(args: argparse.Namespace) -> int:
     except duckdb.Error as exc:
         print(f"error: a model failed, nothing was replaced: {exc}", file=sys.stderr)
         return 1
-    if not outcome.models and not outcome.failures:
-        print("error: no SQL model found to build (looked in the package's sql/ folder)", file=sys.stderr)
+    if not outcome.models and not outcome.failures:  # discover_models refuses an empty folder: a safety net
+        print(f"error: no SQL model found to build (looked in {SQL_DIR})", file=sys.stderr)
         return 1
     for line in outcome.lines():
         print(f"gate: {line}", file=sys.stderr)

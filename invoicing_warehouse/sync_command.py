@@ -144,40 +144,36 @@ def run(args: argparse.Namespace) -> int:
 
 def _sync_and_publish(args: argparse.Namespace, portals: list[Portal], started: float,
                       with_models: bool = False) -> int:
-    """The regular sync of `portals` one after another, then (`with_models`: every model when data changed,
-    as the Dagster sync job does) publication through the gate (runs/sync.py); the worst exit code, 1 when
-    the gate held figures back."""
-    from runs.sync import publish_sync
-    from warehouse_engine.readers import mark_unpublished
+    """The regular sync of `portals` and its publication through the gate (runs/sync.py), printed; the worst
+    exit code, 1 when the gate held figures back."""
+    from runs.sync import sync_and_publish
 
-    behind = mark_unpublished(args.target)
-    outcomes = []
-    for portal in portals:
+    codes: dict[str, int] = {}
+
+    def sync_one(portal: Portal) -> PortalOutcome:
         if len(portals) > 1:
             print(f"portal {portal.name}:", file=sys.stderr, flush=True)
-        outcomes.append(_sync_one(args, portal, started))
-    codes = [code for code, _ in outcomes]
+        codes[portal.name], outcome = _sync_one(args, portal, started)
+        return outcome
+
+    run = sync_and_publish(args.target, portals, sync_one, with_models=with_models)
     if len(portals) > 1:
-        for _, outcome in outcomes:
+        for outcome in run.outcomes:
             print(outcome.line())
-    if any(code == 0 for code in codes):
-        # the extraction only loads; publishing to readers is the shell's step after it, skipped (no copy
-        # of the whole file) when no run changed a row and the readers were current before it
-        changed = any(outcome.report is not None and outcome.report.changed_data for _, outcome in outcomes)
-        gate = publish_sync(args.target, 'sync ' + ', '.join(p.name for p in portals), with_models=with_models,
-                            changed=changed, behind=behind)
-        if with_models and gate.models:
-            print(f"models: {len(gate.models)} built", file=sys.stderr, flush=True)
-        for line in gate.lines():
-            print(f"sync: {line}", file=sys.stderr, flush=True)
-        if gate.failures:
-            print("readers' snapshot: unchanged, readers keep the last good figures")
-        else:
-            print(f"readers' snapshot: {gate.published}" if gate.published
-                  else "readers' snapshot: unchanged (no row changed)")
-        if not gate.ok:
-            codes.append(1)
-    return max(codes)
+    worst = max(codes.values())
+    gate = run.gate
+    if gate is None:
+        return worst
+    if with_models and gate.models:
+        print(f"models: {len(gate.models)} built", file=sys.stderr, flush=True)
+    for line in gate.lines():
+        print(f"sync: {line}", file=sys.stderr, flush=True)
+    if gate.failures:
+        print("readers' snapshot: unchanged, readers keep the last good figures")
+    else:
+        print(f"readers' snapshot: {gate.published}" if gate.published
+              else "readers' snapshot: unchanged (no row changed)")
+    return max(worst, 0 if gate.ok else 1)
 
 
 def _sync_one(args: argparse.Namespace, portal: Portal, started: float) -> tuple[int, PortalOutcome]:

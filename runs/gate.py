@@ -32,6 +32,7 @@ from runs.checks import (
     marts_reading,
 )
 from runs.contract_checks import CONTRACT_VALUE_CHECKS
+from runs.served_fields import SERVED_CHECKS
 from warehouse_engine.connection import WarehouseUnavailable, connect, current_snapshot
 from warehouse_engine.readers import publish_if_changed
 from warehouse_engine.sql_runner import build_models, discover_models, missing_models, today_in_portal_zone
@@ -80,8 +81,10 @@ class GateOutcome:
 
 
 def warehouse_checks(connection: duckdb.DuckDBPyConnection) -> list[WarehouseCheck]:
-    """Every warehouse check: raw ids and references, the contract's value checks, one row per mart key."""
-    return [*RAW_CHECKS, *CONTRACT_VALUE_CHECKS, *(keys_unique(mart) for mart in built_marts(connection))]
+    """Every warehouse check: raw ids and references, the contract's value checks, the fields served and dates
+    at midnight (flags), one row per mart key."""
+    return [*RAW_CHECKS, *CONTRACT_VALUE_CHECKS, *SERVED_CHECKS,
+            *(keys_unique(mart) for mart in built_marts(connection))]
 
 
 def run_checks(connection: duckdb.DuckDBPyConnection) -> list[CheckResult]:

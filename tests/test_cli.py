@@ -5,6 +5,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from invoicing_warehouse.cli import SUBCOMMANDS
 
 
@@ -58,3 +60,29 @@ def test_resolving_the_settings_does_not_import_streamlit(tmp_path):
     result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=tmp_path, env=env)
     assert result.returncode == 0, result.stderr
     assert result.stdout.split() == ["http://127.0.0.1:9/api/v2", "probe-id", "False"]
+
+
+def test_the_emulator_commands_name_the_missing_extra_instead_of_a_traceback(monkeypatch):
+    """An install without the `sandbox` extra (tests/test_packaging.py runs one for real): one line naming the
+    install command, exit 1; the product's commands do not care."""
+    from importlib import metadata
+
+    from invoicing_warehouse import cli
+
+    installed = metadata.distribution
+
+    def without_the_emulator(name: str):
+        if name.lower() in ("fastapi", "faker"):
+            raise metadata.PackageNotFoundError(name)
+        return installed(name)
+
+    monkeypatch.setattr(metadata, "distribution", without_the_emulator)
+    assert cli.missing_extra_requirements() == ["fastapi", "faker"]
+    for command in ("demo", "sandbox"):
+        with pytest.raises(SystemExit) as stop:
+            cli.main([command])
+        assert stop.value.code == (f"invoicing-warehouse {command}: needs the emulator's dependencies, not installed "
+                                   "here (fastapi, faker): pip install 'invoicing-warehouse[sandbox]' (in a checkout: "
+                                   "scripts/bootstrap)")
+    _parser, module = cli.build_parser(["models", "--help"])
+    assert module is not None and module.__name__ == "invoicing_warehouse.models_command"

@@ -13,7 +13,7 @@ import grimp
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
 PRODUCT = ["invoicing_warehouse", "dashboard", "runs", "warehouse_engine", "pipelines", "assets", "dagster_project",
-           "harness", "sandbox"]
+           "harness", "sandbox", "demo"]
 
 
 def _run(tool: list[str]) -> subprocess.CompletedProcess:

@@ -1,6 +1,6 @@
-"""Discovers the SQL models in `sql/` and builds them into DuckDB in dependency order.
+"""Discovers the SQL models in `warehouse_engine/sql/` and builds them into DuckDB in dependency order.
 
-A model is one `.sql` file holding one `select`; its folder is its schema (`sql/marts/receivables.sql` ->
+A model is one `.sql` file holding one `select`; its folder is its schema (`warehouse_engine/sql/marts/receivables.sql` ->
 table `marts.receivables`). Dependencies are read from the SQL text itself: every schema-qualified
 reference to another model's schema or to the raw dataset (`invoicing_raw.documents`) is one, so adding a
 model needs no Python. The Dagster assets and the `invoicing-warehouse models` command share this module.
@@ -26,8 +26,9 @@ import duckdb
 
 from warehouse_engine.names import RAW_DATASET as RAW_SCHEMA
 
-SQL_DIR: Path = Path(__file__).resolve().parent.parent / "sql"
-# The service's zone: its date-only fields are calendar dates there (sql/README.md, "Dates").
+# The models ship inside this package (package data), so an installed wheel finds them as a checkout does.
+SQL_DIR: Path = Path(__file__).resolve().parent / "sql"
+# The service's zone: its date-only fields are calendar dates there (warehouse_engine/sql/README.md, "Dates").
 PORTAL_TIME_ZONE = "Europe/Paris"
 
 # Comments and string literals are removed before looking for references, so a commented-out
@@ -97,9 +98,13 @@ def parse_references(sql: str, schemas: Iterable[str]) -> frozenset[str]:
 def discover_models(sql_dir: Path = SQL_DIR) -> list[SqlModel]:
     """Every `<sql_dir>/<schema>/<name>.sql`, in dependency order (dependencies first).
 
-    Raises ModelDefinitionError on an empty file, a reference to a model that has no file, or a cycle.
+    Raises ModelDefinitionError when there is no model at all (a build of nothing would pass for a good one:
+    an install without the package's SQL), on an empty file, a reference to a model that has no file, or a
+    cycle.
     """
     files = sorted(p for p in Path(sql_dir).glob("*/*.sql") if p.is_file())
+    if not files:
+        raise ModelDefinitionError(f"no SQL model found: no <schema>/<name>.sql file under {sql_dir}")
     schemas = {p.parent.name.lower() for p in files} | {RAW_SCHEMA}
     models: dict[str, SqlModel] = {}
     for path in files:

@@ -24,8 +24,8 @@ SPEC_RAW_TABLES = [
 
 
 def sql_model_paths() -> list[tuple[str, str]]:
-    """(schema, name) of every SQL model file under sql/: its folder and its file name."""
-    return sorted((p.parent.name, p.stem) for p in (PROJECT_ROOT / "sql").glob("*/*.sql"))
+    """(schema, name) of every SQL model file under warehouse_engine/sql/: its folder and its file name."""
+    return sorted((p.parent.name, p.stem) for p in (PROJECT_ROOT / "warehouse_engine/sql").glob("*/*.sql"))
 
 
 # docs/contract.md, "Checks": (asset, check) of every contract check, as the ledger names them.

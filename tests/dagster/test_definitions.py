@@ -61,17 +61,17 @@ def test_model_dependencies_come_from_the_sql():
     def parents(*path):
         return {k.to_user_string() for k in graph.get(AssetKey(list(path))).parent_keys}
 
-    # sql/staging/stg_invoicing__document_lines.sql reads invoicing_raw.documents__lines (a child
+    # warehouse_engine/sql/staging/stg_invoicing__document_lines.sql reads invoicing_raw.documents__lines (a child
     # table, owned by the documents asset) and invoicing_raw.documents.
     assert parents("staging", "stg_invoicing__document_lines") == {"invoicing_raw/documents"}
     assert parents("staging", "stg_invoicing__customers") == {"invoicing_raw/customers"}
-    # sql/marts/overdue_customers.sql reads two marts and the customers staging model.
+    # warehouse_engine/sql/marts/overdue_customers.sql reads two marts and the customers staging model.
     assert parents("marts", "overdue_customers") == {
         "marts/receivables",
         "marts/receivables_by_customer",
         "staging/stg_invoicing__customers",
     }
-    # the marts read the shared rules of sql/intermediate/
+    # the marts read the shared rules of warehouse_engine/sql/intermediate/
     assert parents("marts", "receivables") == {
         "intermediate/int_report_date",
         "intermediate/int_invoices_as_of",

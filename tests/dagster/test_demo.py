@@ -10,7 +10,7 @@ from decimal import Decimal
 
 import duckdb
 
-from invoicing_warehouse import demo
+from demo import command as demo
 
 
 def _args(warehouse, **overrides) -> argparse.Namespace:

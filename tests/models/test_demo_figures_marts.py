@@ -11,7 +11,7 @@ import duckdb
 
 from harness.demo_figures import demo_figures
 from harness.demo_warehouse import build_demo_warehouse
-from invoicing_warehouse.demo import DEFAULT_SCALE
+from demo.command import DEFAULT_SCALE
 
 NOW = datetime(2026, 11, 24, 9, 30, tzinfo=UTC)  # the day tests/sandbox/test_demo_calibration.py checks
 

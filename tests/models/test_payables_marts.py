@@ -12,7 +12,7 @@ Supplier documents (model_fixture.py), D = 2026-01-31 (Sat), P = 2026-01-10 (Sat
   sd9 S2 approved 999.00 but deleted upstream (_deleted_at)
   sd10 S2 invoice 1500.50 approved, issued 2026-01-28, due 2026-03-02 (a Monday)
 
-Every received bill is owed (sql/README.md, "Payables"): approved, awaiting approval (toApprove) and disputed
+Every received bill is owed (warehouse_engine/sql/README.md, "Payables"): approved, awaiting approval (toApprove) and disputed
 ones alike, told apart by approval_state; refused and paid ones are not.
 """
 

@@ -110,6 +110,20 @@ def test_a_cycle_is_a_clear_error(tmp_path):
         discover_models(tmp_path)
 
 
+def test_no_model_at_all_is_a_clear_error(tmp_path):
+    """A folder without models (an install that lost the package's SQL) must not build "0 models" and pass."""
+    (tmp_path / "marts").mkdir()
+    with pytest.raises(ModelDefinitionError, match="no SQL model found"):
+        discover_models(tmp_path)
+    with pytest.raises(ModelDefinitionError, match="no SQL model found"):
+        build_models(duckdb.connect(), sql_dir=tmp_path / "absent")
+
+
+def test_the_models_ship_inside_the_engine_package():
+    assert SQL_DIR.parent.name == "warehouse_engine" and SQL_DIR.name == "sql"
+    assert len(discover_models()) == len(list(SQL_DIR.glob("*/*.sql"))) > 0
+
+
 def test_a_reference_to_a_missing_model_is_a_clear_error(tmp_path):
     _write(tmp_path, "marts.a", "select * from staging.nowhere")
     _write(tmp_path, "staging.b", "select 1")

@@ -12,7 +12,7 @@ from invoicing_sandbox import quiet
 from harness.marts_truth import compare_marts
 from harness.regular_build import regular_build
 from harness.warehouse_truth import mismatches
-from invoicing_warehouse.hint_feed import ListenerFeed
+from demo.hint_feed import ListenerFeed
 from pipelines.invoicing.credentials import ApiSettings
 from pipelines.invoicing.webhooks.hint_spool import spool_path
 from pipelines.invoicing.portals import Portal

@@ -18,6 +18,7 @@ from pipelines.invoicing.http.ratelimit import RateLimiter
 def make_client(api: FakeApi, clock: FakeClock | None = None, **options) -> InvoicingClient:
     clock = clock or FakeClock()
     options.setdefault("rate_limit_per_s", 0)
+    options.setdefault("shared_budget", False)  # a simulated clock cannot pace on the machine's real budget
     return InvoicingClient(BASE_URL, CLIENT_ID, CLIENT_SECRET, transport=api.transport(),
                            clock=clock, sleep=clock.sleep, **options)
 
@@ -299,3 +300,19 @@ def test_a_late_thread_does_not_cost_the_run_its_slot():
     for start in grants:
         assert sum(1 for g in grants if start <= g < start + 1.04) <= 10
     assert (len(grants) - 1) / (grants[-1] - grants[0]) >= 9.4
+
+
+def test_sharing_the_machines_rate_budget_is_said_not_guessed_from_the_clock(tmp_path, monkeypatch):
+    """Issue 29: a paced client shares the host's budget with every process of the machine unless told not to,
+    and a client on a simulated clock that would share it is refused with the setting to use."""
+    monkeypatch.setenv("INVOICING_RATE_BUDGET_DIR", str(tmp_path))
+    api = FakeApi({"/documents": []})
+    with InvoicingClient(BASE_URL, CLIENT_ID, CLIENT_SECRET, transport=api.transport(), rate_limit_per_s=10) as real:
+        assert real.limiter.shares_budget
+    with InvoicingClient(BASE_URL, CLIENT_ID, CLIENT_SECRET, transport=api.transport(), rate_limit_per_s=10,
+                         shared_budget=False) as alone:
+        assert not alone.limiter.shares_budget
+    clock = FakeClock()
+    with pytest.raises(ValueError, match="shared_budget=False"):
+        InvoicingClient(BASE_URL, CLIENT_ID, CLIENT_SECRET, transport=api.transport(), rate_limit_per_s=10,
+                        clock=clock, sleep=clock.sleep)

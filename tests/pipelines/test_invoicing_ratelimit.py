@@ -243,7 +243,7 @@ def test_the_client_feeds_every_answer_to_the_limiter_and_locks_without_a_429():
         return httpx.Response(200, json={"data": {"id": "u1"}}, headers=headers)
 
     client = InvoicingClient(BASE_URL, CLIENT_ID, CLIENT_SECRET, transport=httpx.MockTransport(handler),
-                             clock=clock, sleep=clock.sleep)
+                             clock=clock, sleep=clock.sleep, shared_budget=False)
     with client:
         for _ in range(300):
             client.get("/me")

@@ -202,7 +202,7 @@ def test_the_source_also_runs_standalone_in_one_load(start_sandbox, warehouse, m
 
 
 def test_rows_replayed_by_a_load_job_after_a_kill_are_removed(start_sandbox, warehouse):
-    from pipelines.invoicing.load.warehouse import remove_replayed_rows
+    from pipelines.invoicing.load.raw_upkeep import remove_replayed_rows
 
     sandbox = start_sandbox(seed=7, scale=60)
     sync(sandbox, warehouse)

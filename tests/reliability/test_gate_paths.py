@@ -233,6 +233,19 @@ def test_an_unknown_supplier_spelling_is_published_flagged_on_the_payables(wareh
                and "marts.supplier_payables" in line for line in flags), flags
 
 
+def test_a_field_the_server_did_not_serve_is_flagged_on_the_cli_path_too(warehouse, capsys):
+    # fields_served ran in Dagster alone: a `models` or `sync` user saw receivables built on invoices whose
+    # emitDate the server never sent, with no flag. The truth: one validated invoice's emitDate made absent.
+    _execute(warehouse, "update invoicing_raw.documents set _absent_fields = 'emitDate' "
+                        "where id = (select min(id) from invoicing_raw.documents where type = 'INVOICE' "
+                        "and status <> 'DRAFT')")
+    assert main(["models", "--warehouse", str(warehouse)]) == 0
+    assert "published, but flagged: fields_served" in capsys.readouterr().err
+    flags = flag_lines(WarehouseTarget.duckdb_file(warehouse))
+    assert any("fields_served on invoicing_raw.documents" in line and "documents.emitDate not served on 1 row(s)"
+               in line and "(worst: ERROR)" in line and "marts.receivables" in line for line in flags), flags
+
+
 def test_a_supplier_list_read_incompletely_holds_the_payables_and_publishes_the_receivables(tmp_path, monkeypatch,
                                                                                             capsys):
     """End to end: a server whose supplier documents refuse `limit`/`skip` (answered with one default page of

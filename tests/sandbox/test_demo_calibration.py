@@ -6,7 +6,7 @@ calibration"): at demo scale, as of the sandbox's today, for several seeds,
 and the payment behaviour behind them matches the published figures it is calibrated on: about one invoice
 in three settled after its due date, 10-16 days late on average, DSO 35-65 days.
 
-The figures are computed from the sandbox's own records with the aging rules of sql/ written out by hand
+The figures are computed from the sandbox's own records with the aging rules of warehouse_engine/sql/ written out by hand
 (harness/demo_figures.py); tests/models/test_demo_figures_marts.py checks that the marts give the same.
 """
 
@@ -15,7 +15,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from harness.demo_figures import demo_figures
-from invoicing_warehouse.demo import DEFAULT_SCALE
+from demo.command import DEFAULT_SCALE
 from sandbox.clock import Clock
 from sandbox.config import SandboxConfig
 from sandbox.domain import Portal

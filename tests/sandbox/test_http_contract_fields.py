@@ -3,7 +3,7 @@ values the contract does not settle (date-only fields, spellings, credit-note si
 answer, while `Portal.snapshot` (the ground truth) keeps the sandbox's own records.
 
 The independent truth is the contract: the field lists below are transcribed from
-`/work/shared/spec/invoicing-api-v2.md` ("spec") and `api-facts.md` ("facts"), not from the sandbox.
+`docs/invoicing-api-v2.md` ("spec") and `api-facts.md` ("facts"), not from the sandbox.
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ from harness.hint_crash import STEPS
 from harness.hinted_changes import HintedMutator
 from harness.sync_process import Workspace
 from harness.warehouse_truth import compare_raw_tables
-from invoicing_warehouse.hint_feed import ListenerFeed
+from demo.hint_feed import ListenerFeed
 from pipelines.invoicing.webhooks.hint_spool import HintSpool, spool_path
 
 

@@ -8,7 +8,7 @@ from hint_support import apply, quiet, raw_value, reader, scheduled_sync
 
 from harness.marts_truth import compare_marts
 from harness.warehouse_truth import mismatches
-from invoicing_warehouse.hint_feed import ListenerFeed
+from demo.hint_feed import ListenerFeed
 from pipelines.invoicing.webhooks.hint_spool import spool_path
 
 

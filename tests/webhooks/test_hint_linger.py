@@ -1,4 +1,4 @@
-"""A hints run stays for the hints that follow (assets/hint_linger.py): the Dagster job applies its set, then
+"""A hints run stays for the hints that follow (runs/linger.py): the Dagster job applies its set, then
 the sets that arrive while it stays, each committed, published and acknowledged, and ends as soon as another
 writing run of the warehouse waits in the queue; alone, it ends after its idle time. The readers' copy then
 equals the sandbox's own records."""
@@ -12,14 +12,14 @@ import pytest
 from dagster import DagsterInstance, DagsterRunStatus
 from hint_support import dagster_resources, reader, scheduled_sync
 
-from assets.hint_linger import LINGER_ENV, Linger, _settle, linger
+from runs.linger import LINGER_ENV, Linger, _settle, linger
 from assets.hint_ops import APPLY_HINTS_OP
 from assets.writer_queue import WAREHOUSE_TAG
 from dagster_project.definitions import build_definitions
 from harness.common import wait_until
 from harness.hinted_changes import DELETIONS, HintedMutator
 from harness.warehouse_truth import compare_raw_tables
-from invoicing_warehouse.hint_feed import ListenerFeed
+from demo.hint_feed import ListenerFeed
 from pipelines.invoicing.http.client import InvoicingClient
 from pipelines.invoicing.webhooks.hint_spool import Hint, HintSpool, spool_path
 from pipelines.invoicing.portals import Portal

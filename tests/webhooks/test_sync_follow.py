@@ -15,7 +15,7 @@ from hint_support import apply, quiet, reader
 from harness.hinted_changes import DELETIONS, HintedMutator
 from harness.sync_process import COMMAND, Workspace
 from harness.warehouse_truth import compare_raw_tables
-from invoicing_warehouse.hint_feed import ListenerFeed
+from demo.hint_feed import ListenerFeed
 from pipelines.invoicing.webhooks.hint_spool import HintSpool, spool_path
 
 WAIT_S = 60.0

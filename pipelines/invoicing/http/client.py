@@ -79,7 +79,10 @@ class ClientStats:
 
 class InvoicingClient:
     """GETs from the API with a reused bearer token (scope `read`), pacing, and bounded retries; with
-    scope `read write`, the few writes of webhook subscriptions (`post`, `delete`)."""
+    scope `read write`, the few writes of webhook subscriptions (`post`, `delete`).
+
+    `shared_budget` (default True): pace on the one budget of every process of the machine calling the same
+    API host (host_budget.py); False only for a client on a simulated `clock`, which cannot share real time."""
 
     def __init__(
         self,
@@ -96,7 +99,7 @@ class InvoicingClient:
         scope: str = "read",
         sleep: Callable[[float], None] = time.sleep,
         clock: Callable[[], float] = time.monotonic,
-        shared_budget: bool | None = None,
+        shared_budget: bool = True,
         keep_token: bool = False,
     ) -> None:
         if not base_url:
@@ -109,10 +112,12 @@ class InvoicingClient:
         self.backoff_base_s = backoff_base_s
         self.backoff_cap_s = backoff_cap_s
         self._sleep = sleep
-        # Every process of this machine calling the same host paces on one budget (host_budget.py);
-        # a client on a simulated clock (tests) cannot share real time with other processes.
-        if shared_budget is None:
-            shared_budget = clock is time.monotonic
+        # Every process of this machine calling the same host paces on one budget (host_budget.py), the
+        # service's limit being per source IP. A client on a simulated clock (unit tests) cannot share real
+        # time with other processes: it says so with shared_budget=False, never by its clock's identity.
+        if shared_budget and rate_limit_per_s > 0 and clock is not time.monotonic:
+            raise ValueError("a client on its own clock cannot pace on the machine's shared budget: "
+                             "pass shared_budget=False")
         shared = HostBudget(self.base_url) if shared_budget and rate_limit_per_s > 0 else None
         self.limiter = RateLimiter(rate_limit_per_s, clock=clock, sleep=sleep, shared=shared)
         self.stats = ClientStats()

@@ -124,6 +124,11 @@ class RateLimiter:
         self.stray_answers = 0  # answers that contradicted the lock alone (a request overtaken on its way)
         self._last_contradiction: float | None = None  # when the last one was granted, while locked
 
+    @property
+    def shares_budget(self) -> bool:
+        """True when this limiter paces on a state shared with other processes (the host's budget)."""
+        return self._shared is not None
+
     @contextmanager
     def _hold(self) -> Iterator[None]:
         """The limiter's state, to read and change: this process's alone, or loaded from (and saved back

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import dlt
 
-from pipelines.invoicing.load.warehouse import select_rows
+from pipelines.invoicing.load.raw_upkeep import select_rows
 from pipelines.invoicing.settings import ENDPOINTS, EVENTS
 from warehouse_engine.names import DEFAULT_PORTAL, PORTAL_COLUMN
 

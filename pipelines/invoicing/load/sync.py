@@ -31,7 +31,7 @@ from pipelines.invoicing.load.lake import (
     shares_writers,
 )
 from pipelines.invoicing.load.portal_upgrade import upgrade_to_portals
-from pipelines.invoicing.load.warehouse import (
+from pipelines.invoicing.load.raw_upkeep import (
     apply_tombstones,
     create_empty_tables,
     load_digests,

@@ -39,8 +39,8 @@ from pipelines.invoicing.capabilities import STATE_KEY, ServerCapabilities
 from pipelines.invoicing.dates import parse_timestamp
 from pipelines.invoicing.errors import InvoicingApiError
 from pipelines.invoicing.http.client import InvoicingClient
+from pipelines.invoicing.load.raw_upkeep import apply_tombstones, select_rows
 from pipelines.invoicing.load.sync import committed_state, finish_pending, portal_of
-from pipelines.invoicing.load.warehouse import apply_tombstones, select_rows
 from pipelines.invoicing.read.paging import PageSizes, WindowNotHonoured, keyset_pages
 from pipelines.invoicing.read.rows import event_rows, normalized, to_row, with_portal
 from pipelines.invoicing.settings import ENDPOINTS, EVENTS

@@ -1,6 +1,6 @@
 -- the allocations of money to invoices (payments and credit notes) dated on or before the report date.
 -- usage_date is the payment date or the credit note's emit date, not the day the allocation was made
--- (sql/README.md, "Limits"). invoice_id is the live version of the invoice (int_usages_on_live_versions).
+-- (warehouse_engine/sql/README.md, "Limits"). invoice_id is the live version of the invoice (int_usages_on_live_versions).
 
 -- materialized: view
 with report_date as (

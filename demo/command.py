@@ -145,7 +145,7 @@ def run(args: argparse.Namespace) -> int:
             # the sandbox must outlive the build: report and publication happen here, then the follow
             code = _report(result, warehouse, args, started)
             if code == 0:
-                from invoicing_warehouse.demo_follow import follow_demo
+                from demo.follow import follow_demo
 
                 follow_demo(sandbox, warehouse, args.follow_seconds, args.mutations_per_s,
                             float(args.rate_limit) if args.rate_limit > 0 else UNLIMITED_RATE_PER_S)
@@ -157,7 +157,7 @@ def _report(result, warehouse: Path, args: argparse.Namespace, started: float) -
     """The run's outcome, publication and the marts' report; the demo's exit code."""
     import duckdb
 
-    from invoicing_warehouse.report import render_report
+    from demo.report import render_report
     from runs.gate import publish_checked
     from warehouse_engine.sql_runner import today_in_portal_zone
     from warehouse_engine.target import WarehouseTarget

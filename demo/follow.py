@@ -5,7 +5,7 @@ published with it (the marts rebuilt in the same run). Bounded by `--follow-seco
 
 Where the hints come from: the real receiver (pipelines/invoicing/webhooks/receiver.py) served in this process on
 127.0.0.1 (a free port, a fresh token); the sandbox is subscribed to it for every event and delivers over
-HTTP, as the service would. The sandbox's event listener (invoicing_warehouse/hint_feed.py) only records when
+HTTP, as the service would. The sandbox's event listener (demo/hint_feed.py) only records when
 each write happened, for the latency.
 """
 
@@ -43,7 +43,7 @@ class FollowStats:
 def follow_demo(sandbox, warehouse: Path, seconds: float, mutations_per_s: float, rate_limit: float) -> FollowStats:
     """Mutates `sandbox` for `seconds`, applies the hints of its changes into `warehouse`, prints each change
     reaching the marts with its latency; returns the figures."""
-    from invoicing_warehouse.hint_feed import ListenerFeed, Write
+    from demo.hint_feed import ListenerFeed, Write
     from pipelines.invoicing.credentials import ApiSettings
     from pipelines.invoicing.portals import Portal
     from pipelines.invoicing.webhooks.hint_events import EVENTS

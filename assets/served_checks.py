@@ -1,0 +1,100 @@
+"""`fields_served` per raw table and `dates_at_midnight` per staging model (runs/served_fields.py) as Dagster
+asset checks: one step for all of each kind, the severity the worst of the fields found absent."""
+
+from collections.abc import Iterator
+
+from dagster import (
+    AssetCheckExecutionContext,
+    AssetCheckResult,
+    AssetChecksDefinition,
+    AssetCheckSeverity,
+    AssetCheckSpec,
+    AssetKey,
+    MetadataValue,
+    multi_asset_check,
+)
+
+from assets.keys import RAW_DATASET, raw_asset_key
+from assets.resources import WarehouseResource
+from runs.checks import ERROR, relation_exists
+from runs.served_fields import DATE_ONLY_FIELDS, SERVED_FIELDS, absent_fields, off_midnight_fields
+
+
+def _served_result(connection, table: str) -> AssetCheckResult:
+    if not relation_exists(connection, f"{RAW_DATASET}.{table}"):
+        return AssetCheckResult(asset_key=raw_asset_key(table), check_name="fields_served", passed=True,
+                                metadata={"note": "table not created yet"})
+    worst, description, counts = absent_fields(connection, table)
+    return AssetCheckResult(
+        asset_key=raw_asset_key(table),
+        check_name="fields_served",
+        passed=worst is None,
+        severity=AssetCheckSeverity.ERROR if worst == ERROR else AssetCheckSeverity.WARN,
+        description=description,
+        metadata={"absent_rows": MetadataValue.json(counts)},
+    )
+
+
+def build_fields_served_check() -> AssetChecksDefinition:
+    """One `fields_served` check per raw table with fields in SERVED_FIELDS (one step for all of them)."""
+    tables = sorted({f.table for f in SERVED_FIELDS})
+
+    @multi_asset_check(
+        specs=[
+            AssetCheckSpec(
+                "fields_served",
+                asset=raw_asset_key(table),
+                description="The fields the marts need were served (not absent from the records).",
+            )
+            for table in tables
+        ],
+        can_subset=True,
+        name="raw_fields_served",
+    )
+    def raw_fields_served(
+        context: AssetCheckExecutionContext, warehouse: WarehouseResource
+    ) -> Iterator[AssetCheckResult]:
+        """Counts, per raw table, the rows whose `_absent_fields` names a field the marts need."""
+        with warehouse.connect(read_only=True) as connection:
+            for check_key in sorted(context.selected_asset_check_keys, key=str):
+                yield _served_result(connection, check_key.asset_key.path[-1])
+
+    return raw_fields_served
+
+
+def build_dates_at_midnight_check() -> AssetChecksDefinition:
+    """One WARN `dates_at_midnight` check per staging model holding date-only values."""
+
+    @multi_asset_check(
+        specs=[
+            AssetCheckSpec(
+                "dates_at_midnight",
+                asset=AssetKey(["staging", model]),
+                description="Date-only values are a midnight (UTC or Paris), so their calendar date is sure.",
+            )
+            for model in sorted(DATE_ONLY_FIELDS)
+        ],
+        can_subset=True,
+        name="staging_dates_at_midnight",
+    )
+    def staging_dates_at_midnight(
+        context: AssetCheckExecutionContext, warehouse: WarehouseResource
+    ) -> Iterator[AssetCheckResult]:
+        """Finds date-only values with a time of day, per staging model."""
+        with warehouse.connect(read_only=True) as connection:
+            for check_key in sorted(context.selected_asset_check_keys, key=str):
+                columns, marts = DATE_ONLY_FIELDS[check_key.asset_key.path[-1]]
+                found = off_midnight_fields(connection, columns)
+                yield AssetCheckResult(
+                    asset_key=check_key.asset_key,
+                    check_name="dates_at_midnight",
+                    passed=not found,
+                    severity=AssetCheckSeverity.WARN,
+                    description=f"{', '.join(found)} not at midnight: their date may be off by one in "
+                    f"{', '.join(marts)}"
+                    if found
+                    else None,
+                    metadata={"fields": MetadataValue.json(found)},
+                )
+
+    return staging_dates_at_midnight
