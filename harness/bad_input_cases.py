@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import re
 import shutil
-import socket
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -26,6 +25,7 @@ from pathlib import Path
 import duckdb
 
 from harness.api_writer import ApiWriter
+from harness.common import free_port
 from harness.sync_process import SyncResult, Workspace, run_sync_in_process
 from harness.tamper_proxy import Exchange, TamperProxy
 from harness.warehouse_state import differences, pipeline_dir_fingerprint, warehouse_fingerprint
@@ -73,29 +73,32 @@ def format_table(results: list[CaseResult]) -> str:
     return "\n".join(lines)
 
 
-def free_closed_port() -> int:
-    """A port on 127.0.0.1 that nothing listens on (bound, then released)."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
 
 class BadInputSuite:
     """Runs every case against one sandbox (`sb`, a running SandboxServer) under `root`."""
 
     def __init__(
-        self, sb, root: Path, client_secret: str, runner: Callable[..., SyncResult] = run_sync_in_process
+        self,
+        sb,
+        root: Path,
+        client_secret: str,
+        runner: Callable[..., SyncResult] = run_sync_in_process,
+        sync_args: tuple[str, ...] = (),
     ) -> None:
         self.sb = sb
-        self.run = (
-            runner  # in this process by default; harness/sync_process.run_sync_command: a process
-        )
+        self.runner = runner  # in this process by default; harness/sync_process.run_sync_command: a process
+        # extra arguments of every sync, e.g. `("--rate-limit", "0")` against a sandbox whose own limit is off
+        self.sync_args = tuple(sync_args)
         self.root = Path(root)
         self.secret = client_secret
         self.golden = Workspace(self.root / "golden")
         self.results: list[CaseResult] = []
 
     # ---- plumbing -------------------------------------------------------------------------
+    def run(self, workspace: Workspace, env: dict) -> SyncResult:
+        """One `invoicing-warehouse sync` of `workspace` with `env` (plus the suite's `sync_args`)."""
+        return self.runner(workspace, env, *self.sync_args)
+
     def env(self, workspace: Workspace, base_url: str | None = None, secret: str | None = None) -> dict:
         return workspace.env(base_url or self.sb.base_url, self.sb.client_id, secret or self.secret)
 
@@ -207,7 +210,7 @@ class BadInputSuite:
 
     def unreachable_base_url(self) -> CaseResult:
         workspace = self.clone("unreachable")
-        port = free_closed_port()
+        port = free_port()  # bound, then released: nothing listens on it
         env = self.env(workspace, base_url=f"http://127.0.0.1:{port}/api/v2")
         return self.refuse(
             "unreachable base URL (closed port)",

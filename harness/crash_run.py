@@ -46,6 +46,9 @@ class CrashSettings:
         ("normalize", 0.3),
         ("load", 0.6),
     )
+    # Extra arguments of every sync run: the short form passes `--rate-limit 0` (the sandbox's own limit
+    # is off and its kills aim at normalize and load, which pacing does not change); the soak form paces.
+    sync_args: tuple[str, ...] = ()
 
 
 @dataclass
@@ -140,7 +143,7 @@ def run_crash_seed(
         if settings.calibrate:
             calibration = Workspace(workdir / f"seed{seed}-calibration")
             watcher = PhaseClock(calibration.root)
-            result = run_sync_and_kill(calibration, env(calibration), kill_when=watcher)
+            result = run_sync_and_kill(calibration, env(calibration), *settings.sync_args, kill_when=watcher)
             if result.returncode != 0:
                 outcome.failed_runs.append(f"calibration exit {result.returncode}: {result.output[-500:]}")
                 return outcome
@@ -156,10 +159,10 @@ def run_crash_seed(
                 target = settings.targets[(trial * settings.kills_per_trial + index) % len(settings.targets)]
                 delay = rng.uniform(0.0, 0.8 * outcome.phase_seconds.get(target, 0.0))
                 clock = PhaseClock(workspace.root, target, delay)
-                killed = run_sync_and_kill(workspace, env(workspace), kill_when=clock)
+                killed = run_sync_and_kill(workspace, env(workspace), *settings.sync_args, kill_when=clock)
                 at = clock.first_seen.get(target, killed.seconds) + delay
                 outcome.kills.append(Kill(target, round(at, 2), killed.returncode == -9, clock.phase))
-            rerun = run_sync_and_kill(workspace, env(workspace))
+            rerun = run_sync_and_kill(workspace, env(workspace), *settings.sync_args)
             if rerun.returncode != 0:
                 outcome.failed_runs.append(
                     f"rerun after kill, exit {rerun.returncode}: {rerun.output[-800:]}"

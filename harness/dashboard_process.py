@@ -3,7 +3,6 @@ render benchmark: started, awaited on Streamlit's health endpoint (bounded), alw
 
 from __future__ import annotations
 
-import socket
 import subprocess
 import sys
 import time
@@ -12,6 +11,8 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
+
+from harness.common import free_port
 
 START_TIMEOUT_S = 60.0
 PAGE_PATHS = {"Receivables": "", "Payables": "payables", "Cash outlook": "cash_outlook", "Freshness": "freshness"}
@@ -22,13 +23,6 @@ PAGE_KEY_TABLES = {
     "Cash outlook": "cash_outlook",
     "Freshness": "raw_tables",  # its checks, run on the copy, follow below (bench/dashboard_render.py times them)
 }
-
-
-def free_port() -> int:
-    """A TCP port free on 127.0.0.1 now."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 @contextmanager

@@ -42,6 +42,20 @@ class PortalRun:
         return int(found.group(2)) if found else None
 
 
+def arrival_times(host) -> list[float]:
+    """From now on, the time.monotonic() of every request reaching `host` (a SandboxHost), as its one per-IP
+    limiter counts it (whichever portal, whatever the answer): the server's own record of the pace."""
+    arrivals: list[float] = []
+    hit = host.limiter.hit
+
+    def counted(client_ip: str):  # the limiter's own decision, passed through
+        arrivals.append(time.monotonic())
+        return hit(client_ip)
+
+    host.limiter.hit = counted
+    return arrivals
+
+
 def sync_all(host, root: Path, budget_dir: Path, *args: str, timeout: float = 600,
              extra_env: dict[str, str] | None = None) -> dict[str, PortalRun]:
     """Starts one sync process per portal of `host` at once and waits for all (each bounded by `timeout`;

@@ -12,12 +12,13 @@ import glob
 import os
 import secrets
 import shutil
-import socket
 import subprocess
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Self
+
+from harness.common import free_port
 
 DEBIAN_BINARIES = "/usr/lib/postgresql/*/bin"
 START_TIMEOUT_S = 60
@@ -42,12 +43,6 @@ def postgres_bin_dir() -> Path:
         "(`apt-get install -y postgresql`; .ci/run does it on a clean machine)"
     )
 
-
-def free_port() -> int:
-    """A TCP port free on 127.0.0.1 right now."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 @dataclass

@@ -11,11 +11,13 @@ import re
 import signal
 import subprocess
 import threading
-import time
 from pathlib import Path
 from typing import Self
 
+from harness.common import wait_until
 from harness.sync_process import COMMAND, PYCACHE_DIR
+
+__all__ = ["wait_until"]  # the tests' bounded polling, kept importable from here
 
 LISTENING = re.compile(r"receiving on http://127\.0\.0\.1:(\d+)/hooks/\*\*\*")
 START_TIMEOUT_S = 60.0
@@ -90,11 +92,3 @@ class ReceiverProcess:
         self.stop()
 
 
-def wait_until(condition, timeout_s: float = 30.0, every_s: float = 0.02) -> bool:
-    """Polls `condition()` until it is true or `timeout_s` passed (bounded); returns its last value."""
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(every_s)
-    return bool(condition())

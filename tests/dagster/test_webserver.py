@@ -7,7 +7,6 @@ from __future__ import annotations
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -18,20 +17,16 @@ import pytest
 from dagster import AssetKey
 from dagster_expectations import PROJECT_ROOT, SPEC_RAW_TABLES, sql_model_paths
 
+from harness.common import free_port
+
 START_TIMEOUT_S = 120
 ASSETS_QUERY = "{ assetNodes { assetKey { path } } }"
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 @pytest.fixture
 def dg_dev(temporary_dagster_home: Path, tmp_path: Path):
     """A running `dg dev` on a free port of 127.0.0.1; yields its base URL."""
-    port = _free_port()
+    port = free_port()
     # The instance uses the project's settings (run queue limits), as `dg dev` from the root would.
     shutil.copy(PROJECT_ROOT / "dagster.yaml", temporary_dagster_home / "dagster.yaml")
     dg = Path(sys.executable).with_name("dg")

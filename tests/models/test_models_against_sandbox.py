@@ -9,7 +9,8 @@ figures harness/marts_truth.py works out from the sandbox's records.
 Two report dates per seed: the sandbox's frozen "today", then 23 days later after the application paid,
 part-paid and reminded some invoices through the API.
 
-Both contract profiles (sandbox/contract.py), the same seeds: the truth is the sandbox's own state whatever it
+Both contract profiles (sandbox/contract.py), the same seeds (the default run: seed 3; seeds 11 and 29 with
+`pytest -m soak`): the truth is the sandbox's own state whatever it
 serves, so the marts must equal it on the strict server too, with one stated exception: a server that does
 not serve a document's messages leaves unknown whether a late invoice was already reminded, so its
 `next_reminder_template` is NULL (never RELAUNCH1 where the truth is RELAUNCH2); the other templates stay.
@@ -109,7 +110,8 @@ def _assert_dso_and_outlook_match_the_sandbox(conn: duckdb.DuckDBPyConnection, s
 
 
 @pytest.mark.parametrize("contract", ["default", "strict"])
-@pytest.mark.parametrize("seed", [3, 11, 29])
+# seeds 11 and 29, more data varieties of the same assertions, run with `pytest -m soak` (README, "Longer runs")
+@pytest.mark.parametrize("seed", [3, pytest.param(11, marks=pytest.mark.soak), pytest.param(29, marks=pytest.mark.soak)])
 def test_receivables_and_late_customers_equal_the_api(seed, contract, tmp_path):
     clock = Clock(fixed=START)
     warehouse = tmp_path / "warehouse.duckdb"

@@ -46,7 +46,9 @@ def contents(connection: duckdb.DuckDBPyConnection, names: list[str], at: str = 
 def test_models_build_on_ducklake_and_equal_the_same_models_on_a_duckdb_file(lake, tmp_path):
     clock = Clock(fixed=START)
     as_of = clock.today().date()
-    with SandboxServer(SandboxConfig(seed=3, scale=120, rate_limit_per_s=0), clock=clock) as sb:
+    # seed 14 owes 13 open receivables on START at this scale (seed 3 owed only 4 after the demo data's
+    # recalibration): enough rows of the key mart for "lake equals file" to mean something
+    with SandboxServer(SandboxConfig(seed=14, scale=120, rate_limit_per_s=0), clock=clock) as sb:
         run_sync(make_pipeline(tmp_path / "warehouse.duckdb"), **credentials(sb))
         run_sync(make_pipeline(lake), **credentials(sb))
         with duckdb.connect(str(tmp_path / "warehouse.duckdb")) as on_file:
@@ -59,7 +61,7 @@ def test_models_build_on_ducklake_and_equal_the_same_models_on_a_duckdb_file(lak
             actual = contents(on_lake, names)
             truth = compare_marts(on_lake, sb)  # the API's own dueAmount and LATE list
     assert built_on_lake == built_on_file
-    assert built_on_lake["marts.receivables"] >= 3 and built_on_lake["marts.supplier_payables"] > 0
+    assert built_on_lake["marts.receivables"] > 10 and built_on_lake["marts.supplier_payables"] > 0
     assert len(names) == len(built_on_file) > 15
     different = [name for name in names if actual[name] != expected[name]]
     assert different == [], different

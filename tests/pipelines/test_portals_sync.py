@@ -5,6 +5,8 @@ made before portals existed."""
 
 from __future__ import annotations
 
+import shutil
+
 import duckdb
 import pytest
 from invoicing_sandbox import quiet, sync
@@ -86,6 +88,22 @@ def test_two_portals_with_colliding_ids_each_exact_and_a_bad_portal_does_not_sto
     assert float(prices["acme"]) == 12.5 and float(prices["beta"]) == 77.7
 
 
+@pytest.fixture(scope="module")
+def golden_default_portal(tmp_path_factory):
+    """One sandbox and one first sync of the portal `default` (as before portals) for the bad-option cases,
+    which copy it: their refused runs make no request, so they can share the sandbox."""
+    from sandbox.config import SandboxConfig
+    from sandbox.server import SandboxServer
+
+    with SandboxServer(SandboxConfig(seed=2, scale=40, rate_limit_per_s=0, latency_ms=0)) as sandbox:
+        quiet(sandbox)
+        golden = Workspace(tmp_path_factory.mktemp("golden-default-portal"))
+        env = golden.env(sandbox.base_url, sandbox.client_id, sandbox.client_secret)
+        first = run_sync_in_process(golden, env, "--rate-limit", "0")
+        assert first.returncode == 0, first.output  # the sandbox's own limit is off: unpaced
+        yield sandbox, golden
+
+
 @pytest.mark.parametrize(("portals_text", "args", "says"), [
     ('[portals.acme]\nbase_url = "http://127.0.0.1:1/api/v2"\nclient_secret = "hush-hush"\n', ("--all",),
      "SOURCES__INVOICING__PORTALS__ACME__CLIENT_SECRET"),
@@ -94,13 +112,14 @@ def test_two_portals_with_colliding_ids_each_exact_and_a_bad_portal_does_not_sto
      "unknown portal; configured: acme"),
     (None, ("--portals", "missing.toml", "--all"), "cannot read it"),
 ])
-def test_bad_portal_options_sync_nothing_and_leave_the_warehouse_as_it_was(start_sandbox, tmp_path, portals_text,
-                                                                            args, says):
-    sandbox = start_sandbox(seed=2, scale=40)
-    workspace = Workspace(tmp_path)
+def test_bad_portal_options_sync_nothing_and_leave_the_warehouse_as_it_was(golden_default_portal, tmp_path,
+                                                                            portals_text, args, says):
+    sandbox, golden = golden_default_portal
+    workspace = Workspace(tmp_path / "workspace")
+    shutil.copytree(golden.root, workspace.root)
     env = workspace.env(sandbox.base_url, sandbox.client_id, sandbox.client_secret)
-    assert run_sync_in_process(workspace, env).returncode == 0  # the portal `default`, as before portals
     before = table_fingerprint(workspace.warehouse)
+    assert before["documents"], before  # a loaded warehouse, so "as it was" compares real rows
     if portals_text is not None:
         (workspace.cwd / "portals.toml").write_text(portals_text, encoding="utf-8")
     sandbox.portal.create("customers", {"name": "Not synced"})

@@ -14,6 +14,7 @@ import time
 from collections import Counter
 
 from harness.budget_race import hammer, reserve_and_die
+from harness.multi_portal import arrival_times
 from pipelines.invoicing.http.host_budget import HostBudget, host_key
 from pipelines.invoicing.http.ratelimit import RateLimiter
 from sandbox.host import SandboxHost
@@ -44,14 +45,21 @@ def race(host: SandboxHost, budget_dir, requests: int = REQUESTS) -> list[tuple[
 
 def test_processes_on_one_budget_never_exceed_the_limit_and_share_it_fairly(tmp_path):
     with SandboxHost(portals=PROCESSES, scale=20) as host:
+        arrivals = arrival_times(host)
         grants = race(host, tmp_path)
         refused = host.rate_limited()
         served = host.requests()
     assert refused == 0
-    assert served == len(grants) == PROCESSES * REQUESTS
+    assert served == len(grants) == len(arrivals) == PROCESSES * REQUESTS
     assert Counter(status for _, _, status in grants) == {401: PROCESSES * REQUESTS}  # no token: 401, counted
     windows = Counter(math.floor(at) for at, _, _ in grants)  # the sandbox's windows: whole seconds
     assert max(windows.values()) <= 10
+    # ... and the budget is used, not only never exceeded: 200 requests at 10 per window fill 20 windows, so
+    # the server sees the first to the last in about 19-20 s; a budget starving its processes (the only other
+    # bound is the 120-s queue timeout, about 1.7 requests/s) takes longer than that plus 3 s of slack
+    span = arrivals[-1] - arrivals[0]
+    print(f"\n{len(arrivals)} requests reached the server in {span:.2f} s: {(len(arrivals) - 1) / span:.2f}/s")
+    assert span <= len(arrivals) / 10 + 3, f"{len(arrivals)} requests took {span:.2f} s: the budget is underused"
     # While every process wants grants, they take turns: between the last first grant and the first last
     # grant, no process has more than two grants more than another.
     firsts, lasts = {}, {}

@@ -11,17 +11,13 @@ even when that one changed nothing. How long the process takes is printed by
 from __future__ import annotations
 
 import os
-from datetime import timedelta
 
 import duckdb
 
+from harness.common import quiet
 from harness.sync_process import Workspace, run_sync_command
-from pipelines.invoicing.settings import ENDPOINTS, WINDOW_LAG_S
+from pipelines.invoicing.settings import ENDPOINTS
 from warehouse_engine.publish import default_snapshot_path, unpublished_mark
-
-
-def _quiet(sandbox) -> None:
-    sandbox.clock.advance(timedelta(seconds=WINDOW_LAG_S + 1))
 
 
 def _loads(warehouse) -> int:
@@ -44,7 +40,7 @@ def test_a_no_change_sync_process_loads_nothing_copies_nothing_and_asks_once_per
     published = snapshot.stat()
     assert not unpublished_mark(workspace.warehouse).exists()
 
-    _quiet(sandbox)
+    quiet(sandbox)
     requests_before = sandbox.stats["requests"]
     quiet_run = run_sync_command(workspace, env, "--rate-limit", "0")
     assert quiet_run.returncode == 0, quiet_run.output
@@ -62,7 +58,7 @@ def test_a_no_change_sync_process_loads_nothing_copies_nothing_and_asks_once_per
     # a change upstream is loaded and published
     item = sandbox.portal.snapshot("items")[0]
     sandbox.portal.update("items", item["id"], {"price": 43.21})
-    _quiet(sandbox)
+    quiet(sandbox)
     changed = run_sync_command(workspace, env, "--rate-limit", "0")
     assert changed.returncode == 0, changed.output
     assert snapshot.stat().st_ino != published.st_ino
@@ -74,7 +70,7 @@ def test_a_no_change_sync_process_loads_nothing_copies_nothing_and_asks_once_per
     with duckdb.connect(str(workspace.warehouse)) as con:  # what the dead run had committed
         con.execute("update invoicing_raw.items set price = 99.99 where id = ?", [item["id"]])
     unpublished_mark(workspace.warehouse).touch()
-    _quiet(sandbox)
+    quiet(sandbox)
     healed = run_sync_command(workspace, env, "--rate-limit", "0")
     assert healed.returncode == 0, healed.output
     assert "rows loaded" not in healed.stdout and "unchanged" not in healed.stdout, healed.stdout

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import duckdb
 
+from harness.common import wait_until
 from warehouse_engine.publish import connect_reader, publish_snapshot
 from warehouse_engine.sql_runner import build_models
 from pipelines.invoicing.load.sync import make_pipeline, run_sync
@@ -36,15 +37,6 @@ def _start_reader(database: Path, stop_file: Path, output: Path, hold: bool) -> 
 
 def _lines(output: Path) -> list[dict]:
     return [json.loads(line) for line in output.read_text().splitlines() if line.startswith("{")]
-
-
-def _wait_for(condition, seconds: float) -> bool:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(0.05)
-    return False
 
 
 def _api_total_due(sb) -> Decimal:
@@ -82,22 +74,23 @@ def test_readers_and_a_scheduled_run_never_fail_each_other(make_sandbox, tmp_pat
         name: _start_reader(snapshot, stop_file, outputs[name], hold=name == "analyst") for name in outputs
     }
     try:
-        assert _wait_for(lambda: all(_lines(path) for path in outputs.values()), 60), "readers did not start"
+        assert wait_until(lambda: all(_lines(path) for path in outputs.values()), 60, 0.05), "readers did not start"
         write_started = time.time()
         run_sync(make_pipeline(warehouse), **credentials)
         with duckdb.connect(str(warehouse)) as connection:
             build_models(connection, as_of=today)
         write_ended = time.time()
         publish_snapshot(warehouse)
-        dashboard_updated = _wait_for(
+        dashboard_updated = wait_until(
             lambda: any(
                 Decimal(line.get("total_open", "0")) == new_total for line in _lines(outputs["dashboard"])
             ),
             30,
+            0.05,
         )
         # The analyst keeps querying its open connection a little longer after the publish.
         count = len(_lines(outputs["analyst"]))
-        _wait_for(lambda: len(_lines(outputs["analyst"])) > count + 2, 10)
+        wait_until(lambda: len(_lines(outputs["analyst"])) > count + 2, 10, 0.05)
     finally:
         stop_file.touch()
         for process in readers.values():

@@ -34,11 +34,16 @@ def test_no_secret_or_token_anywhere(make_sandbox, tmp_path, monkeypatch, caplog
     with TamperProxy(sb.base_url) as proxy:
         workspace = Workspace(tmp_path / "cli")
         env = workspace.env(proxy.base_url, sb.client_id, SECRET)
-        first = run_sync_command(workspace, env)
+        # the CLI runs unpaced: the sandbox's own limit is off and the tokens are revoked by request count;
+        # the Dagster run below keeps the deployed resources (their pacing included)
+        unpaced = ("--rate-limit", "0")
+        first = run_sync_command(workspace, env, *unpaced)
         assert first.returncode == 0, first.output[-2000:]
-        debug = run_sync_command(workspace, {**env, "RUNTIME__LOG_LEVEL": "DEBUG"}, "--reconcile")
+        debug = run_sync_command(workspace, {**env, "RUNTIME__LOG_LEVEL": "DEBUG"}, "--reconcile", *unpaced)
         assert debug.returncode == 0, debug.output[-2000:]
-        refused = run_sync_command(workspace, {**env, "SOURCES__INVOICING__CLIENT_SECRET": SECRET + "-wrong"})
+        refused = run_sync_command(
+            workspace, {**env, "SOURCES__INVOICING__CLIENT_SECRET": SECRET + "-wrong"}, *unpaced
+        )
         assert refused.returncode != 0
 
         dagster_home = tmp_path / "dagster_home"

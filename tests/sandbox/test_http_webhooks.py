@@ -10,6 +10,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
+from harness.common import wait_until
 from sandbox.webhooks import MAX_FAILURES, RETRY_DELAYS_S
 from tests.sandbox.conftest import client_for, created, new_customer, new_document, new_item, small_config
 
@@ -120,7 +121,7 @@ def test_failed_deliveries_are_retried_on_the_scaled_schedule(make_sandbox, rece
         assert len({body["id"] for _, body in receiver.received}) == 1  # the same delivery, retried
         (delivery,) = server.webhooks.deliveries
         # the receiver counts a request before it answers; the sender records the attempt after the answer
-        assert server.webhooks.wait_idle() and _eventually(lambda: delivery.delivered)
+        assert server.webhooks.wait_idle() and wait_until(lambda: delivery.delivered, timeout_s=10, every_s=0.01)
         assert [a["status"] for a in delivery.attempts] == [500, 503, 200]
         assert client.get(f"/webhooks/{hook['id']}").json()["data"]["failures"] == 2
     assert server.stats["webhook_attempts"] == 3 and server.stats["webhook_failures"] == 2
@@ -145,8 +146,13 @@ def test_subscription_is_disabled_after_100_failures(make_sandbox, receiver_fact
         for number in range(MAX_FAILURES // len(RETRY_DELAYS_S) + 1):
             new_customer(client, name=f"Client {number}")
         receiver.wait_for(MAX_FAILURES, timeout_s=10)
-        time.sleep(0.3)
-        state = client.get(f"/webhooks/{hook['id']}").json()["data"]
+        state: dict = {}
+
+        def disabled() -> bool:  # the sender records the last failure just after the receiver answered it
+            state.update(client.get(f"/webhooks/{hook['id']}").json()["data"])
+            return state["enabled"] is False
+
+        assert wait_until(disabled, timeout_s=10, every_s=0.01), state
         assert state["enabled"] is False and state["failures"] == MAX_FAILURES
         before = len(receiver.received)
         new_customer(client, name="Client après désactivation")
@@ -217,13 +223,3 @@ def test_each_operation_fires_its_events(make_sandbox, receiver_factory):
         _, events = fired(lambda: client.delete(f"/suppliers/{supplier['id']}"))
         assert events == ["supplier.deleted"]
         assert receiver.received[-1][1]["event"]["data"] == {"supplierId": supplier["id"]}
-
-
-def _eventually(condition, timeout_s: float = 10.0) -> bool:
-    """Polls `condition` until it holds or `timeout_s` passes (bounded)."""
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(0.01)
-    return condition()

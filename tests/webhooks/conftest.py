@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterator
-from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -25,12 +24,12 @@ def isolated_dlt_data_dir(tmp_path, monkeypatch) -> Path:
 @pytest.fixture
 def sandbox(request) -> Iterator:
     """A seeded sandbox (scale 40 unless the test's `sandbox_scale` marker-free param says otherwise)."""
-    from pipelines.invoicing.settings import WINDOW_LAG_S
+    from harness.common import quiet
     from sandbox.config import SandboxConfig
     from sandbox.server import SandboxServer
 
     server = SandboxServer(SandboxConfig(seed=16, scale=40, rate_limit_per_s=0, latency_ms=0)).start()
-    server.clock.advance(timedelta(seconds=WINDOW_LAG_S + 1))
+    quiet(server)
     try:
         yield server
     finally:

@@ -3,24 +3,18 @@ a sandbox, and one applying run of the pending hints against it."""
 
 from __future__ import annotations
 
-from datetime import timedelta
 from pathlib import Path
 
 import duckdb
 
+from harness.common import quiet  # noqa: F401  (re-exported: the one copy, importable from here as before)
 from harness.regular_build import regular_build
 from pipelines.invoicing.credentials import ApiSettings
 from pipelines.invoicing.portals import Portal
-from pipelines.invoicing.settings import WINDOW_LAG_S
 from pipelines.invoicing.load.sync import SyncReport
 from runs.hints import HintRun, apply_pending
 from warehouse_engine.readers import connect_reader
 from warehouse_engine.target import WarehouseTarget
-
-
-def quiet(sandbox) -> None:
-    """Lets the sandbox clock pass the windows' lag (writes before it are then inside the next window)."""
-    sandbox.clock.advance(timedelta(seconds=WINDOW_LAG_S + 1))
 
 
 def settings_of(sandbox) -> ApiSettings:

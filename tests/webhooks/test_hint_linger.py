@@ -16,6 +16,7 @@ from runs.linger import LINGER_ENV, Linger, _settle, linger
 from assets.hint_ops import APPLY_HINTS_OP
 from assets.writer_queue import WAREHOUSE_TAG
 from dagster_project.definitions import build_definitions
+from harness.common import wait_until
 from harness.hinted_changes import DELETIONS, HintedMutator
 from harness.warehouse_truth import compare_raw_tables
 from demo.hint_feed import ListenerFeed
@@ -34,11 +35,7 @@ def _applied(feed: ListenerFeed, warehouse: str) -> bool:
 
 
 def _wait(condition, what: str) -> None:
-    deadline = time.monotonic() + WAIT_S
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"not within {WAIT_S:g} s: {what}")
-        time.sleep(0.1)
+    assert wait_until(condition, WAIT_S, 0.1), f"not within {WAIT_S:g} s: {what}"
 
 
 def test_the_hints_job_stays_for_the_next_hints_and_yields_to_a_queued_writer(sandbox, tmp_path, monkeypatch):
