@@ -25,10 +25,15 @@ from __future__ import annotations
 import math
 from collections import Counter
 
+import pytest
+
 from harness.common import quiet
 from harness.multi_portal import arrival_times, sync_all
 from harness.warehouse_truth import compare_raw_tables
 from sandbox.host import SandboxHost
+
+# alone, after the parallel phase (scripts/test): processes share the host's 10 requests/s and the server counts every window
+pytestmark = pytest.mark.serial
 
 PORTALS = 4
 RESOURCES = "customers,items,documents,suppliers"

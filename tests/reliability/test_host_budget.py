@@ -13,11 +13,16 @@ import multiprocessing
 import time
 from collections import Counter
 
+import pytest
+
 from harness.budget_race import hammer, reserve_and_die
 from harness.multi_portal import arrival_times
 from pipelines.invoicing.http.host_budget import HostBudget, host_key
 from pipelines.invoicing.http.ratelimit import RateLimiter
 from sandbox.host import SandboxHost
+
+# alone, after the parallel phase (scripts/test): the grants' spacing and the budget's throughput are measured in real time
+pytestmark = pytest.mark.serial
 
 PROCESSES = 4
 REQUESTS = 50

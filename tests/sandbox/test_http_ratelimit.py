@@ -11,6 +11,9 @@ from sandbox.config import SandboxConfig
 from sandbox.ratelimit import FixedWindowLimiter
 from tests.sandbox.conftest import client_for, small_config
 
+# alone, after the parallel phase (scripts/test): the sandbox's one-second windows are met on the machine's clock
+pytestmark = pytest.mark.serial
+
 
 class FakeMonotonic:
     def __init__(self, now: float = 100.0) -> None:

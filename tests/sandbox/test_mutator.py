@@ -4,11 +4,16 @@ import threading
 import time
 from datetime import datetime, timedelta, timezone
 
+import pytest
+
 from sandbox.clock import Clock
 from sandbox.config import SandboxConfig
 from sandbox.domain import Portal
 from sandbox.generator import generate
 from sandbox.mutator import WEIGHTS, Mutator
+
+# alone, after the parallel phase (scripts/test): the mutator's rate is counted against the clock
+pytestmark = pytest.mark.serial
 
 try:
     from .test_domain_invariants import check_invariants

@@ -25,6 +25,9 @@ from pipelines.invoicing.webhooks.hint_spool import Hint, HintSpool, spool_path
 from pipelines.invoicing.portals import Portal
 from warehouse_engine.target import WarehouseTarget
 
+# alone, after the parallel phase (scripts/test): a staying run's idle, settle and yield times are bounded in seconds
+pytestmark = pytest.mark.serial
+
 WAIT_S = 60.0
 
 
