@@ -17,11 +17,17 @@ import duckdb
 
 from harness.marts_truth import compare_marts
 from harness.warehouse_truth import Comparison, compare_raw_tables
+from pipelines.invoicing.errors import InvoicingApiError
 from pipelines.invoicing.load.sync import make_pipeline, run_sync
 from sandbox.config import SandboxConfig
 from sandbox.contract import ContractProfile
 from sandbox.server import SandboxServer
 from warehouse_engine.sql_runner import build_models
+
+# Like the Dagster jobs' retry policy (dagster_project/jobs.py, 3 retries of transient failures), but once: a
+# sync that gives up on a service failing request after request is run again; a second give-up is a finding.
+SCHEDULER_RETRIES = 1
+TRANSIENT_KINDS = ("server", "unreachable")
 
 # The frozen window ends "a few seconds" before server time on purpose (records stamped in the
 # current second may still be changing). After the mutations stop, the sandbox clock moves on by
@@ -78,6 +84,9 @@ class ChaosOutcome:
     seed: int
     syncs: int = 0
     failed_syncs: list[str] = field(default_factory=list)
+    # syncs that gave up on a service that kept failing (5xx, lost connections past the client's retries) and
+    # were run again, as the Dagster jobs' retry policy does; a second give-up is a failed sync
+    retried_syncs: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # every sync's notes, `<label>: <note>`
     raw: Comparison = field(default_factory=Comparison)
     marts: Comparison = field(default_factory=Comparison)
@@ -100,18 +109,26 @@ def run_chaos_seed(seed: int, workdir: Path, settings: ChaosSettings | None = No
     with SandboxServer(settings.config(seed)) as sb:
         def sync(label: str, **options) -> None:
             outcome.syncs += 1
-            try:
-                report = run_sync(
-                    make_pipeline(warehouse),
-                    base_url=sb.base_url,
-                    client_id=sb.client_id,
-                    client_secret=sb.client_secret,
-                    **options,
-                )
-            except Exception as error:  # a sync that gives up under faults is a finding, not a crash  # noqa: BLE001
-                outcome.failed_syncs.append(f"{label}: {type(error).__name__}: {error}"[:500])
-            else:
-                outcome.notes.extend(f"{label}: {note}" for note in report.notes)
+            for attempt in range(1 + SCHEDULER_RETRIES):
+                try:
+                    report = run_sync(
+                        make_pipeline(warehouse),
+                        base_url=sb.base_url,
+                        client_id=sb.client_id,
+                        client_secret=sb.client_secret,
+                        **options,
+                    )
+                except InvoicingApiError as error:
+                    if error.kind in TRANSIENT_KINDS and attempt < SCHEDULER_RETRIES:
+                        # the service kept failing past the client's retries: the schedule runs it again
+                        outcome.retried_syncs.append(f"{label}: {error}"[:500])
+                        continue
+                    outcome.failed_syncs.append(f"{label}: {type(error).__name__}: {error}"[:500])
+                except Exception as error:  # a sync that gives up under faults is a finding, not a crash  # noqa: BLE001
+                    outcome.failed_syncs.append(f"{label}: {type(error).__name__}: {error}"[:500])
+                else:
+                    outcome.notes.extend(f"{label}: {note}" for note in report.notes)
+                return
 
         sb.start_mutations(settings.mutations_per_s)
         sync("first sync, mutating")
@@ -148,6 +165,7 @@ def format_outcomes(outcomes: list[ChaosOutcome]) -> str:
         (f"chaos runs: {len(outcomes)} seeds ({', '.join(str(o.seed) for o in outcomes[:10])}"
         f"{', ...' if len(outcomes) > 10 else ''}), {sum(o.syncs for o in outcomes)} syncs, "
         f"{sum(len(o.failed_syncs) for o in outcomes)} failed syncs, "
+        f"{sum(len(o.retried_syncs) for o in outcomes)} run again after the service kept failing, "
         f"{sum(o.seconds for o in outcomes):.0f} s"),
         (f"records compared: {raw_records + mart_records} ({raw_records} raw records and child rows, "
         f"{sum(o.raw.fields_compared for o in outcomes)} fields; {mart_records} mart rows)"),
@@ -160,6 +178,8 @@ def format_outcomes(outcomes: list[ChaosOutcome]) -> str:
     for outcome in outcomes:
         for failure in outcome.failed_syncs:
             lines.append(f"  seed {outcome.seed} failed sync: {failure}")
+        for retried in outcome.retried_syncs:
+            lines.append(f"  seed {outcome.seed} sync run again: {retried}")
         for mismatch in (outcome.raw.mismatches + outcome.marts.mismatches)[:10]:
             lines.append(f"  seed {outcome.seed}: {mismatch}")
     return "\n".join(lines)

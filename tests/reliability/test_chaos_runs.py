@@ -15,8 +15,6 @@ import pytest
 
 from harness.chaos_run import ChaosSettings, format_outcomes, run_chaos_seed
 
-# alone, after the parallel phase (scripts/test): syncs paced at the sandbox's own 10 requests/s, counted by the server
-pytestmark = pytest.mark.serial
 
 SHORT_SEEDS = (101, pytest.param(202, marks=pytest.mark.soak))  # 202: another data variety, soak only
 SOAK_SEEDS = tuple(range(1, 51))
