@@ -28,15 +28,3 @@ def own_rate_budget_dir(tmp_path, monkeypatch) -> None:
     refuse the token kept there and add a token request to the counts the test asserts."""
     monkeypatch.setenv("INVOICING_RATE_BUDGET_DIR", str(tmp_path / "rate-budget"))
 
-
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """On several workers (scripts/test: pytest-xdist with `--dist loadgroup`) a test file runs whole, in its
-    order, on one worker: its module fixtures (sandboxes, synced warehouses) are built once and tests that
-    follow one another keep their order. The dashboard's files are one group: they share the session's
-    dashboard process and warehouse, and the last of them renames its files."""
-    if config.getoption("dist", "no") == "no":
-        return
-    for item in items:
-        path = item.path.relative_to(config.rootpath)
-        group = "tests/dashboard" if path.parts[:2] == ("tests", "dashboard") else path.as_posix()
-        item.add_marker(pytest.mark.xdist_group(group))
