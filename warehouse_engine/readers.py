@@ -15,6 +15,7 @@ from pathlib import Path
 import duckdb
 
 from warehouse_engine.connection import connect
+from warehouse_engine.lake_conflicts import retry_on_conflict
 from warehouse_engine.publish import connect_reader as connect_snapshot
 from warehouse_engine.publish import default_snapshot_path, publish_snapshot, unpublished_mark
 from warehouse_engine.publish import mark_unpublished as mark_file_unpublished
@@ -35,11 +36,19 @@ def publish(target: WarehouseTarget, note: str = "") -> str:
     if not target.is_lake:
         assert target.path is not None
         return str(publish_snapshot(Path(target.path)))
+    # Two runs publishing into a new lake at once both create the marker table; the later commit loses
+    # that race (DuckLake cannot merge two creations) and is run again, when the table is there.
+    return retry_on_conflict(lambda: _commit_marker(target, note))
+
+
+def _commit_marker(target: WarehouseTarget, note: str) -> str:
+    """Commits the marker row (creating its table in the same commit the first time) as a `published`
+    snapshot; returns what readers open."""
     connection = connect(target)
     try:
+        connection.execute("begin transaction")
         connection.execute(f"create table if not exists {MARKER_TABLE} "
                            "(published_at timestamp with time zone, note varchar)")
-        connection.execute("begin transaction")
         connection.execute(f"call {LAKE_NAME}.set_commit_message(?, ?)", [AUTHOR, PUBLISHED])
         connection.execute(f"insert into {MARKER_TABLE} values (now(), ?)", [note])
         connection.execute("commit")

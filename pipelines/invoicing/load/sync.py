@@ -24,12 +24,7 @@ from pipelines.invoicing.capabilities import ServerCapabilities
 from pipelines.invoicing.credentials import resolve_settings
 from pipelines.invoicing.errors import InvoicingApiError
 from pipelines.invoicing.http.client import InvoicingClient
-from pipelines.invoicing.load.lake import (
-    is_commit_conflict,
-    lake_destination,
-    retry_on_conflict,
-    shares_writers,
-)
+from pipelines.invoicing.load.lake import lake_destination, shares_writers
 from pipelines.invoicing.load.portal_upgrade import upgrade_to_portals
 from pipelines.invoicing.load.raw_upkeep import (
     apply_tombstones,
@@ -42,6 +37,7 @@ from pipelines.invoicing.load.raw_upkeep import (
 from pipelines.invoicing.read.feed import Feed
 from pipelines.invoicing.read.read_host import RunPlan
 from pipelines.invoicing.settings import EVENTS, RESOURCE_NAMES
+from warehouse_engine.lake_conflicts import is_commit_conflict, retry_on_conflict
 from warehouse_engine.names import DEFAULT_PORTAL, RAW_DATASET
 from warehouse_engine.target import WarehouseTarget
 
