@@ -14,6 +14,7 @@ from datetime import date
 from pathlib import Path
 
 import pytest
+from dashboard_browser import WAIT_S
 from playwright.sync_api import Browser, Page, sync_playwright
 
 from harness.dashboard_process import dashboard_process
@@ -60,6 +61,9 @@ def browser() -> Iterator[Browser]:
 def page(browser: Browser) -> Iterator[Page]:
     """A fresh browser tab (its own Streamlit session)."""
     context = browser.new_context(viewport={"width": 1400, "height": 1000}, accept_downloads=True)
+    # every wait not given its own bound (downloads, clicks) gets the suite's, not Playwright's 30 s: a
+    # download of a rerun page outlasted 30 s once with both cores busy
+    context.set_default_timeout(WAIT_S * 1000)
     tab = context.new_page()
     yield tab
     context.close()
