@@ -28,3 +28,14 @@ def own_rate_budget_dir(tmp_path, monkeypatch) -> None:
     refuse the token kept there and add a token request to the counts the test asserts."""
     monkeypatch.setenv("INVOICING_RATE_BUDGET_DIR", str(tmp_path / "rate-budget"))
 
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """`--dist loadfile` hands out the heaviest files first and keeps the dashboard's together
+    (tests/support/work_order.py); any other mode is xdist's own."""
+    if config.getoption("dist") != "loadfile":
+        return None
+    from tests.support.work_order import HeaviestFirst
+
+    return HeaviestFirst(config, log)

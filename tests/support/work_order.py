@@ -1,0 +1,115 @@
+"""How the parallel phase of `scripts/test` hands test files to its workers (pytest-xdist).
+
+xdist's `--dist loadfile` keeps a file whole on one worker (its module fixtures built once, its tests in their
+order) but hands files out by their number of tests, most first: the sandbox's files of many fast tests came
+first and the few long DuckLake, Dagster and crash files last, so one worker ran them alone at the end while
+the other had stopped. `HeaviestFirst` hands out the files that measured longest first (longest processing
+time first: the classic bound for splitting jobs over machines), then the others in their collection order,
+and keeps the dashboard's files together: they share one dashboard process, one demo warehouse and one
+browser per worker, built once instead of twice.
+
+`HEAVIEST` lists files by their measured time on a fresh clone, longest first. A stale list costs time, never
+correctness; refresh it from a run's JUnit report with
+`python -m tests.support.work_order report.xml` (the report of `scripts/test --junitxml=report.xml`).
+"""
+
+from __future__ import annotations
+
+import sys
+import xml.etree.ElementTree as ElementTree
+from collections import defaultdict
+from collections.abc import Sequence
+
+from xdist.scheduler import LoadScopeScheduling
+
+DASHBOARD = "tests/dashboard/"
+
+# measured on a fresh clone of main, 2026-11-26, one process (seconds of setup, call and teardown)
+HEAVIEST: tuple[str, ...] = (
+    "tests/pipelines/test_invoicing_sync.py",  # 107 s
+    "tests/pipelines/test_ducklake_sync.py",  # 102 s
+    "tests/dashboard/",  # 100 s
+    "tests/reliability/test_clock_lead_under_faults.py",  # 70 s
+    "tests/reliability/test_secret_leaks.py",  # 67 s
+    "tests/pipelines/test_invoicing_tie_groups.py",  # 63 s
+    "tests/pipelines/test_paging_not_honoured.py",  # 58 s
+    "tests/pipelines/test_ducklake_models.py",  # 56 s
+    "tests/pipelines/test_portals_sync.py",  # 55 s
+    "tests/pipelines/test_invoicing_resilience.py",  # 55 s
+    "tests/webhooks/test_sync_follow.py",  # 55 s
+    "tests/reliability/test_chaos_runs.py",  # 53 s
+    "tests/models/test_contract_rows.py",  # 49 s
+    "tests/test_house_rules.py",  # 46 s
+    "tests/reliability/test_host_budget.py",  # 43 s
+    "tests/dagster/test_materialize.py",  # 42 s
+    "tests/pipelines/test_invoicing_records.py",  # 41 s
+    "tests/pipelines/test_page_size_per_list.py",  # 40 s
+    "tests/reliability/test_sigkill_crash_safety.py",  # 37 s
+    "tests/pipelines/test_invoicing_capabilities.py",  # 35 s
+    "tests/reliability/test_gate_paths.py",  # 34 s
+    "tests/webhooks/test_hint_windows.py",  # 30 s
+    "tests/dagster/test_webserver.py",  # 28 s
+    "tests/dagster/test_demo.py",  # 27 s
+    "tests/webhooks/test_hint_payments.py",  # 27 s
+    "tests/pipelines/test_ducklake_hints.py",  # 26 s
+    "tests/reliability/test_concurrent_portals.py",  # 25 s
+    "tests/models/test_currency_against_sandbox.py",  # 24 s
+    "tests/reliability/test_no_change_sync.py",  # 23 s
+    "tests/test_packaging.py",  # 22 s
+    "tests/webhooks/test_hint_linger.py",  # 22 s
+    "tests/pipelines/test_derived_changes.py",  # 22 s
+    "tests/webhooks/test_hint_loss.py",  # 19 s
+    "tests/webhooks/test_hint_ordering.py",  # 18 s
+    "tests/reliability/test_bad_input_table.py",  # 18 s
+    "tests/webhooks/test_hint_crash.py",  # 18 s
+    "tests/models/test_receivables_contract_gaps.py",  # 17 s
+    "tests/reliability/test_readers_during_writes.py",  # 16 s
+    "tests/models/test_refunds_against_sandbox.py",  # 12 s
+    "tests/models/test_models_against_sandbox.py",  # 11 s
+)
+
+
+def work_unit(nodeid: str) -> str:
+    """The unit a worker runs whole: the test file, or the dashboard's directory."""
+    path = nodeid.split("::", 1)[0]
+    return DASHBOARD if path.startswith(DASHBOARD) else path
+
+
+def _rank(nodeid: str) -> int:
+    unit = work_unit(nodeid)
+    return HEAVIEST.index(unit) if unit in HEAVIEST else len(HEAVIEST)
+
+
+class HeaviestFirst(LoadScopeScheduling):
+    """xdist's scope scheduling with `work_unit` as the scope, the heaviest units handed out first."""
+
+    def __init__(self, config, log=None) -> None:
+        super().__init__(config, log)
+        # xdist would sort the units by their number of tests: the order below is the one wanted
+        config.option.loadscopereorder = False
+
+    def add_node_collection(self, node, collection: Sequence[str]) -> None:
+        """Every worker's collection, reordered the same way (a stable sort: a file's tests keep their order)."""
+        super().add_node_collection(node, sorted(collection, key=_rank))
+
+    def _split_scope(self, nodeid: str) -> str:
+        return work_unit(nodeid)
+
+
+def heaviest_from_junit(report: str, count: int = 40) -> list[tuple[str, float]]:
+    """The `count` work units of a JUnit report that took longest (setup, call and teardown), with seconds."""
+    seconds: dict[str, float] = defaultdict(float)
+    for case in ElementTree.parse(report).getroot().iter("testcase"):
+        path = case.get("classname", "").replace(".", "/")
+        # classname is `tests.dashboard.test_x` for module-level tests, plus `.Class` for methods
+        parts = path.split("/")
+        while parts and not parts[-1].startswith("test_"):
+            parts.pop()
+        unit = work_unit("/".join(parts) + ".py")
+        seconds[unit] += float(case.get("time", "0"))
+    return sorted(seconds.items(), key=lambda item: -item[1])[:count]
+
+
+if __name__ == "__main__":
+    for unit, spent in heaviest_from_junit(sys.argv[1]):
+        print(f'    "{unit}",  # {spent:.0f} s')
