@@ -16,9 +16,9 @@ correctness; refresh it from a run's JUnit report with
 from __future__ import annotations
 
 import sys
-import xml.etree.ElementTree as ElementTree
 from collections import defaultdict
 from collections.abc import Sequence
+from xml.etree import ElementTree
 
 from xdist.scheduler import LoadScopeScheduling
 
