@@ -1,4 +1,4 @@
-"""Session-wide settings of the whole suite."""
+"""Session-wide settings of the whole suite, and its one PostgreSQL server (the DuckLake catalogs)."""
 
 from __future__ import annotations
 

@@ -69,8 +69,8 @@ def _portal(path: Path, name: str, table: object) -> Portal:
     # TOML reads `inf` and `nan` as floats: inf would crash the limiter, nan would silently turn pacing off
     if rate is not None and (isinstance(rate, bool) or not isinstance(rate, (int, float)) or not math.isfinite(rate)
                              or rate < 0):
-        raise _error(path, f"[portals.{name}] rate_limit = {rate!r}: must be a finite number of requests/s >= 0 "
-                     "(0: no pacing)")
+        raise _error(path, f"[portals.{name}] rate_limit must be a number of requests/s, finite and >= 0 "
+                     f"(0: no pacing), not {rate!r}")
     return Portal(name, base_url.rstrip("/"), float(rate) if rate is not None else None)
 
 

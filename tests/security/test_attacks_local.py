@@ -197,9 +197,8 @@ def planted_symlinks_are_refused(request: pytest.FixtureRequest, tmp_path: Path)
     precious.write_text("the victim's file")
     budget = HostBudget(BASE_URL, folder)
     budget.path.symlink_to(precious)
-    with pytest.raises(LocalStateError) as refused:
-        with budget.hold():
-            pass
+    with pytest.raises(LocalStateError) as refused, budget.hold():
+        pass
     assert "symbolic link" in str(refused.value) and str(budget.path) in str(refused.value)
     cache = TokenCache(BASE_URL, "client-a", SECRET, "read", folder)
     cache.path.symlink_to("/dev/zero")  # read to the end, it would fill the memory
@@ -243,9 +242,8 @@ def foreign_folders_and_files_are_refused(request: pytest.FixtureRequest, tmp_pa
     budget = HostBudget(BASE_URL, folder)
     budget.path.write_text('{"planted": true}')
     os.chown(budget.path, OTHER_UID, OTHER_UID)
-    with pytest.raises(LocalStateError) as refused:
-        with budget.hold():
-            pass
+    with pytest.raises(LocalStateError) as refused, budget.hold():
+        pass
     assert f"owned by uid {OTHER_UID}" in str(refused.value) and str(budget.path) in str(refused.value)
     assert budget.path.read_text() == '{"planted": true}'  # another's file: neither read nor replaced
 
@@ -418,7 +416,7 @@ def portals_rate_limit_not_finite(request: pytest.FixtureRequest, tmp_path: Path
             load_portals(path)
         message = str(refused.value)
         assert refused.value.kind == "portals" and str(path) in message
-        assert "[portals.acme] rate_limit" in message and "finite number" in message
+        assert "[portals.acme] rate_limit must be a number of requests/s, finite" in message
         assert path.read_text() == text  # nothing lost
 
 

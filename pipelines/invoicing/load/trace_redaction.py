@@ -48,8 +48,10 @@ def redacted(value: Any) -> Any:
         return redact(value)
     if isinstance(value, dict):
         return {key: redacted(item) for key, item in value.items()}
-    if isinstance(value, list | tuple):
-        return type(value)(redacted(item) for item in value)
+    if isinstance(value, list):
+        return [redacted(item) for item in value]
+    if type(value) is tuple:  # a named tuple keeps its own shape: left as it is
+        return tuple(redacted(item) for item in value)
     return value
 
 
