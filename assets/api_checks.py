@@ -21,6 +21,7 @@ from dagster import (
     asset_check,
 )
 
+from assets.error_boundary import redacted_errors
 from assets.portals import load_portals
 from assets.resources import InvoicingApiResource, WarehouseResource
 from pipelines.invoicing.http.client import InvoicingClient
@@ -65,54 +66,55 @@ def total_open_matches_api_due_amount(
     context: AssetCheckExecutionContext, invoicing_api: InvoicingApiResource, warehouse: WarehouseResource
 ) -> AssetCheckResult:
     """Compares marts.receivables_by_customer.total_open of the run's portal with GET /customers dueAmount."""
-    portal_id = context.run.tags.get(PARTITION_TAG, DEFAULT_PORTAL)
-    portal = load_portals().get(portal_id)
-    if portal is not None and portal.from_file:
-        settings = portal_settings(portal)
-        login = (settings.base_url, settings.client_id, settings.client_secret)
-    else:  # the portal `default` of the `invoicing_api` resource
-        login = (invoicing_api.base_url, invoicing_api.client_id, invoicing_api.client_secret)
-    with warehouse.connect(read_only=True) as connection:
-        open_totals = dict(
-            connection.execute(f"select customer_id, total_open from marts.receivables_by_customer "
-                               f"where {PORTAL_COLUMN} = ?", [portal_id]).fetchall()
+    with redacted_errors():  # what reaches Dagster's event log passes the scrubber (error_boundary.py)
+        portal_id = context.run.tags.get(PARTITION_TAG, DEFAULT_PORTAL)
+        portal = load_portals().get(portal_id)
+        if portal is not None and portal.from_file:
+            settings = portal_settings(portal)
+            login = (settings.base_url, settings.client_id, settings.client_secret)
+        else:  # the portal `default` of the `invoicing_api` resource
+            login = (invoicing_api.base_url, invoicing_api.client_id, invoicing_api.client_secret)
+        with warehouse.connect(read_only=True) as connection:
+            open_totals = dict(
+                connection.execute(f"select customer_id, total_open from marts.receivables_by_customer "
+                                   f"where {PORTAL_COLUMN} = ?", [portal_id]).fetchall()
+            )
+            loaded_at = {
+                customer_id: last_update
+                for customer_id, last_update in connection.execute(
+                    "select id, strftime(last_update at time zone 'UTC', '%Y-%m-%dT%H:%M:%SZ') "
+                    f"from invoicing_raw.customers where {PORTAL_COLUMN} = ?", [portal_id]
+                ).fetchall()
+            }
+        compared = skipped = not_served = 0
+        mismatches: list[str] = []
+        for customer in api_customers(*login):
+            customer_id = customer["id"]
+            if "dueAmount" not in customer:
+                not_served += 1  # nothing to compare with: absent is not 0 (docs/contract.md, A13)
+                continue
+            if loaded_at.get(customer_id) != customer.get("lastUpdate"):
+                skipped += 1  # created or changed upstream since the sync
+                continue
+            compared += 1
+            expected, actual = _cents(customer.get("dueAmount")), _cents(open_totals.get(customer_id))
+            if expected != actual:
+                mismatches.append(f"{customer_id}: API dueAmount {expected}, mart total_open {actual}")
+        return AssetCheckResult(
+            passed=not mismatches,
+            severity=AssetCheckSeverity.ERROR,
+            description=(
+                f"{len(mismatches)} of {compared} customers differ"
+                if mismatches
+                else None
+                if compared
+                else "no customer could be compared (none loaded and unchanged, or dueAmount not served)"
+            ),
+            metadata={
+                "customers_compared": MetadataValue.int(compared),
+                "customers_changed_since_sync": MetadataValue.int(skipped),
+                "customers_without_due_amount": MetadataValue.int(not_served),
+                "mismatches": MetadataValue.int(len(mismatches)),
+                "sample": MetadataValue.json(mismatches[:SAMPLE_SIZE]),
+            },
         )
-        loaded_at = {
-            customer_id: last_update
-            for customer_id, last_update in connection.execute(
-                "select id, strftime(last_update at time zone 'UTC', '%Y-%m-%dT%H:%M:%SZ') "
-                f"from invoicing_raw.customers where {PORTAL_COLUMN} = ?", [portal_id]
-            ).fetchall()
-        }
-    compared = skipped = not_served = 0
-    mismatches: list[str] = []
-    for customer in api_customers(*login):
-        customer_id = customer["id"]
-        if "dueAmount" not in customer:
-            not_served += 1  # nothing to compare with: absent is not 0 (docs/contract.md, A13)
-            continue
-        if loaded_at.get(customer_id) != customer.get("lastUpdate"):
-            skipped += 1  # created or changed upstream since the sync
-            continue
-        compared += 1
-        expected, actual = _cents(customer.get("dueAmount")), _cents(open_totals.get(customer_id))
-        if expected != actual:
-            mismatches.append(f"{customer_id}: API dueAmount {expected}, mart total_open {actual}")
-    return AssetCheckResult(
-        passed=not mismatches,
-        severity=AssetCheckSeverity.ERROR,
-        description=(
-            f"{len(mismatches)} of {compared} customers differ"
-            if mismatches
-            else None
-            if compared
-            else "no customer could be compared (none loaded and unchanged, or dueAmount not served)"
-        ),
-        metadata={
-            "customers_compared": MetadataValue.int(compared),
-            "customers_changed_since_sync": MetadataValue.int(skipped),
-            "customers_without_due_amount": MetadataValue.int(not_served),
-            "mismatches": MetadataValue.int(len(mismatches)),
-            "sample": MetadataValue.json(mismatches[:SAMPLE_SIZE]),
-        },
-    )

@@ -20,6 +20,7 @@ from dagster import (
     multi_asset_check,
 )
 
+from assets.error_boundary import redacted_errors
 from assets.keys import RAW_TABLES, relation_asset_key, relation_of
 from assets.resources import WarehouseResource
 from runs.checks import REFERENCE_CHECKS, CheckResult, WarehouseCheck, ids_unique, keys_unique
@@ -55,7 +56,7 @@ def asset_check_of(check: WarehouseCheck) -> AssetChecksDefinition:
         description=check.description,
     )
     def _check(warehouse: WarehouseResource) -> AssetCheckResult:
-        with warehouse.connect(read_only=True) as connection:
+        with redacted_errors(), warehouse.connect(read_only=True) as connection:
             return as_asset_check_result(check.run(connection))
 
     return _check

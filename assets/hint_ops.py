@@ -12,6 +12,7 @@ import time
 from dagster import AssetKey, AssetMaterialization, Config, Failure, MetadataValue, OpExecutionContext, op
 from pydantic import Field
 
+from assets.error_boundary import redacted_errors
 from assets.ingestion import PERMANENT_ERROR_KINDS, api_settings
 from assets.keys import raw_asset_key, raw_table_of
 from assets.resources import InvoicingApiResource, WarehouseResource
@@ -38,42 +39,49 @@ def build_apply_hints_op(portals: dict[str, Portal]):
         "the models downstream, publishes, then acknowledges the hints; stays for the hints that follow.")
     def apply_webhook_hints(context: OpExecutionContext, config: HintsConfig,
                             invoicing_api: InvoicingApiResource, warehouse: WarehouseResource) -> None:
-        started = time.monotonic()
-        portal = portals.get(config.portal)
-        if portal is None:
-            raise Failure(description=f"portal {config.portal!r} is not configured (portals: {', '.join(portals)})",
-                          allow_retries=False)
-        try:
-            staying = Linger.from_environment()
-        except ValueError as error:
-            raise Failure(description=str(error), allow_retries=False) from None
-
-        def record(run: HintRun) -> None:
-            context.log.info(run.line())
-            _record_materializations(context, portal.name, run)
-
-        def another_writer_waits() -> str | None:
-            waiting = waiting_writer(context.instance, warehouse.path)
-            return f"run {waiting.run_id} ({waiting.job_name}) waits to write" if waiting else None
-
-        target = warehouse.target()
-        try:
-            settings, rate = api_settings(portal, invoicing_api)
-            with hint_client(portal, settings=settings, rate_limit_per_s=rate) as client:
-                first = apply_pending(target, portal, client=client)
-                record(first)
-                if first.waiting:
-                    return
-                stayed = linger(target, portal, client, staying, another_writer_waits=another_writer_waits,
-                                on_run=record, started=started)
-        except InvoicingApiError as error:
-            # the hints stay pending; a wrong secret is not retried, the rest is (the next sensor tick)
-            raise Failure(description=str(error), allow_retries=error.kind not in PERMANENT_ERROR_KINDS) from None
-        if staying.enabled:
-            context.log.info(f"hints {portal.name}: {len(stayed.runs)} more set(s), {stayed.hints} hints applied "
-                             f"while staying; ended: {stayed.ended}")
+        with redacted_errors():  # what reaches Dagster's event log passes the scrubber (error_boundary.py)
+            _apply(context, config, portals, invoicing_api, warehouse)
 
     return apply_webhook_hints
+
+
+def _apply(context: OpExecutionContext, config: HintsConfig, portals: dict[str, Portal],
+           invoicing_api: InvoicingApiResource, warehouse: WarehouseResource) -> None:
+    """The op's body: the portal's pending hints applied, then the stay for the hints that follow."""
+    started = time.monotonic()
+    portal = portals.get(config.portal)
+    if portal is None:
+        raise Failure(description=f"portal {config.portal!r} is not configured (portals: {', '.join(portals)})",
+                      allow_retries=False)
+    try:
+        staying = Linger.from_environment()
+    except ValueError as error:
+        raise Failure(description=str(error), allow_retries=False) from None
+
+    def record(run: HintRun) -> None:
+        context.log.info(run.line())
+        _record_materializations(context, portal.name, run)
+
+    def another_writer_waits() -> str | None:
+        waiting = waiting_writer(context.instance, warehouse.path)
+        return f"run {waiting.run_id} ({waiting.job_name}) waits to write" if waiting else None
+
+    target = warehouse.target()
+    try:
+        settings, rate = api_settings(portal, invoicing_api)
+        with hint_client(portal, settings=settings, rate_limit_per_s=rate) as client:
+            first = apply_pending(target, portal, client=client)
+            record(first)
+            if first.waiting:
+                return
+            stayed = linger(target, portal, client, staying, another_writer_waits=another_writer_waits,
+                            on_run=record, started=started)
+    except InvoicingApiError as error:
+        # the hints stay pending; a wrong secret is not retried, the rest is (the next sensor tick)
+        raise Failure(description=str(error), allow_retries=error.kind not in PERMANENT_ERROR_KINDS) from None
+    if staying.enabled:
+        context.log.info(f"hints {portal.name}: {len(stayed.runs)} more set(s), {stayed.hints} hints applied "
+                         f"while staying; ended: {stayed.ended}")
 
 
 def _record_materializations(context: OpExecutionContext, portal: str, run: HintRun) -> None:

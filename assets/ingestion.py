@@ -25,6 +25,7 @@ from dagster import (
 )
 from pydantic import Field
 
+from assets.error_boundary import redacted_errors
 from assets.keys import RAW_TABLE_ENDPOINTS, RAW_TABLES, raw_asset_key
 from assets.portals import portal_partitions
 from assets.resources import InvoicingApiResource, WarehouseResource
@@ -40,7 +41,7 @@ from warehouse_engine.raw_tables import child_tables, table_columns, table_row_c
 INGESTION_GROUP = RAW_DATASET
 # InvoicingApiError kinds that a retry cannot fix (the others: unreachable, server, rate_limited,
 # malformed, are worth the job's retry policy).
-PERMANENT_ERROR_KINDS = frozenset({"credentials", "scope", "configuration", "http", "portals"})
+PERMANENT_ERROR_KINDS = frozenset({"credentials", "scope", "configuration", "http", "portals", "local_state"})
 PROGRESS_LOG_EVERY_S = 10.0
 
 
@@ -103,7 +104,8 @@ def build_ingestion_assets(portals: dict[str, Portal]):
         warehouse: WarehouseResource,
     ) -> Iterator[MaterializeResult]:
         """Syncs the selected endpoints of the partition's portal; one materialization per selected table."""
-        yield from _sync(context, config, run_portal(context, portals), invoicing_api, warehouse)
+        with redacted_errors():  # what reaches Dagster's event log passes the scrubber (error_boundary.py)
+            yield from _sync(context, config, run_portal(context, portals), invoicing_api, warehouse)
 
     return invoicing_raw_assets
 

@@ -19,6 +19,7 @@ from dagster import (
     asset,
 )
 
+from assets.error_boundary import redacted_errors
 from assets.keys import relation_asset_key
 from assets.resources import WarehouseResource
 from runs.gate import held_marts
@@ -80,7 +81,7 @@ def build_model_asset(model: SqlModel, model_keys: set[str]) -> AssetsDefinition
             context.log.warning(f"{model.key} not rebuilt, it keeps its last good figures: {held[model.key]}")
             return
         try:
-            with warehouse.connect() as connection:
+            with redacted_errors(), warehouse.connect() as connection:
                 rows = build_model(connection, model)
         except duckdb.IOException:
             raise  # the file is locked or unreachable: transient, the job's retry policy applies

@@ -14,6 +14,7 @@ from dagster import (
     multi_asset_check,
 )
 
+from assets.error_boundary import redacted_errors
 from assets.keys import RAW_DATASET, raw_asset_key
 from assets.resources import WarehouseResource
 from runs.checks import ERROR, relation_exists
@@ -55,7 +56,7 @@ def build_fields_served_check() -> AssetChecksDefinition:
         context: AssetCheckExecutionContext, warehouse: WarehouseResource
     ) -> Iterator[AssetCheckResult]:
         """Counts, per raw table, the rows whose `_absent_fields` names a field the marts need."""
-        with warehouse.connect(read_only=True) as connection:
+        with redacted_errors(), warehouse.connect(read_only=True) as connection:
             for check_key in sorted(context.selected_asset_check_keys, key=str):
                 yield _served_result(connection, check_key.asset_key.path[-1])
 
@@ -81,7 +82,7 @@ def build_dates_at_midnight_check() -> AssetChecksDefinition:
         context: AssetCheckExecutionContext, warehouse: WarehouseResource
     ) -> Iterator[AssetCheckResult]:
         """Finds date-only values with a time of day, per staging model."""
-        with warehouse.connect(read_only=True) as connection:
+        with redacted_errors(), warehouse.connect(read_only=True) as connection:
             for check_key in sorted(context.selected_asset_check_keys, key=str):
                 columns, marts = DATE_ONLY_FIELDS[check_key.asset_key.path[-1]]
                 found = off_midnight_fields(connection, columns)

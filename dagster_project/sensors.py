@@ -3,6 +3,7 @@ checks first; a copy of the DuckDB file or a published snapshot of a DuckLake on
 
 from dagster import DagsterRunStatus, RunStatusSensorContext, SkipReason, run_status_sensor
 
+from assets.error_boundary import redacted_errors
 from assets.resources import WarehouseResource
 from runs.gate import publish_checked
 from warehouse_engine.sql_runner import today_in_portal_zone
@@ -28,7 +29,8 @@ def build_publish_sensors(writing_jobs: list) -> list:
     def sensor(name: str, status: DagsterRunStatus, allowed: bool, description: str):
         @run_status_sensor(name=name, run_status=status, monitored_jobs=writing_jobs, description=description)
         def _sensor(context: RunStatusSensorContext, warehouse: WarehouseResource):
-            return _gate(context, warehouse, allowed=allowed)
+            with redacted_errors():  # a tick's error reaches Dagster's storage through the scrubber
+                return _gate(context, warehouse, allowed=allowed)
 
         return _sensor
 

@@ -82,12 +82,24 @@ class PostgresCluster:
             raise
         return self
 
-    def create_database(self, name: str) -> str:
-        """A new database `name` owned by the cluster's user; returns its DSN (without the password)."""
+    def create_database(self, name: str, owner: str | None = None) -> str:
+        """A new database `name` owned by `owner` (default the cluster's user); returns its DSN (without the
+        password)."""
+        owner = owner or self.user
+        if not name.replace("_", "").isalnum() or not owner.replace("_", "").isalnum():
+            raise ValueError(f"database {name!r} / owner {owner!r}: letters, digits and _ only")
+        self._psql(f"create database {name} owner {owner};\n")
+        return f"postgresql://{owner}@127.0.0.1:{self.port}/{name}"
+
+    def create_role(self, name: str, password: str) -> None:
+        """A login role `name` with `password`, which may hold any character (a SQL literal, quotes doubled)."""
         if not name.replace("_", "").isalnum():
-            raise ValueError(f"database name {name!r}: letters, digits and _ only")
-        self._psql(f"create database {name} owner {self.user};\n")
-        return f"postgresql://{self.user}@127.0.0.1:{self.port}/{name}"
+            raise ValueError(f"role name {name!r}: letters, digits and _ only")
+        literal = password.replace("'", "''")
+        # psql reads the script: a backslash would start a meta-command even inside the literal, so none here
+        if "\\" in password or "\n" in password:
+            raise ValueError("a role's password here holds no backslash nor newline")
+        self._psql(f"create role {name} login password '{literal}';\n")
 
     def _psql(self, script: str) -> None:
         # over the Unix socket, where `postgres` is trusted; the script (a password too) goes on stdin

@@ -13,6 +13,7 @@ import importlib
 import os
 import re
 import sys
+import traceback
 from types import ModuleType
 
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
@@ -93,13 +94,25 @@ def entry() -> None:
     Every command has closed its files and connections when it returns; what the interpreter still does
     at exit is tear down the module graphs of dlt, pyarrow and pandas, 0.2-0.5 s of a 3 s no-change sync
     (issue 15). The exit handlers (logging, temporary folders, dlt's own) run as usual, the output is
-    flushed, and the process ends without that teardown."""
+    flushed, and the process ends without that teardown.
+
+    Everything printed passes through the one scrubber (redacted_output.py), an unexpected error's traceback
+    included (exit 2); every data file it writes is the owner's only (the umask, warehouse_engine/private_files.py).
+    """
+    from invoicing_warehouse.redacted_output import redact_standard_streams
+    from warehouse_engine.private_files import private_umask
+
+    redact_standard_streams()
+    private_umask()
     try:
         code = main()
     except SystemExit as stop:  # argparse's --help and usage errors, Ctrl-C's 130
         code = stop.code if isinstance(stop.code, int) else (0 if stop.code is None else 1)
         if stop.code is not None and not isinstance(stop.code, int):
             print(stop.code, file=sys.stderr)
+    except Exception:  # not an expected failure: the traceback for the report, redacted like every output  # noqa: BLE001
+        traceback.print_exc()
+        code = 2
     atexit._run_exitfuncs()
     for stream in (sys.stdout, sys.stderr):
         stream.flush()

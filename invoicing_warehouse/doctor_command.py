@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
 from warehouse_engine.names import DEFAULT_PORTAL, DOCTOR_FINDINGS_PATH, PORTAL_COLUMN
+from warehouse_engine.private_files import private_dir, private_umask
 
 DEFAULT_JSON = DOCTOR_FINDINGS_PATH
 
@@ -72,6 +74,18 @@ def render(findings: dict) -> str:
     return "\n".join(out)
 
 
+def write_private_text(path: Path, text: str) -> None:
+    """Writes `text` to `path`, the owner's only (0600; its folder 0700 when created here): the findings name the
+    account's customers and the server's answers."""
+    private_umask()
+    if not path.parent.exists():
+        private_dir(path.parent)
+    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+    with os.fdopen(descriptor, "w", encoding="utf-8") as out:
+        os.fchmod(descriptor, 0o600)  # a file an older version left 0644
+        out.write(text)
+
+
 def run(args: argparse.Namespace) -> int:
     """Probes, prints, writes the JSON; 1 when the sync cannot work against this account."""
     from invoicing_warehouse.sync_command import chosen_portals
@@ -94,8 +108,7 @@ def run(args: argparse.Namespace) -> int:
         session.close()
     findings["base_url"] = settings.base_url  # `sync` uses the findings for the portals on this server
     path = Path(args.json)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(findings, indent=2, default=str) + "\n", encoding="utf-8")
+    write_private_text(path, json.dumps(findings, indent=2, default=str) + "\n")
     print(render(findings), file=sys.stderr if findings.get("fatal") else sys.stdout)
     print(f"findings written to {path}", file=sys.stderr)
     return 1 if findings.get("fatal") else 0

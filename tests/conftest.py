@@ -1,4 +1,4 @@
-"""Session-wide settings of the whole suite."""
+"""Session-wide settings of the whole suite, and its one PostgreSQL server (the DuckLake catalogs)."""
 
 from __future__ import annotations
 
@@ -28,6 +28,36 @@ def own_rate_budget_dir(tmp_path, monkeypatch) -> None:
     refuse the token kept there and add a token request to the counts the test asserts."""
     monkeypatch.setenv("INVOICING_RATE_BUDGET_DIR", str(tmp_path / "rate-budget"))
 
+
+@pytest.fixture(scope="session")
+def postgres_cluster():
+    """One real PostgreSQL server on 127.0.0.1 for the session (the DuckLake catalogs), as the `postgres`
+    user in a temporary folder; stopped and removed at the end, also when tests fail. No PostgreSQL on
+    the machine fails the tests that need it, saying how to install it (never a skip)."""
+    from harness.postgres_cluster import PostgresCluster, PostgresMissing
+
+    try:
+        cluster = PostgresCluster().start()
+    except PostgresMissing as missing:
+        pytest.fail(str(missing), pytrace=False)
+    try:
+        yield cluster
+    finally:
+        cluster.stop()
+
+
+@pytest.fixture
+def lake(postgres_cluster, tmp_path, request):
+    """A new, empty DuckLake: its own catalog database in the session's PostgreSQL, data under tmp_path."""
+    from warehouse_engine.target import WarehouseTarget
+
+    name = "lake_" + "".join(c if c.isalnum() else "_" for c in request.node.name.lower())[:50]
+    dsn = postgres_cluster.create_database(f"{name}_{len(_LAKES)}")
+    _LAKES.append(dsn)
+    return WarehouseTarget.ducklake(dsn, tmp_path / "lake-data", password=postgres_cluster.password)
+
+
+_LAKES: list[str] = []
 
 
 @pytest.hookimpl(optionalhook=True)

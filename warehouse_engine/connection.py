@@ -11,6 +11,15 @@ duplicated), and DuckDB checks an extension's signature at each load into a new 
 file: 78 MB for the two, 0.2 s per connection, and a dlt load opens seven or more. So DuckDB checks them once
 per process (`install_lake_extensions`), and `open_lake_instance` loads the same files, unchanged since, without
 the second hash.
+
+What keeps that skip narrow (security review M8): a file's identity includes its inode change time, which
+`os.utime` cannot put back; the lake instances never install or autoload any other extension (DuckDB's
+repository is plain HTTP, trusted only through the signatures these instances skip); and once an instance is set
+up (`seal`), its configuration is locked, so no statement can turn any of that back on.
+
+The catalog's password never enters a connection string: `attach_lake` hands it to DuckDB as a temporary
+(in-memory) PostgreSQL secret, and the ATTACH names only `dbname host port user`, which DuckDB may repeat in
+its errors. Whatever still reaches an error is masked (`warehouse_engine.redaction`).
 """
 
 from __future__ import annotations
@@ -21,12 +30,20 @@ from pathlib import Path
 
 import duckdb
 
+from warehouse_engine.private_files import make_private, private_dir, private_umask
+from warehouse_engine.redaction import redact
 from warehouse_engine.target import LAKE_NAME, WarehouseTarget
 
 LAKE_EXTENSIONS = ("ducklake", "postgres")
+# Set when a lake instance opens: nothing but the two checked files is ever loaded into it, and nothing downloaded.
+LAKE_INSTANCE_CONFIG = {
+    "allow_unsigned_extensions": "true",  # skips the second hash of the checked files (see the module's doc)
+    "autoinstall_known_extensions": "false",
+    "autoload_known_extensions": "false",
+}
 _installed = threading.Lock()
-# extension file -> (device, inode, size, modification ns) when DuckDB last checked its signature in this process
-_checked_files: dict[str, tuple[int, int, int, int]] = {}
+# extension file -> (device, inode, size, modification ns, change ns) when DuckDB last checked its signature here
+_checked_files: dict[str, tuple[int, int, int, int, int]] = {}
 
 
 class WarehouseUnavailable(RuntimeError):
@@ -61,9 +78,10 @@ def install_lake_extensions() -> None:
             probe.close()
 
 
-def _identity(path: str) -> tuple[int, int, int, int]:
+def _identity(path: str) -> tuple[int, int, int, int, int]:
+    # st_ctime_ns: a file rewritten in place with its size and mtime put back (os.utime) still changes it
     status = os.stat(path)
-    return status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns
+    return status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns, status.st_ctime_ns
 
 
 def _files_unchanged() -> bool:
@@ -77,11 +95,12 @@ def open_lake_instance() -> duckdb.DuckDBPyConnection:
     """A new in-memory DuckDB with the `ducklake` and `postgres` extensions loaded.
 
     The extension files were checked by DuckDB in this process (`install_lake_extensions`); while each is the
-    same file (device, inode, size, modification time), the instance loads them without hashing them again
-    (`allow_unsigned_extensions`, which is what skips the check). A changed file is checked again first.
-    Only the product's own SQL and dlt's run on these instances."""
+    same file (device, inode, size, modification and change times), the instance loads them without hashing them
+    again (`allow_unsigned_extensions`, which is what skips the check). A changed file is checked again first.
+    No other extension is installed or autoloaded (`LAKE_INSTANCE_CONFIG`). Only the product's own SQL and
+    dlt's run on these instances; `seal` locks their configuration once they are set up."""
     install_lake_extensions()
-    connection = duckdb.connect(config={"allow_unsigned_extensions": "true"})
+    connection = duckdb.connect(config=dict(LAKE_INSTANCE_CONFIG))
     try:
         for name in LAKE_EXTENSIONS:
             connection.execute(f"load {name}")
@@ -93,7 +112,8 @@ def open_lake_instance() -> duckdb.DuckDBPyConnection:
 
 def attach_statement(target: WarehouseTarget, *, read_only: bool = False,
                      snapshot_version: int | None = None) -> str:
-    """`ATTACH 'ducklake:postgres:...' AS invoicing_lake (...)`: holds the password, never print it."""
+    """`ATTACH 'ducklake:postgres:dbname=... host=... port=... user=...' AS invoicing_lake (...)`: no password
+    (`attach_lake` gives it to DuckDB apart, in a secret)."""
     assert target.catalog is not None and target.data_path is not None
     data_path = str(target.data_path).replace("'", "''")
     options = [f"DATA_PATH '{data_path}/'", f"METADATA_SCHEMA '{LAKE_NAME}'"]
@@ -103,6 +123,29 @@ def attach_statement(target: WarehouseTarget, *, read_only: bool = False,
         options.append(f"SNAPSHOT_VERSION {int(snapshot_version)}")
     connection_string = target.catalog.libpq().replace("'", "''")
     return f"ATTACH 'ducklake:postgres:{connection_string}' AS {LAKE_NAME} ({', '.join(options)})"
+
+
+def attach_lake(connection: duckdb.DuckDBPyConnection, target: WarehouseTarget, *, read_only: bool = False,
+                snapshot_version: int | None = None) -> None:
+    """Attaches the lake to a lake instance and makes it current (`USE`). The catalog's password goes into a
+    temporary PostgreSQL secret of this instance only (memory, never a file), which the postgres extension
+    adds to the connection string's options. Raises WarehouseUnavailable, its message free of the password."""
+    assert target.catalog is not None
+    try:
+        if target.catalog.password:
+            password = target.catalog.password.replace("'", "''")
+            # unnamed: the postgres extension merges only its default secret into an ATTACH without a SECRET option
+            connection.execute(f"CREATE OR REPLACE TEMPORARY SECRET (TYPE postgres, PASSWORD '{password}')")
+        connection.execute(attach_statement(target, read_only=read_only, snapshot_version=snapshot_version))
+        connection.execute(f"use {LAKE_NAME}")
+    except duckdb.Error as error:
+        raise WarehouseUnavailable(f"cannot open {target.describe()}: {scrub(str(error), target)}") from None
+
+
+def seal(connection: duckdb.DuckDBPyConnection) -> None:
+    """Locks a set-up lake instance's configuration: no later statement can allow another extension, turn
+    autoloading on or change where DuckDB looks for extensions. `USE` and `search_path` still work."""
+    connection.execute("SET lock_configuration = true")
 
 
 def connect(target: WarehouseTarget, *, read_only: bool = False,
@@ -117,28 +160,34 @@ def connect(target: WarehouseTarget, *, read_only: bool = False,
         if snapshot_version is not None:
             raise ValueError("time travel (snapshot_version) needs the DuckLake engine")
         assert target.path is not None
+        private_umask()  # the file and its WAL: the owner's only (private_files.py)
         if not read_only:
-            Path(target.path).parent.mkdir(parents=True, exist_ok=True)
+            path = Path(target.path)
+            if not path.parent.exists():
+                private_dir(path.parent)
+            make_private(path)  # a warehouse an older version left 0644
         return duckdb.connect(str(target.path), read_only=read_only)
     install_lake_extensions()
     assert target.data_path is not None
     if not read_only and snapshot_version is None:
-        target.data_path.mkdir(parents=True, exist_ok=True)
+        private_dir(target.data_path)
     connection = open_lake_instance()
     try:
-        connection.execute(attach_statement(target, read_only=read_only or snapshot_version is not None,
-                                            snapshot_version=snapshot_version))
-        connection.execute(f"use {LAKE_NAME}")
-    except duckdb.Error as error:
+        attach_lake(connection, target, read_only=read_only or snapshot_version is not None,
+                    snapshot_version=snapshot_version)
+        seal(connection)
+    except BaseException:
         connection.close()
-        raise WarehouseUnavailable(f"cannot open {target.describe()}: {scrub(str(error), target)}") from None
+        raise
     return connection
 
 
-def scrub(text: str, target: WarehouseTarget) -> str:
-    """`text` with the catalog's password masked (DuckDB may echo the connection string in errors)."""
-    password = target.catalog.password if target.catalog is not None else None
-    return text.replace(password, "***") if password else text
+def scrub(text: str, target: WarehouseTarget | None = None) -> str:
+    """`text` with the catalog's password and every other secret masked (`warehouse_engine.redaction`)."""
+    password = target.catalog.password if target is not None and target.catalog is not None else None
+    if password:
+        text = text.replace(password, "***")
+    return redact(text)
 
 
 def current_snapshot(connection: duckdb.DuckDBPyConnection) -> int:

@@ -17,17 +17,23 @@ the warehouse "unpublished" before it writes (`mark_unpublished`) and `publish_i
 when the run changed data or the mark was already there (an earlier run that died before publishing).
 dlt's own bookkeeping tables (`_dlt_loads`, `_dlt_pipeline_state`) of the snapshot may then lag
 behind by the no-change runs; the data tables never do.
+
+The copy is the owner's only (0600, private_files.py): it holds the customers' e-mails and phone numbers. A
+publication killed during the copy leaves its full-size `.warehouse.read.duckdb.<pid>.tmp`; the next one removes
+every such file whose process is gone (`remove_abandoned_copies`).
 """
 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from pathlib import Path
 
 import duckdb
 
 from warehouse_engine.names import SNAPSHOT_SUFFIX
+from warehouse_engine.private_files import FILE_MODE, private_dir, private_umask
 
 
 def default_snapshot_path(warehouse_path: Path) -> Path:
@@ -76,7 +82,10 @@ def publish_snapshot(warehouse_path: Path, snapshot_path: Path | None = None) ->
     snapshot_path = (
         Path(snapshot_path) if snapshot_path is not None else default_snapshot_path(warehouse_path)
     )
-    snapshot_path.parent.mkdir(parents=True, exist_ok=True)
+    private_umask()
+    if not snapshot_path.parent.exists():
+        private_dir(snapshot_path.parent)
+    remove_abandoned_copies(snapshot_path)
     temporary = snapshot_path.with_name(f".{snapshot_path.name}.{os.getpid()}.tmp")
     try:
         connection = duckdb.connect(str(warehouse_path))
@@ -89,6 +98,7 @@ def publish_snapshot(warehouse_path: Path, snapshot_path: Path | None = None) ->
         # Holding the connection while copying keeps other writers out, so the copy is one state.
         connection.execute("checkpoint")
         shutil.copyfile(warehouse_path, temporary)
+        os.chmod(temporary, FILE_MODE)  # whatever the umask was: readers' copy of customer data, owner only
     finally:
         connection.close()
     try:
@@ -107,6 +117,32 @@ def publish_snapshot(warehouse_path: Path, snapshot_path: Path | None = None) ->
         if temporary.exists():
             temporary.unlink()
     return snapshot_path
+
+
+def remove_abandoned_copies(snapshot_path: Path) -> list[Path]:
+    """Removes the temporary copies (`.<snapshot>.<pid>.tmp`) of publications whose process is gone (killed
+    during the copy); a copy of a live process, or of another user's, stays. Returns the paths removed."""
+    pattern = re.compile(rf"^\.{re.escape(snapshot_path.name)}\.(\d+)\.tmp$")
+    removed = []
+    for candidate in snapshot_path.parent.iterdir():
+        match = pattern.match(candidate.name)
+        if match is None or _process_alive(int(match.group(1))):
+            continue
+        candidate.unlink(missing_ok=True)
+        removed.append(candidate)
+    return removed
+
+
+def _process_alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return False  # this process is not copying yet: a copy of its own pid is an earlier, failed one
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # another user's process
+    return True
 
 
 def connect_reader(snapshot_path: Path) -> duckdb.DuckDBPyConnection:

@@ -21,6 +21,7 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 from warehouse_engine.names import DEFAULT_WAREHOUSE_PATH
+from warehouse_engine.redaction import register_secret
 
 ENGINE_ENV = "INVOICING_WAREHOUSE_ENGINE"
 CATALOG_ENV = "INVOICING_DUCKLAKE_CATALOG"
@@ -46,16 +47,24 @@ class CatalogDsn:
     database: str
     password: str | None = field(default=None, repr=False)
 
+    def __post_init__(self) -> None:
+        register_secret(self.password)  # masked in every text the product prints (redaction.py)
+
     def public(self) -> str:
         """The DSN without its password: safe to print."""
         return f"postgresql://{self.user}@{self.host}:{self.port}/{self.database}"
 
     def libpq(self) -> str:
-        """`dbname=... host=...` for DuckDB's postgres extension (holds the password: a secret)."""
+        """`dbname='...' host='...' port='...' user='...'` for DuckDB's postgres extension, without the password
+        (connection.py hands it over in a DuckDB secret). Every value is quoted as libpq reads it, so a space,
+        a quote or a `key=value` inside one stays that value and never adds an option."""
         parts = {"dbname": self.database, "host": self.host, "port": str(self.port), "user": self.user}
-        if self.password:
-            parts["password"] = self.password
-        return " ".join(f"{key}={value}" for key, value in parts.items())
+        return " ".join(f"{key}={libpq_quote(value)}" for key, value in parts.items())
+
+
+def libpq_quote(value: str) -> str:
+    """`value` as one libpq connection-string value: in single quotes, `\\` and `'` escaped by a backslash."""
+    return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
 def parse_catalog_dsn(dsn: str, password: str | None = None) -> CatalogDsn:

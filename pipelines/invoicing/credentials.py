@@ -12,6 +12,7 @@ client stays read-only: `webhook_client_id` / `webhook_client_secret` in the sam
 
 from __future__ import annotations
 
+import base64
 import sys
 from dataclasses import dataclass
 
@@ -19,6 +20,7 @@ import dlt
 
 from pipelines.invoicing.errors import InvoicingApiError
 from pipelines.invoicing.portals import Portal
+from warehouse_engine.redaction import register_secret
 
 
 @dataclass(frozen=True)
@@ -28,6 +30,13 @@ class ApiSettings:
     base_url: str
     client_id: str
     client_secret: str
+
+    def __post_init__(self) -> None:
+        # masked in whatever the product prints (warehouse_engine/redaction.py): the secret, and the Basic-auth
+        # header value the token request sends
+        register_secret(self.client_secret)
+        if self.client_secret:
+            register_secret(base64.b64encode(f"{self.client_id}:{self.client_secret}".encode()).decode())
 
     def __repr__(self) -> str:
         return f"ApiSettings(base_url={self.base_url!r}, client_id={self.client_id!r}, client_secret=***)"

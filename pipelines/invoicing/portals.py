@@ -15,6 +15,7 @@ settings of today (`sources.invoicing.*`) are the one portal `default`.
 
 from __future__ import annotations
 
+import math
 import re
 import tomllib
 from dataclasses import dataclass
@@ -65,8 +66,11 @@ def _portal(path: Path, name: str, table: object) -> Portal:
     if not isinstance(base_url, str) or not base_url.startswith(("http://", "https://")):
         raise _error(path, f"[portals.{name}] needs base_url = \"https://...\" (the API's v2 root)")
     rate = table.get("rate_limit")
-    if rate is not None and (isinstance(rate, bool) or not isinstance(rate, (int, float)) or rate < 0):
-        raise _error(path, f"[portals.{name}] rate_limit must be a number of requests/s >= 0 (0: no pacing)")
+    # TOML reads `inf` and `nan` as floats: inf would crash the limiter, nan would silently turn pacing off
+    if rate is not None and (isinstance(rate, bool) or not isinstance(rate, (int, float)) or not math.isfinite(rate)
+                             or rate < 0):
+        raise _error(path, f"[portals.{name}] rate_limit must be a number of requests/s, finite and >= 0 "
+                     f"(0: no pacing), not {rate!r}")
     return Portal(name, base_url.rstrip("/"), float(rate) if rate is not None else None)
 
 

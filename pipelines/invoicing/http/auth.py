@@ -35,6 +35,7 @@ import httpx
 
 from pipelines.invoicing.dates import parse_timestamp
 from pipelines.invoicing.http.token_cache import CachedToken, TokenCache
+from warehouse_engine.redaction import register_token
 
 RENEW_MARGIN_S = 60.0
 MAX_RESENDS_ON_401 = 3
@@ -94,6 +95,7 @@ class TokenAuth(httpx.Auth):
                 grant = self._fetch()
                 self.tokens_fetched += 1
                 self._token = grant.access_token
+                register_token(self._token)  # masked in whatever the product prints (redaction.py)
                 self._issue(grant)
                 self._keep()
             assert self._token is not None
@@ -103,6 +105,7 @@ class TokenAuth(httpx.Auth):
         """Takes a token an earlier process kept, with its expiry; the `Date` lead that process learnt waits for
         this process's first successful answer to confirm it (`_measure_lead`)."""
         self._token, self.lifetime_s, self.date_lead_s = kept.access_token, kept.lifetime_s, 0.0
+        register_token(self._token)
         self._expires_at = self._clock() + kept.remaining_s()
         self._expires_wall = kept.expires_at
         self._margin = min(RENEW_MARGIN_S, kept.lifetime_s / 2)

@@ -8,6 +8,7 @@ limiter are shared and thread-safe.
 from __future__ import annotations
 
 import json
+import math
 import random
 import threading
 import time
@@ -23,7 +24,7 @@ import httpx
 from pipelines.invoicing.errors import InvoicingApiError, api_message_of
 from pipelines.invoicing.http.auth import TokenAuth, TokenGrant
 from pipelines.invoicing.http.host_budget import HostBudget
-from pipelines.invoicing.http.ratelimit import RateLimiter
+from pipelines.invoicing.http.ratelimit import RateLimiter, clamp_wait
 from pipelines.invoicing.http.token_cache import TokenCache
 
 USER_AGENT = "invoicing-warehouse/0.1.0"  # the CDN in front of the service refuses some default agents
@@ -271,14 +272,17 @@ class InvoicingClient:
         return ceiling * (0.5 + random.random() / 2)
 
     def _throttle_wait(self, response: httpx.Response, throttles: int) -> float:
-        """Seconds to hold every thread after a 429: `RateLimit-TTL`/`Retry-After`, else backoff."""
+        """Seconds to hold every thread after a 429: `RateLimit-TTL`/`Retry-After` cut to `MAX_PAUSE_S`
+        (`clamp_wait`: a value that is not a finite number >= 0 is ignored), else backoff."""
         for header in ("ratelimit-ttl", "retry-after"):
             value = response.headers.get(header)
             if value:
                 try:
-                    return float(value) + random.random() * 0.1
+                    seconds = float(value)
                 except ValueError:
-                    pass
+                    continue  # an HTTP date, or noise: the next header, else the backoff
+                if math.isfinite(seconds) and seconds >= 0:
+                    return clamp_wait(seconds) + random.random() * 0.1
         return self._backoff(throttles)
 
     def _note_date(self, response: httpx.Response) -> None:

@@ -8,7 +8,11 @@ threads of one process do, and a process alone paces exactly as it did with a st
 
 - Key: the base URL's scheme, host and port (credentials and path left out), so every portal served by
   one host shares its budget.
-- Where: `INVOICING_RATE_BUDGET_DIR`, else `$XDG_RUNTIME_DIR`, else the system temp dir.
+- Where: the user's private state folder (private_state.py: `INVOICING_RATE_BUDGET_DIR`, else
+  `$XDG_RUNTIME_DIR/invoicing-warehouse`, else `~/.cache/invoicing-warehouse`; mode 700, owner checked), the file
+  opened without following links, a regular file of this user's only; the lock waited for 10 s at most.
+- What is read is checked (ratelimit.py `_load`): a pause or a time further ahead than a server may ask
+  (`MAX_PAUSE_S`) is cut or the state dropped, so a forged or damaged file cannot freeze the processes.
 - Times are `time.monotonic()`: CLOCK_MONOTONIC is one clock for the whole machine on Linux, so grant
   times written by one process compare with another's.
 - A crashed process cannot keep the budget locked: the kernel releases its `flock` with its file
@@ -22,22 +26,33 @@ threads of one process do, and a process alone paces exactly as it did with a st
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
 import logging
 import os
 import re
-import tempfile
 import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from pipelines.invoicing.http.private_state import (
+    DIR_ENV,
+    LOCK_WAIT_S,
+    lock_exclusive,
+    open_state_file,
+    private_state_dir,
+    read_bounded,
+    state_dir,
+)
+
 log = logging.getLogger(__name__)
 
-DIR_ENV = "INVOICING_RATE_BUDGET_DIR"
+__all__ = ["DIR_ENV", "STALE_S", "HostBudget", "budget_dir", "host_key"]
+
 STALE_S = 1200.0
+# The state of a host is a few kilobytes: a bigger file is not one this product wrote, and is started afresh.
+MAX_STATE_BYTES = 1 << 20
 FORMAT = 1
 DEFAULT_PORTS = {"http": 80, "https": 443}
 
@@ -52,24 +67,23 @@ def host_key(base_url: str) -> str:
 
 
 def budget_dir() -> Path:
-    """The directory of the hosts' state files (see the module's doc)."""
-    chosen = os.environ.get(DIR_ENV) or os.environ.get("XDG_RUNTIME_DIR") or tempfile.gettempdir()
-    return Path(chosen)
+    """The folder of the hosts' state files and the kept tokens (private_state.py `state_dir`)."""
+    return state_dir()
 
 
 class HostBudget:
-    """The shared pacing state of one API host: `hold` gives it under the host's file lock."""
+    """The shared pacing state of one API host: `hold` gives it under the host's file lock.
 
-    def __init__(self, base_url: str, directory: Path | None = None) -> None:
+    Raises LocalStateError (an InvoicingApiError naming the path) when the folder or the file is not this user's
+    own, and when the lock stays held for `lock_wait_s`."""
+
+    def __init__(self, base_url: str, directory: Path | None = None, *, lock_wait_s: float = LOCK_WAIT_S) -> None:
         self.key = host_key(base_url)
-        folder = directory if directory is not None else budget_dir()
-        try:
-            folder.mkdir(parents=True, exist_ok=True)
-        except OSError as error:
-            raise OSError(f"cannot create the rate budget directory {folder} ({error.strerror}); "
-                          f"set {DIR_ENV} to a writable directory") from error
+        self.folder = private_state_dir(directory if directory is not None else budget_dir())
         name = re.sub(r"[^A-Za-z0-9.-]+", "_", self.key)
-        self.path = folder / f"invoicing-rate-budget-{os.getuid()}-{name}.json"
+        self.name = f"invoicing-rate-budget-{os.getuid()}-{name}.json"
+        self.path = self.folder / self.name
+        self.lock_wait_s = lock_wait_s
         # flock excludes open files, not threads sharing one: threads of this process queue here first
         self._lock = threading.Lock()
 
@@ -78,13 +92,9 @@ class HostBudget:
         """The state (a dict, empty when new or stale) under the exclusive lock; what the caller leaves
         in it is saved when the block ends without an error."""
         with self._lock:
+            fd = open_state_file(self.folder, self.name, os.O_RDWR | os.O_CREAT)
             try:
-                fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
-            except OSError as error:
-                raise OSError(f"cannot open the rate budget file {self.path} ({error.strerror}); "
-                              f"set {DIR_ENV} to a writable directory") from error
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX)
+                lock_exclusive(fd, self.path, self.lock_wait_s)
                 # read the clock only once the lock is ours: a time taken before waiting for it could be
                 # older than the last writer's, and its state would look written in the future
                 now = time.monotonic()
@@ -98,9 +108,10 @@ class HostBudget:
                 os.close(fd)  # releases the lock
 
     def _read(self, fd: int, now: float) -> dict:
-        raw = b""
-        while chunk := os.pread(fd, 65536, len(raw)):
-            raw += chunk
+        raw = read_bounded(fd, MAX_STATE_BYTES)
+        if raw is None:
+            log.warning("rate budget: %s is larger than a budget's state, starting afresh", self.path)
+            return {}
         if not raw:
             return {}
         try:

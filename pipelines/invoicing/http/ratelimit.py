@@ -54,7 +54,7 @@ from pipelines.invoicing.http.window_phase import (
     arc_within,
 )
 
-__all__ = ["MAX_ARC_S", "Grant", "RateLimiter", "SharedState", "WindowPhase"]
+__all__ = ["MAX_ARC_S", "MAX_PAUSE_S", "Grant", "RateLimiter", "SharedState", "WindowPhase", "clamp_wait"]
 
 log = logging.getLogger(__name__)
 
@@ -70,6 +70,19 @@ SLOT_SPACING_SHARE = 0.8
 # Two answers contradicting the lock within this many seconds drop it; windows that truly moved contradict it
 # at every boundary (or meet a 429 first), a request overtaken on its way only once.
 CONFIRM_WITHIN_S = 5.0
+# The longest pause a server's answer may impose (Retry-After, RateLimit-TTL), and the furthest ahead any time of
+# the shared state may lie (security review M2). The service counts one-second windows, so a real wait is about a
+# second; two minutes still honours a longer ask (a quota, a maintenance), while `Retry-After: 1e9` or a forged
+# `paused_until` can no longer stop every process of the machine: after MAX_429_RETRIES such pauses a run gives
+# up with a clear error (about 40 minutes at most).
+MAX_PAUSE_S = 120.0
+
+
+def clamp_wait(seconds: float) -> float:
+    """A server-given wait as the limiter honours it: 0 to MAX_PAUSE_S; not a number counts as 0 (ignored)."""
+    if math.isnan(seconds):
+        return 0.0
+    return min(max(0.0, seconds), MAX_PAUSE_S)
 
 
 class SharedState(Protocol):
@@ -98,6 +111,8 @@ class RateLimiter:
         sleep: Callable[[float], None] = time.sleep,
         shared: SharedState | None = None,
     ) -> None:
+        if not math.isfinite(float(rate_per_s or 0)):
+            raise ValueError(f"rate limit {rate_per_s!r}: a finite number of requests/s is needed (0: no pacing)")
         self.rate_per_s = float(rate_per_s or 0)
         self.burst = max(1, round(self.rate_per_s)) if self.rate_per_s > 0 else 0
         self.span = self.burst / (self.rate_per_s * safety) if self.rate_per_s > 0 else 0.0
@@ -157,9 +172,20 @@ class RateLimiter:
         }
 
     def _load(self, state: dict) -> None:
-        """Takes over the state another process (or this one) saved; an empty one leaves this one's own."""
+        """Takes over the state another process (or this one) saved; an empty one leaves this one's own. A state
+        that is malformed, or whose times lie further ahead than any server may ask (a forged or damaged file),
+        is dropped for this process's own (and this one's is saved over it)."""
         if not state:
             return
+        own = self._dump()
+        try:
+            self._restore(state)
+            self._check_times(self._clock())
+        except (KeyError, IndexError, TypeError, ValueError) as error:
+            log.warning("rate limiter: the shared state is not usable (%s), keeping this process's own", error)
+            self._restore(own)
+
+    def _restore(self, state: dict) -> None:
         self._recent = deque(state["recent"], maxlen=self.burst or 1)
         self._paused_until = state["paused_until"]
         self._seq = state["seq"]
@@ -172,6 +198,17 @@ class RateLimiter:
         self._late_slot_s = state["late_slot_s"]
         self._next_slot = state["next_slot"]
         self._last_contradiction = state.get("last_contradiction")  # absent from an older process's state
+
+    def _check_times(self, now: float) -> None:
+        """Raises ValueError when a time of the state is not finite or lies beyond any wait a server may ask: no
+        process ever saves a pause longer than MAX_PAUSE_S (`pause` cuts it), nor reserves a slot further than a
+        window ahead, so such a state was forged or damaged."""
+        horizon = now + MAX_PAUSE_S + WINDOW_S
+        times = [*self._recent, self._paused_until, self._next_slot, self._late_slot_s, *self._arc]
+        if self._grid is not None:
+            times += [self._grid.base, self._grid.step]
+        if not all(isinstance(t, float | int) and math.isfinite(t) and t <= horizon for t in times):
+            raise ValueError("a pause or a grant time is not finite, or lies beyond any wait a server may ask")
 
     @property
     def locked(self) -> bool:
@@ -223,9 +260,10 @@ class RateLimiter:
         return Grant(self._seq, now)
 
     def pause(self, seconds: float) -> None:
-        """Holds every thread back for `seconds` from now (the server said 429), and drops the lock."""
+        """Holds every thread back for `seconds` from now (the server said 429; cut to MAX_PAUSE_S, `clamp_wait`),
+        and drops the lock."""
         with self._hold():
-            self._paused_until = max(self._paused_until, self._clock() + max(0.0, seconds))
+            self._paused_until = max(self._paused_until, self._clock() + clamp_wait(seconds))
             self._unlock("a 429 answer")
 
     def observe(self, grant: Grant, *, limit: int | None, remaining: int | None) -> None:

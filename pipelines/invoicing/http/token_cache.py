@@ -3,8 +3,10 @@
 The service means a token to be reused (7 days on the real service), but every sync and every Dagster run is
 a process of its own: the applying runs of webhook hints, every few seconds, would otherwise ask for a token
 each time (a request in three of a single change's), and a no-change sync in eleven. So the last token of a
-(host, client, scope) is kept in one small file beside the host's rate budget (`host_budget.budget_dir()`:
-`$XDG_RUNTIME_DIR`, memory that ends with the session, where there is one).
+(host, client, scope) is kept in one small file beside the host's rate budget, in the user's private state folder
+(private_state.py: mode 700, owner checked; `$XDG_RUNTIME_DIR`, memory that ends with the session, where there is
+one). The file is opened without following links and must be a regular file of this user's: a symlink or a FIFO
+planted there is refused with an error naming it, never followed nor waited on.
 
 The file never holds the token in the clear: it is sealed with AES-GCM under a key derived (HKDF-SHA256) from
 the client secret, which lives only in the environment or dlt's secrets. Whoever can open the file without
@@ -29,9 +31,12 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
 from pipelines.invoicing.http.host_budget import budget_dir, host_key
+from pipelines.invoicing.http.private_state import open_state_file, private_state_dir, read_bounded
 
 FORMAT = b"invoicing-token-cache-1"
 NONCE_BYTES = 12
+# A sealed token is a few hundred bytes: a bigger file is not one this product wrote (read as no token).
+MAX_FILE_BYTES = 64 * 1024
 
 
 @dataclass(frozen=True)
@@ -59,21 +64,31 @@ class TokenCache:
                  directory: Path | None = None) -> None:
         identity = "\n".join((host_key(base_url), client_id, scope)).encode()
         digest = hashlib.sha256(identity).hexdigest()
-        folder = directory if directory is not None else budget_dir()
-        self.path = folder / f"{_file_prefix()}{digest[:24]}.bin"
+        self.folder = private_state_dir(directory if directory is not None else budget_dir())
+        self.path = self.folder / f"{_file_prefix()}{digest[:24]}.bin"
         self._aad = FORMAT + identity
         self._key = HKDF(algorithm=hashes.SHA256(), length=32, salt=bytes.fromhex(digest),
                          info=FORMAT).derive(client_secret.encode())
 
     def load(self) -> CachedToken | None:
-        """The kept token, or None when there is none, it cannot be opened with this secret, or it is spent."""
+        """The kept token, or None when there is none, it cannot be opened with this secret, or it is spent.
+        Raises LocalStateError when the file is a symlink, not a regular file, or another user's."""
         try:
-            sealed = self.path.read_bytes()
+            descriptor = open_state_file(self.folder, self.path.name, os.O_RDONLY)
+        except FileNotFoundError:
+            return None
+        try:
+            sealed = read_bounded(descriptor, MAX_FILE_BYTES)
+        finally:
+            os.close(descriptor)
+        if sealed is None:
+            return None
+        try:
             clear = AESGCM(self._key).decrypt(sealed[:NONCE_BYTES], sealed[NONCE_BYTES:], self._aad)
             kept = json.loads(clear)
             token = CachedToken(str(kept["access_token"]), float(kept["lifetime_s"]), float(kept["expires_at"]),
                                 float(kept["date_lead_s"]))
-        except (OSError, InvalidTag, ValueError, KeyError, TypeError):
+        except (InvalidTag, ValueError, KeyError, TypeError):
             return None  # nothing kept, another secret's, or damaged: a token request replaces it
         return token if token.access_token and token.remaining_s() > 0 else None
 
@@ -84,8 +99,8 @@ class TokenCache:
         sealed = nonce + AESGCM(self._key).encrypt(nonce, clear, self._aad)
         partial = self.path.with_name(f"{self.path.name}.{os.getpid()}-{threading.get_ident()}.part")
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            descriptor = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            # O_EXCL: a name planted in the folder is never written through; the rename replaces a link itself
+            descriptor = open_state_file(self.folder, partial.name, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
             with os.fdopen(descriptor, "wb") as out:
                 out.write(sealed)
             os.replace(partial, self.path)

@@ -6,6 +6,11 @@ wheels; `open_lake_instance` installs them before dlt's first connection.
 
 dlt's DuckLake pool opens a new in-memory DuckDB for each connection it lends, seven or more a load;
 `LakeConnections` lends instances from `open_lake_instance` instead (warehouse_engine/connection.py says why).
+
+dlt never holds the catalog's password: its catalog credentials have none (so nothing of dlt's, its trace,
+state, config traces or error texts, can repeat it), and each instance `LakeConnections` lends has the lake
+already attached by `attach_lake` (password in a DuckDB secret of that instance). dlt's own
+`ATTACH IF NOT EXISTS ... AS invoicing_lake` then finds it attached and does nothing.
 """
 
 from __future__ import annotations
@@ -18,7 +23,8 @@ from dlt.destinations import ducklake
 from dlt.destinations.impl.duckdb.configuration import DuckDbConnectionPool
 from dlt.destinations.impl.ducklake.configuration import DuckLakeCredentials
 
-from warehouse_engine.connection import open_lake_instance
+from warehouse_engine.connection import attach_lake, open_lake_instance, seal
+from warehouse_engine.private_files import private_dir
 from warehouse_engine.target import LAKE_NAME, WarehouseTarget
 
 
@@ -27,17 +33,19 @@ def lake_destination(target: WarehouseTarget, pipeline_name: str) -> Any:
     (`invoicing_raw_staging_<pipeline>`), so pipelines loading one lake at once never truncate each
     other's staging tables."""
     assert target.catalog is not None and target.data_path is not None
-    target.data_path.mkdir(parents=True, exist_ok=True)
-    catalog = ConnectionStringCredentials({
+    private_dir(target.data_path)
+    catalog = ConnectionStringCredentials({  # no password: LakeConnections attaches the lake itself
         "drivername": "postgres",
         "username": target.catalog.user,
-        "password": target.catalog.password,
         "host": target.catalog.host,
         "port": target.catalog.port,
         "database": target.catalog.database,
     })
     credentials = DuckLakeCredentials(ducklake_name=LAKE_NAME, catalog=catalog, storage=str(target.data_path))
-    return CheckedOnceDuckLake(credentials=credentials, staging_dataset_name_layout=f"%s_staging_{pipeline_name}")
+    destination = CheckedOnceDuckLake(credentials=credentials,
+                                      staging_dataset_name_layout=f"%s_staging_{pipeline_name}")
+    destination.lake_target = target
+    return destination
 
 
 DUCKLAKE_TYPE = "dlt.destinations.ducklake"
@@ -45,14 +53,18 @@ DUCKLAKE_TYPE = "dlt.destinations.ducklake"
 
 class LakeConnections(DuckDbConnectionPool):
     """dlt's DuckLake connection pool, lending as dlt's does a new in-memory instance per borrow (configured as
-    dlt configures it), but one from `open_lake_instance`: no second signature hash of the extensions."""
+    dlt configures it), but one from `open_lake_instance`: no second signature hash of the extensions, the lake
+    attached with the password kept out of dlt, the configuration locked."""
 
-    def __init__(self, credentials: DuckLakeCredentials) -> None:
+    def __init__(self, credentials: DuckLakeCredentials, target: WarehouseTarget) -> None:
         super().__init__(credentials, always_open_connection=True)
+        self.target = target
 
     def borrow_conn(self, global_config: dict[str, Any] | None = None, local_config: dict[str, Any] | None = None,
                     pragmas: list[str] | None = None) -> duckdb.DuckDBPyConnection:
-        """A new instance with the extensions, settings and statements dlt's pool applies to a new one."""
+        """A new instance with the extensions, settings and statements dlt's pool applies to a new one, then the
+        lake attached, then the configuration locked (`seal`). The order matters: dlt's settings are global ones
+        (`SET GLOBAL ...`), refused once locked; its `USE` and `search_path`, which follow the borrow, are not."""
         settings = {**(self.credentials.global_config or {}), **(global_config or {})}
         settings.pop("custom_user_agent", None)  # a connect-time option of dlt's, which this instance goes without
         connection = open_lake_instance()
@@ -62,6 +74,8 @@ class LakeConnections(DuckDbConnectionPool):
             self._apply_config(connection, "GLOBAL", settings)
             self._execute_statements(connection)
             self._apply_local_config(connection, local_config or {}, pragmas or [])
+            attach_lake(connection, self.target)
+            seal(connection)
         except BaseException:
             connection.close()
             raise
@@ -72,7 +86,10 @@ class LakeConnections(DuckDbConnectionPool):
 
 class CheckedOnceDuckLake(ducklake):
     """dlt's `ducklake` destination whose clients borrow from `LakeConnections`; the same destination to dlt
-    (type `dlt.destinations.ducklake`, so config sections and pipeline state are those of `ducklake`)."""
+    (type `dlt.destinations.ducklake`, so config sections and pipeline state are those of `ducklake`).
+    `lake_target` (set by `lake_destination`) is the lake the pool attaches."""
+
+    lake_target: WarehouseTarget | None = None
 
     @property
     def destination_type(self) -> str:
@@ -84,7 +101,9 @@ class CheckedOnceDuckLake(ducklake):
         pool = config.credentials.conn_pool if config.credentials is not None else None
         # a configuration resolved again keeps its pool: a client may hold a connection borrowed from it
         if pool is not None and not isinstance(pool, LakeConnections):
-            config.credentials.conn_pool = LakeConnections(config.credentials)
+            if self.lake_target is None:
+                raise ValueError("a CheckedOnceDuckLake needs its lake_target: make it with lake_destination()")
+            config.credentials.conn_pool = LakeConnections(config.credentials, self.lake_target)
         return config
 
 

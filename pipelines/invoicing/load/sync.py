@@ -34,11 +34,13 @@ from pipelines.invoicing.load.raw_upkeep import (
     remove_replayed_rows,
     remove_unreloaded_rows,
 )
+from pipelines.invoicing.load.trace_redaction import install_trace_redaction
 from pipelines.invoicing.read.feed import Feed
 from pipelines.invoicing.read.read_host import RunPlan
 from pipelines.invoicing.settings import EVENTS, RESOURCE_NAMES
 from warehouse_engine.lake_conflicts import is_commit_conflict, retry_on_conflict
 from warehouse_engine.names import DEFAULT_PORTAL, RAW_DATASET
+from warehouse_engine.private_files import private_dir, private_umask
 from warehouse_engine.target import WarehouseTarget
 
 # One dlt pipeline per portal: `invoicing` for `default` (the name a warehouse made before portals has, so its
@@ -117,10 +119,18 @@ def make_pipeline(warehouse: str | Path | WarehouseTarget, portal_id: str = DEFA
     dlt's working directory sits beside the warehouse (`.<name>.dlt/`), so two warehouses never share
     state, and a resumed run finds the load package a killed run left behind. On a DuckLake each portal's
     pipeline gets its own staging dataset, so portals loading at once never share one.
+
+    The working directory is the owner's only (0700: it holds load packages of customer rows), dlt's trace is
+    redacted before dlt saves it (trace_redaction.py), and dlt's telemetry is off unless configured.
     """
     target = warehouse if isinstance(warehouse, WarehouseTarget) else WarehouseTarget.duckdb_file(warehouse)
     work_dir = target.work_dir()
-    work_dir.parent.mkdir(parents=True, exist_ok=True)
+    private_umask()
+    if not work_dir.parent.exists():
+        private_dir(work_dir.parent)
+    private_dir(work_dir)
+    install_trace_redaction()
+    _telemetry_off()
     name = pipeline_name(portal_id)
     return dlt.pipeline(
         pipeline_name=name,
@@ -140,6 +150,14 @@ def _selection(resources: list[str] | None) -> list[str]:
     if EVENTS.name in names and "supplier_documents" not in names:
         names.append("supplier_documents")  # events are read with the documents, committed with them
     return names
+
+
+def _telemetry_off() -> None:
+    """dlt sends anonymous usage events to telemetry.scalevector.ai by default; this product does not, unless
+    `runtime.dlthub_telemetry` is configured (.dlt/config.toml sets it false as well)."""
+    key = "runtime.dlthub_telemetry"
+    if dlt.config.get(key) is None:
+        dlt.config[key] = False
 
 
 def _limit_normalize_buffer() -> None:

@@ -26,6 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Self
 
+from warehouse_engine.private_files import make_private, private_dir, private_umask
+
 SPOOL_SUFFIX = ".hints.sqlite"
 KEPT_DELIVERY_IDS = 100_000
 BUSY_TIMEOUT_S = 10.0
@@ -92,7 +94,10 @@ class HintSpool:
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        private_umask()  # the spool, its WAL and shared memory: the owner's only (warehouse_engine/private_files.py)
+        if not self.path.parent.exists():
+            private_dir(self.path.parent)
+        make_private(self.path)  # a spool an older version left 0644
         self._connection = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None)
         _enter_wal_mode(self._connection)
         # FULL: an append is on disk before the receiver answers 200 (the sender will not retry after it)
