@@ -20,7 +20,7 @@ from assets.freshness import build_freshness_checks
 from assets.ingestion import build_ingestion_assets
 from assets.models import build_model_assets
 from assets.portals import load_portals
-from assets.resources import default_resources
+from assets.resources import InvoicingApiResource, api_resource, default_resources
 from assets.sync_checks import raw_sync_read_exactly
 from dagster_project.hint_sensor import build_hints_sensor
 from dagster_project.jobs import build_hints_job, build_jobs
@@ -39,6 +39,10 @@ def build_definitions(resources: dict, portals: dict | None = None) -> Definitio
     jobs = [*build_jobs(resources["warehouse"].path, freshness_checks),
             build_hints_job(resources["warehouse"].path, portals)]
     jobs_by_name = {job.name: job for job in jobs}
+    api = resources.get("invoicing_api")
+    if isinstance(api, InvoicingApiResource):
+        # bound with an empty config schema: no run config may name another API host or secret (review M3)
+        resources = {**resources, "invoicing_api": api_resource(api)}
     return Definitions(
         assets=[build_ingestion_assets(portals), *model_assets],
         asset_checks=[
