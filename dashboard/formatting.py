@@ -149,4 +149,6 @@ def to_csv(frame: pd.DataFrame) -> bytes:
     for column in safe.columns:
         if safe[column].dtype == object or pd.api.types.is_string_dtype(safe[column].dtype):
             safe[column] = safe[column].map(neutralised)
-    return safe.to_csv(index=False).encode("utf-8")
+    # RFC 4180's CRLF: Python's csv module then quotes a cell holding a bare CR too (with "\n" it would not, and a
+    # spreadsheet would start a new row inside the cell, where a formula is no longer first-character-checked)
+    return safe.to_csv(index=False, lineterminator="\r\n").encode("utf-8")
