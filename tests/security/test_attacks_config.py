@@ -290,7 +290,7 @@ def formula_cells(request: pytest.FixtureRequest) -> Outcome:
             "customer_name": [*FORMULAS, HIDDEN_ROW],
             "email": ["=1+1@x.test", "a@b.test", None, "c@d.test", "e@f.test", "g@h.test", "i@j.test"],
             "total_open": [Decimal("-120.50"), Decimal("0.00"), Decimal("1234.56"), Decimal("-0.01"),
-                           Decimal("7"), Decimal("-3.10"), Decimal("99.99")],
+                           Decimal(7), Decimal("-3.10"), Decimal("99.99")],
             "overdue_invoice_count": [1, 0, 2, -1, 3, 4, 5],
             "due_date": pd.to_datetime(["2026-01-31"] * 7).date,
         })
@@ -301,7 +301,7 @@ def formula_cells(request: pytest.FixtureRequest) -> Outcome:
     amounts = [Decimal(row["total_open"]) for row in rows]
     counts = [int(row["overdue_invoice_count"]) for row in rows]
     neutral = names == ["'" + text for text in FORMULAS] + [HIDDEN_ROW] and rows[0]["email"] == "'=1+1@x.test"
-    numbers = (amounts == [Decimal("-120.50"), Decimal("0.00"), Decimal("1234.56"), Decimal("-0.01"), Decimal("7"),
+    numbers = (amounts == [Decimal("-120.50"), Decimal("0.00"), Decimal("1234.56"), Decimal("-0.01"), Decimal(7),
                            Decimal("-3.10"), Decimal("99.99")] and counts == [1, 0, 2, -1, 3, 4, 5]
                and {row["due_date"] for row in rows} == {"2026-01-31"})
     answer = ("text cells neutralised" if neutral else f"cells: {names}") + \
