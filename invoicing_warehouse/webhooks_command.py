@@ -176,6 +176,7 @@ def manage(args: argparse.Namespace) -> int:
                     print(subscription.line())
                 print(f"{len(found)} subscription(s) of portal {portal.name}", file=sys.stderr)
             elif action == "register":
+                assert url is not None  # argparse requires --receiver or --url, and _hook_url built it
                 kept, outcome, stale = subscriptions.register(url, events)
                 print(f"{outcome}: {kept.line()}")
                 for subscription in stale:
