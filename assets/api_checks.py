@@ -18,6 +18,7 @@ from dagster import (
     AssetCheckSeverity,
     AssetKey,
     MetadataValue,
+    ResourceParam,
     asset_check,
 )
 
@@ -63,7 +64,7 @@ def _cents(value) -> Decimal:
     description="Each customer's total_open equals the API's dueAmount (GET /customers, read live).",
 )
 def total_open_matches_api_due_amount(
-    context: AssetCheckExecutionContext, invoicing_api: InvoicingApiResource, warehouse: WarehouseResource
+    context: AssetCheckExecutionContext, invoicing_api: ResourceParam[InvoicingApiResource], warehouse: WarehouseResource
 ) -> AssetCheckResult:
     """Compares marts.receivables_by_customer.total_open of the run's portal with GET /customers dueAmount."""
     with redacted_errors():  # what reaches Dagster's event log passes the scrubber (error_boundary.py)
@@ -73,7 +74,8 @@ def total_open_matches_api_due_amount(
             settings = portal_settings(portal)
             login = (settings.base_url, settings.client_id, settings.client_secret)
         else:  # the portal `default` of the `invoicing_api` resource
-            login = (invoicing_api.base_url, invoicing_api.client_id, invoicing_api.client_secret)
+            settings = invoicing_api.settings()
+            login = (settings.base_url, settings.client_id, settings.client_secret)
         with warehouse.connect(read_only=True) as connection:
             open_totals = dict(
                 connection.execute(f"select customer_id, total_open from marts.receivables_by_customer "

@@ -9,7 +9,16 @@ every check.
 
 import time
 
-from dagster import AssetKey, AssetMaterialization, Config, Failure, MetadataValue, OpExecutionContext, op
+from dagster import (
+    AssetKey,
+    AssetMaterialization,
+    Config,
+    Failure,
+    MetadataValue,
+    OpExecutionContext,
+    ResourceParam,
+    op,
+)
 from pydantic import Field
 
 from assets.error_boundary import redacted_errors
@@ -38,7 +47,7 @@ def build_apply_hints_op(portals: dict[str, Portal]):
     @op(name=APPLY_HINTS_OP, description="Fetches the records pending webhook hints name, merges them, rebuilds "
         "the models downstream, publishes, then acknowledges the hints; stays for the hints that follow.")
     def apply_webhook_hints(context: OpExecutionContext, config: HintsConfig,
-                            invoicing_api: InvoicingApiResource, warehouse: WarehouseResource) -> None:
+                            invoicing_api: ResourceParam[InvoicingApiResource], warehouse: WarehouseResource) -> None:
         with redacted_errors():  # what reaches Dagster's event log passes the scrubber (error_boundary.py)
             _apply(context, config, portals, invoicing_api, warehouse)
 

@@ -18,6 +18,7 @@ from dagster import (
     Failure,
     MaterializeResult,
     MetadataValue,
+    ResourceParam,
     TableColumn,
     TableColumnConstraints,
     TableSchema,
@@ -84,12 +85,11 @@ def run_portal(context, portals: dict[str, Portal]) -> Portal:
 
 def api_settings(portal: Portal, invoicing_api: InvoicingApiResource) -> tuple[ApiSettings, float]:
     """A portal of the file: its settings through credentials.py (dlt's sources.invoicing.portals.<name>);
-    the portal `default`: the `invoicing_api` resource, as before portals existed."""
+    the portal `default`: the `invoicing_api` resource (the deployment's settings, never run config)."""
     if portal.from_file:
         rate = portal.rate_limit_per_s if portal.rate_limit_per_s is not None else invoicing_api.rate_limit_per_s
         return portal_settings(portal), rate
-    settings = ApiSettings(invoicing_api.base_url, invoicing_api.client_id, invoicing_api.client_secret)
-    return settings, invoicing_api.rate_limit_per_s
+    return invoicing_api.settings(), invoicing_api.rate_limit_per_s
 
 
 def build_ingestion_assets(portals: dict[str, Portal]):
@@ -100,7 +100,7 @@ def build_ingestion_assets(portals: dict[str, Portal]):
     def invoicing_raw_assets(
         context: AssetExecutionContext,
         config: SyncConfig,
-        invoicing_api: InvoicingApiResource,
+        invoicing_api: ResourceParam[InvoicingApiResource],
         warehouse: WarehouseResource,
     ) -> Iterator[MaterializeResult]:
         """Syncs the selected endpoints of the partition's portal; one materialization per selected table."""

@@ -6,6 +6,7 @@ reads), so a new file under warehouse_engine/sql/ becomes an asset wired into th
 
 import hashlib
 from collections.abc import Iterator
+from contextlib import nullcontext
 from pathlib import Path
 
 import duckdb
@@ -24,6 +25,7 @@ from assets.keys import relation_asset_key
 from assets.resources import WarehouseResource
 from runs.gate import held_marts
 from runs.gate_state import load as load_gate_state
+from warehouse_engine.lake_lock import EXCLUSIVE, lake_lock
 from warehouse_engine.names import RAW_DATASET
 from warehouse_engine.sql_runner import SQL_DIR, SqlModel, build_model, discover_models
 
@@ -80,8 +82,11 @@ def build_model_asset(model: SqlModel, model_keys: set[str]) -> AssetsDefinition
         if model.key in held:
             context.log.warning(f"{model.key} not rebuilt, it keeps its last good figures: {held[model.key]}")
             return
+        # a mart reads the raw tables: on a DuckLake, never while another writer's load is half way (a view
+        # reads nothing when it is made). Each mart is whole; the publication sensor then judges them all at once.
+        lock = lake_lock(warehouse.target(), EXCLUSIVE) if model.schema == "marts" else nullcontext()
         try:
-            with redacted_errors(), warehouse.connect() as connection:
+            with lock, redacted_errors(), warehouse.connect() as connection:
                 rows = build_model(connection, model)
         except duckdb.IOException:
             raise  # the file is locked or unreachable: transient, the job's retry policy applies

@@ -20,10 +20,10 @@ from assets.freshness import build_freshness_checks
 from assets.ingestion import build_ingestion_assets
 from assets.models import build_model_assets
 from assets.portals import load_portals
-from assets.resources import default_resources
+from assets.resources import InvoicingApiResource, api_resource, default_resources
 from assets.sync_checks import raw_sync_read_exactly
 from dagster_project.hint_sensor import build_hints_sensor
-from dagster_project.jobs import build_hints_job, build_jobs
+from dagster_project.jobs import build_hints_job, build_jobs, build_lake_maintenance_job
 from dagster_project.schedules import build_schedules, sync_interval
 from dagster_project.sensors import build_publish_sensors
 
@@ -37,8 +37,13 @@ def build_definitions(resources: dict, portals: dict | None = None) -> Definitio
     interval = sync_interval()
     freshness_checks = build_freshness_checks(max_age=2 * interval)
     jobs = [*build_jobs(resources["warehouse"].path, freshness_checks),
-            build_hints_job(resources["warehouse"].path, portals)]
+            build_hints_job(resources["warehouse"].path, portals),
+            build_lake_maintenance_job(resources["warehouse"].path)]
     jobs_by_name = {job.name: job for job in jobs}
+    api = resources.get("invoicing_api")
+    if isinstance(api, InvoicingApiResource):
+        # bound with an empty config schema: no run config may name another API host or secret (review M3)
+        resources = {**resources, "invoicing_api": api_resource(api)}
     return Definitions(
         assets=[build_ingestion_assets(portals), *model_assets],
         asset_checks=[

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dagster import AssetChecksDefinition, AssetSelection, Backoff, Jitter, RetryPolicy, define_asset_job, job
 
 from assets.hint_ops import build_apply_hints_op
+from assets.lake_ops import maintain_lake
 from assets.writer_queue import WAREHOUSE_TAG
 from pipelines.invoicing.portals import Portal
 
@@ -59,3 +60,16 @@ def build_hints_job(warehouse_path: str, portals: dict[str, Portal]):
         apply_webhook_hints()
 
     return apply_hints_job
+
+
+def build_lake_maintenance_job(warehouse_path: str):
+    """`lake_maintenance_job`: the DuckLake's upkeep (assets/lake_ops.py). It writes the lake's catalog, so it
+    carries the writer tag; on the lake it also waits for the loads under way (the lake's lock)."""
+
+    @job(name="lake_maintenance_job", tags={WAREHOUSE_TAG: warehouse_path}, op_retry_policy=TRANSIENT_RETRY_POLICY,
+         description="Expire DuckLake snapshots older than the horizon (never the last published one nor any a "
+                     "reader may be on), remove the files only they held, merge small files.")
+    def lake_maintenance_job() -> None:
+        maintain_lake()
+
+    return lake_maintenance_job

@@ -2,7 +2,8 @@
 
 The interval is read when the definitions load: INVOICING_SYNC_INTERVAL_MINUTES (default 15, a
 divisor of 60 so that the cron `*/N` ticks evenly). The reconcile time is INVOICING_RECONCILE_CRON
-(default 03:30 UTC, away from office hours). Schedules start stopped: turn them on in the UI
+(default 03:30 UTC, away from office hours); the DuckLake's upkeep INVOICING_LAKE_MAINTENANCE_CRON (default
+04:30 UTC). Schedules start stopped: turn them on in the UI
 (Automation) or with `dagster schedule start`, once the API settings are in place.
 The sync and reconcile schedules launch one run per portal (partition) on each tick: a failing portal fails
 its own run only; the run queue still lets one run write a DuckDB warehouse at a time (dagster.yaml).
@@ -46,8 +47,12 @@ def _one_run_per_portal(portals: list[str]):
 
 
 def build_schedules(jobs_by_name: dict, interval: timedelta, portals: list[str]) -> list[ScheduleDefinition]:
-    """The three schedules over the jobs of dagster_project/jobs.py; sync and reconcile: one run per portal."""
+    """The schedules over the jobs of dagster_project/jobs.py; sync and reconcile: one run per portal; the
+    lake's upkeep once a day (INVOICING_LAKE_MAINTENANCE_CRON, default 04:30 UTC)."""
     reconcile_cron = EnvVar("INVOICING_RECONCILE_CRON").get_value(default="30 3 * * *") or "30 3 * * *"
+    # an hour after the reconcile, out of office hours
+    maintenance_cron = (EnvVar("INVOICING_LAKE_MAINTENANCE_CRON").get_value(default="30 4 * * *")
+                        or "30 4 * * *")
     return [
         ScheduleDefinition(
             name="sync_schedule",
@@ -64,6 +69,13 @@ def build_schedules(jobs_by_name: dict, interval: timedelta, portals: list[str])
             execution_timezone="UTC",
             description="Daily reconcile: full id scans mark upstream deletions, one run per portal.",
             execution_fn=_one_run_per_portal(portals),
+        ),
+        ScheduleDefinition(
+            name="lake_maintenance_schedule",
+            job=jobs_by_name["lake_maintenance_job"],
+            cron_schedule=maintenance_cron,
+            execution_timezone="UTC",
+            description="Daily DuckLake upkeep: snapshots older than the horizon expire, old files removed.",
         ),
         ScheduleDefinition(
             name="freshness_schedule",

@@ -7,6 +7,7 @@ from __future__ import annotations
 import logging
 import sys
 
+from dashboard.host_guard import install as install_host_guard
 from dashboard.source import warehouse_argument
 from dashboard.warm_up import warm_up
 
@@ -22,6 +23,8 @@ def main() -> None:
     # before the server listens: a visitor who can connect finds the pages imported and the figures cached
     warm_up(warehouse_argument(script_arguments))
     from streamlit.web import cli
+
+    install_host_guard()  # every request's Host against server.allowedHosts, HTTP routes included
 
     sys.argv = ["streamlit", "run", *arguments]
     cli.main()

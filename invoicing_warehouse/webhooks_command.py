@@ -4,9 +4,11 @@
   `INVOICING_WEBHOOK_TOKEN` (the secret path token of `/hooks/<token>[/<portal>]`) and refuses to start
   without one; `INVOICING_WEBHOOK_HMAC_SECRET`, when set, makes it require `X-Invoicing-Signature`. Hints go
   to the spool beside `--warehouse` (`data/warehouse.hints.sqlite`).
-- `register --url URL [--events E ...]`, `list`, `remove --url URL | --id ID`: the portal's subscriptions,
-  idempotent, with the write-scope client `sources.invoicing.webhook_client_id` / `webhook_client_secret`
-  (pipelines/invoicing/webhooks/subscriptions.py). URL = the receiver's, token included; it is printed masked.
+- `register --receiver ROOT | --url URL [--events E ...]`, `list`, `remove --receiver ROOT | --url URL | --id ID`:
+  the portal's subscriptions, idempotent, with the write-scope client `sources.invoicing.webhook_client_id` /
+  `webhook_client_secret` (pipelines/invoicing/webhooks/subscriptions.py). `--receiver` builds the URL from
+  the receiver's root and `INVOICING_WEBHOOK_TOKEN` (no token on the command line); `--url` is the whole URL,
+  token included. Either is printed masked; plain http:// is refused unless it is loopback.
 Exit codes: 0 done (also when there was nothing to do), 1 an expected failure (one line on stderr), 2 bad usage.
 """
 
@@ -39,8 +41,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                        help=f"portals file: /hooks/<token>/<name> is accepted for each of its portals "
                             f"(default {DEFAULT_PORTALS_PATH} when it exists; without one, only /hooks/<token>)")
     register = commands.add_parser("register", help="subscribe the receiver's URL (idempotent)")
-    register.add_argument("--url", required=True, help="the receiver's URL, token included: "
-                                                       "http://HOST:8787/hooks/<token>[/<portal>]")
+    where = register.add_mutually_exclusive_group(required=True)
+    where.add_argument("--receiver", default=None, metavar="ROOT",
+                       help="the receiver's public root, without the token (https://hooks.example.com): the "
+                            "URL becomes ROOT/hooks/$INVOICING_WEBHOOK_TOKEN[/<portal>], the token read from "
+                            "the environment, never from the command line (visible in `ps`)")
+    where.add_argument("--url", default=None, help="the receiver's whole URL, token included: "
+                                                   "https://HOST/hooks/<token>[/<portal>] (prefer --receiver)")
     register.add_argument("--events", nargs="+", default=None, metavar="EVENT",
                           help="events to subscribe (default: every event the receiver understands)")
     add_portal_arguments(register, every=False)
@@ -49,6 +56,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     remove = commands.add_parser("remove", help="unsubscribe a URL or a subscription id (absent: a note, exit 0)")
     which = remove.add_mutually_exclusive_group(required=True)
     which.add_argument("--url", default=None, help="every subscription of this URL")
+    which.add_argument("--receiver", default=None, metavar="ROOT",
+                       help="every subscription of ROOT/hooks/$INVOICING_WEBHOOK_TOKEN[/<portal>]")
     which.add_argument("--id", default=None, dest="subscription_id", help="the subscription of this id")
     add_portal_arguments(remove, every=False)
 
@@ -113,10 +122,37 @@ def serve(args: argparse.Namespace) -> int:
     return 0
 
 
+def _hook_url(args: argparse.Namespace, portal_name: str | None) -> tuple[str | None, str | None]:
+    """The subscription URL the options name (`--url`, or `--receiver` with the environment's token) and why
+    it cannot be used (None when it can). Plain http:// is refused but for loopback: the URL carries the
+    token to the service and every delivery carries it back (security review L4)."""
+    from pipelines.invoicing.hook_urls import TOKEN_ENV, hook_url, masked, token_problem
+    from pipelines.invoicing.url_policy import url_problem
+
+    url = getattr(args, "url", None)
+    receiver = getattr(args, "receiver", None)
+    if receiver is not None:
+        token = os.environ.get(TOKEN_ENV)
+        problem = token_problem(token)
+        if problem is not None or token is None:
+            return None, f"--receiver builds the URL from {TOKEN_ENV}: {problem}"
+        if "/hooks/" in receiver:
+            return None, "--receiver is the receiver's root without /hooks/<token> (e.g. https://hooks.example.com)"
+        url, option = hook_url(receiver, token, portal_name), "--receiver"
+    else:
+        option = "--url"
+    if url is None:
+        return None, None
+    # removing compares URLs only, and must still clear an old plain-http subscription away
+    problem = url_problem(url) if args.webhooks_command == "register" else None
+    return url, (f"{option} {masked(url)!r} {problem}" if problem is not None else None)
+
+
 def manage(args: argparse.Namespace) -> int:
-    """register / list / remove on the chosen portal; 1 with one line on stderr for an expected failure."""
+    """register / list / remove on the chosen portal; 1 with one line on stderr for an expected failure.
+    Every message that could carry the subscription URL is printed with its token masked."""
     from pipelines.invoicing.errors import InvoicingApiError
-    from pipelines.invoicing.hook_urls import masked
+    from pipelines.invoicing.hook_urls import masked, scrubbed
     from pipelines.invoicing.webhooks.subscriptions import Subscriptions, check_events, webhook_client
 
     action = args.webhooks_command
@@ -125,11 +161,13 @@ def manage(args: argparse.Namespace) -> int:
     except ValueError as error:
         print(f"webhooks {action}: {error}", file=sys.stderr)
         return 2
-    if action == "register" and not args.url.startswith(("http://", "https://")):
-        print(f"webhooks register: --url must be an http(s) URL, not {masked(args.url)!r}", file=sys.stderr)
-        return 2
+    url = None
     try:
         (portal,) = chosen_portals(args)
+        url, problem = _hook_url(args, portal.name if portal.from_file else None)
+        if problem is not None:
+            print(f"webhooks {action}: {problem}", file=sys.stderr)
+            return 2
         with webhook_client(portal) as client:
             subscriptions = Subscriptions(client, portal)
             if action == "list":
@@ -138,18 +176,20 @@ def manage(args: argparse.Namespace) -> int:
                     print(subscription.line())
                 print(f"{len(found)} subscription(s) of portal {portal.name}", file=sys.stderr)
             elif action == "register":
-                kept, outcome, stale = subscriptions.register(args.url, events)
+                assert url is not None  # argparse requires --receiver or --url, and _hook_url built it
+                kept, outcome, stale = subscriptions.register(url, events)
                 print(f"{outcome}: {kept.line()}")
                 for subscription in stale:
                     print(f"removed older subscription of the same URL: {subscription.line()}")
             else:
-                removed = subscriptions.remove(url=args.url, subscription_id=args.subscription_id)
+                removed = subscriptions.remove(url=url, subscription_id=args.subscription_id)
                 for subscription in removed:
                     print(f"removed: {subscription.line()}")
                 if not removed:
-                    what = f"of {masked(args.url)}" if args.url else f"with id {args.subscription_id}"
+                    what = f"of {masked(url)}" if url else f"with id {args.subscription_id}"
                     print(f"note: no subscription {what} on portal {portal.name}; nothing to remove")
     except InvoicingApiError as error:
-        print(f"webhooks {action} failed: {error}", file=sys.stderr)
+        # the API's message may quote the URL it refused, token and all
+        print(f"webhooks {action} failed: {scrubbed(str(error), url)}", file=sys.stderr)
         return 1
     return 0

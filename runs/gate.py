@@ -9,6 +9,10 @@ reach readers only through `build_and_publish` or `publish_checked`:
    build rolls back and nothing is published: readers keep the last good copy;
 4. otherwise the build commits and is published; the gate's state records what was held and since when, so
    the dashboard shows a banner on every page and `models`/`sync` exit 1 naming the check and its figures.
+
+On a DuckLake, steps 2-4 hold the lake's lock exclusive (warehouse_engine/lake_lock.py) while loads hold it
+shared (runs/sync.py, runs/hints.py): a build never reads, and a publication never shows, another portal's
+load half way.
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ from runs.checks import (
 from runs.contract_checks import CONTRACT_VALUE_CHECKS
 from runs.served_fields import SERVED_CHECKS
 from warehouse_engine.connection import WarehouseUnavailable, connect, current_snapshot
+from warehouse_engine.lake_lock import EXCLUSIVE, lake_lock
 from warehouse_engine.readers import publish_if_changed
 from warehouse_engine.sql_runner import build_models, discover_models, missing_models, today_in_portal_zone
 from warehouse_engine.target import WarehouseTarget
@@ -151,27 +156,29 @@ def build_and_publish(target: WarehouseTarget, *, note: str, as_of: date | None 
     Raises MissingRawTableError / ModelDefinitionError / duckdb.Error as `build_models` does (nothing built).
     """
     as_of = as_of or today_in_portal_zone()
-    state = gate_state.load(target)
-    held = held_marts(state)
-    outcome = GateOutcome(note, as_of, held=held)
-    connection = _open(target)
-    try:
-        chosen = _models_to_build(connection, state, as_of, select)
-        chosen = [key for key in chosen if key not in held]
-
-        def gate(conn: duckdb.DuckDBPyConnection) -> None:
-            failures, outcome.warnings = judge(conn, held)
-            if failures:
-                raise ChecksFailed(failures)
-
+    # on a DuckLake, no other writer's load is half way while this build reads the raw tables and publishes
+    with lake_lock(target, EXCLUSIVE):
+        state = gate_state.load(target)
+        held = held_marts(state)
+        outcome = GateOutcome(note, as_of, held=held)
+        connection = _open(target)
         try:
-            outcome.models = build_models(connection, as_of=as_of, select=chosen, on_built=on_built,
-                                          before_commit=gate)
-        except ChecksFailed as failed:
-            outcome.failures = failed.failures
-    finally:
-        connection.close()
-    return _publish_or_hold(target, outcome, changed=changed, behind=behind)
+            chosen = _models_to_build(connection, state, as_of, select)
+            chosen = [key for key in chosen if key not in held]
+
+            def gate(conn: duckdb.DuckDBPyConnection) -> None:
+                failures, outcome.warnings = judge(conn, held)
+                if failures:
+                    raise ChecksFailed(failures)
+
+            try:
+                outcome.models = build_models(connection, as_of=as_of, select=chosen, on_built=on_built,
+                                              before_commit=gate)
+            except ChecksFailed as failed:
+                outcome.failures = failed.failures
+        finally:
+            connection.close()
+        return _publish_or_hold(target, outcome, changed=changed, behind=behind)
 
 
 def publish_checked(target: WarehouseTarget, *, note: str, as_of: date | None = None, changed: bool = True,
@@ -179,17 +186,18 @@ def publish_checked(target: WarehouseTarget, *, note: str, as_of: date | None = 
     """Publishes what is already built (a `sync` without models, a Dagster job whose assets built the marts)
     only if the blocking checks pass. `as_of`: the report date those marts were built for (recorded).
     `allowed=False`: never publishes (a run that failed), only records what the checks hold back."""
-    state = gate_state.load(target)
-    outcome = GateOutcome(note, as_of, held=held_marts(state))
-    if allowed and not (target.is_lake or changed or behind):
-        # nothing to publish (readers are current and the run changed nothing): no check to run either
-        publish_if_changed(target, note, changed=False, behind=False)
-        return outcome
-    outcome.failures, outcome.warnings = _judge_when_settled(target, outcome.held)
-    if not allowed:
-        _record(target, outcome)
-        return outcome
-    return _publish_or_hold(target, outcome, changed=changed, behind=behind)
+    with lake_lock(target, EXCLUSIVE):  # on a DuckLake: judged and published with no load half way
+        state = gate_state.load(target)
+        outcome = GateOutcome(note, as_of, held=held_marts(state))
+        if allowed and not (target.is_lake or changed or behind):
+            # nothing to publish (readers are current and the run changed nothing): no check to run either
+            publish_if_changed(target, note, changed=False, behind=False)
+            return outcome
+        outcome.failures, outcome.warnings = _judge_when_settled(target, outcome.held)
+        if not allowed:
+            _record(target, outcome)
+            return outcome
+        return _publish_or_hold(target, outcome, changed=changed, behind=behind)
 
 
 def check_built(connection: duckdb.DuckDBPyConnection) -> list[CheckResult]:

@@ -29,6 +29,7 @@ from pipelines.invoicing.portals import Portal
 from pipelines.invoicing.webhooks.hint_apply import HintLoad, load_hints
 from pipelines.invoicing.webhooks.hint_spool import HintSpool
 from runs.gate import GateOutcome, build_and_publish, publish_checked
+from warehouse_engine.lake_lock import SHARED, lake_lock
 from warehouse_engine.readers import mark_unpublished
 from warehouse_engine.sql_runner import MissingRawTableError, downstream_models
 from warehouse_engine.target import WarehouseTarget
@@ -105,11 +106,12 @@ def apply_pending(target: WarehouseTarget, portal: Portal, *, settings: ApiSetti
         if not hints:
             return run
         behind = mark_unpublished(target)
-        if client is not None:
-            run.load = load_hints(make_pipeline(target, portal.name), client, hints)
-        else:
-            with hint_client(portal, settings=settings, rate_limit_per_s=rate_limit_per_s) as own:
-                run.load = load_hints(make_pipeline(target, portal.name), own, hints)
+        with lake_lock(target, SHARED):  # a DuckLake's build and publication wait until this merge is whole
+            if client is not None:
+                run.load = load_hints(make_pipeline(target, portal.name), client, hints)
+            else:
+                with hint_client(portal, settings=settings, rate_limit_per_s=rate_limit_per_s) as own:
+                    run.load = load_hints(make_pipeline(target, portal.name), own, hints)
         _step(on_step, "loaded")
         changed = run.load.changed_tables
         note = f"hints {portal.name}"

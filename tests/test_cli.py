@@ -14,9 +14,9 @@ def test_help_lists_every_subcommand():
     result = subprocess.run(
         [sys.executable, "-m", "invoicing_warehouse.cli", "--help"], capture_output=True, text=True, check=True
     )
-    for name in ("sandbox", "sync", "models", "demo", "doctor", "webhooks", "dashboard"):
+    for name in ("sandbox", "sync", "models", "demo", "doctor", "webhooks", "dashboard", "lake"):
         assert name in result.stdout
-    assert set(SUBCOMMANDS) == {"sandbox", "sync", "models", "demo", "doctor", "webhooks", "dashboard"}
+    assert set(SUBCOMMANDS) == {"sandbox", "sync", "models", "demo", "doctor", "webhooks", "dashboard", "lake"}
 
 
 def test_unknown_subcommand_is_a_usage_error():
@@ -86,3 +86,17 @@ def test_the_emulator_commands_name_the_missing_extra_instead_of_a_traceback(mon
                                    "scripts/bootstrap)")
     _parser, module = cli.build_parser(["models", "--help"])
     assert module is not None and module.__name__ == "invoicing_warehouse.models_command"
+
+
+def test_lake_maintain_refuses_a_duckdb_file_and_a_horizon_that_is_not_days(monkeypatch, tmp_path, capsys):
+    from invoicing_warehouse.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("INVOICING_WAREHOUSE_ENGINE", raising=False)
+    assert main(["lake", "maintain"]) == 2
+    assert "DuckLake engine" in capsys.readouterr().err
+    monkeypatch.setenv("INVOICING_WAREHOUSE_ENGINE", "ducklake")
+    for horizon in ("0", "-3", "soon", "nan"):
+        assert main(["lake", "maintain", "--older-than-days", horizon]) == 2
+        assert "--older-than-days must be a number of days > 0" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []  # nothing made, nothing opened

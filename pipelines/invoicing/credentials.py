@@ -20,6 +20,7 @@ import dlt
 
 from pipelines.invoicing.errors import InvoicingApiError
 from pipelines.invoicing.portals import Portal
+from pipelines.invoicing.url_policy import shown, url_problem
 from warehouse_engine.redaction import register_secret
 
 
@@ -73,6 +74,7 @@ def resolve_settings(
     webhook subscriptions (`webhook_client_id` / `webhook_client_secret`) instead of the sync's."""
     build_config_providers()
     section = _section(portal)
+    explicit_url = base_url is not None
     if base_url is None and portal is not None:
         base_url = portal.base_url
     prefix = "webhook_" if webhook else ""
@@ -90,4 +92,11 @@ def resolve_settings(
             raise InvoicingApiError("configuration", f"{section}.{name}", detail=f"not set ({env}__{name.upper()})",
                                     hint=hint)
         values.append(str(value))
+    problem = url_problem(values[0])
+    if problem is not None:
+        where = ("base_url" if explicit_url else f"[portals.{portal.name}] of the portals file"
+                 if portal is not None and portal.from_file
+                 else f"{section}.base_url ({'__'.join(section.split('.')).upper()}__BASE_URL)")
+        raise InvoicingApiError("configuration", where, detail=f"base URL {shown(values[0])!r} {problem}",
+                                hint="fix the base URL before any credential is sent to it")
     return ApiSettings(values[0], values[1], values[2])

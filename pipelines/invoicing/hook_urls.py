@@ -34,3 +34,20 @@ def token_problem(token: str | None) -> str | None:
 def masked(url_or_path: str) -> str:
     """`url_or_path` with the token of `/hooks/<token>` replaced by `***` (anything else unchanged)."""
     return _TOKEN_IN_PATH.sub(lambda match: match.group(1) + MASK, url_or_path)
+
+
+def hook_url(receiver: str, token: str, portal: str | None) -> str:
+    """The delivery URL of the receiver served at `receiver` (scheme, host and any path prefix, no token):
+    `<receiver>/hooks/<token>` for the portal `default` (None), `<receiver>/hooks/<token>/<portal>` otherwise.
+    Built from the token of the environment, so that the token never needs to be typed on a command line
+    (visible to every local user in `ps`)."""
+    return f"{receiver.rstrip('/')}{HOOKS_PREFIX}{token}" + (f"/{portal}" if portal else "")
+
+
+def scrubbed(text: str, url: str | None) -> str:
+    """`text` with every `/hooks/<token>` masked and, when `url` holds a token, that token masked wherever it
+    appears (an API message may quote it without its path)."""
+    text = masked(text)
+    match = _TOKEN_IN_PATH.search(url or "")
+    token = match.group(0)[len(HOOKS_PREFIX):] if match else ""
+    return text.replace(token, MASK) if len(token) >= 4 else text

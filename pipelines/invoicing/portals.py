@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pipelines.invoicing.errors import InvoicingApiError
+from pipelines.invoicing.url_policy import shown, url_problem
 from warehouse_engine.names import DEFAULT_PORTAL
 
 NAME = re.compile(r"[a-z0-9_]+")
@@ -65,6 +66,9 @@ def _portal(path: Path, name: str, table: object) -> Portal:
     base_url = table.get("base_url")
     if not isinstance(base_url, str) or not base_url.startswith(("http://", "https://")):
         raise _error(path, f"[portals.{name}] needs base_url = \"https://...\" (the API's v2 root)")
+    problem = url_problem(base_url)
+    if problem is not None:
+        raise _error(path, f"[portals.{name}] base_url {shown(base_url)!r} {problem}")
     rate = table.get("rate_limit")
     # TOML reads `inf` and `nan` as floats: inf would crash the limiter, nan would silently turn pacing off
     if rate is not None and (isinstance(rate, bool) or not isinstance(rate, (int, float)) or not math.isfinite(rate)

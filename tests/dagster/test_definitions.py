@@ -130,6 +130,10 @@ def test_writing_jobs_queue_on_the_warehouse_tag_and_retry(tmp_path):
     assert defs.resolve_job_def("apply_hints_job").tags.get("invoicing-warehouse/warehouse") == "data/warehouse.duckdb"
     hints_sensor = next(s for s in defs.sensors if s.name == "apply_hints_when_pending")
     assert hints_sensor.job_name == "apply_hints_job" and hints_sensor.minimum_interval_seconds == 3
+    # the lake's upkeep writes its catalog: it queues with the writers, and retries a lake busy past its bound
+    upkeep = defs.resolve_job_def("lake_maintenance_job")
+    assert upkeep.tags.get("invoicing-warehouse/warehouse") == "data/warehouse.duckdb"
+    assert upkeep.op_retry_policy is not None and upkeep.op_retry_policy.max_retries == 3
     for name in ("sync_job", "reconcile_job"):
         job = defs.resolve_job_def(name)
         assert job.tags.get("invoicing-warehouse/warehouse") == "data/warehouse.duckdb"
@@ -152,6 +156,8 @@ def test_schedules_follow_the_configured_interval(monkeypatch):
     assert by_name["sync_schedule"].cron_schedule == "0-59/15 * * * *"
     assert by_name["reconcile_schedule"].cron_schedule == "30 3 * * *"
     assert by_name["sync_schedule"].job_name == "sync_job"
+    assert (by_name["lake_maintenance_schedule"].job_name, by_name["lake_maintenance_schedule"].cron_schedule) == \
+        ("lake_maintenance_job", "30 4 * * *")
     monkeypatch.setenv("INVOICING_SYNC_INTERVAL_MINUTES", "5")
     assert schedules.sync_interval() == timedelta(minutes=5)
     monkeypatch.setenv("INVOICING_SYNC_INTERVAL_MINUTES", "7")
@@ -161,3 +167,14 @@ def test_schedules_follow_the_configured_interval(monkeypatch):
         assert "divide 60" in str(error)
     else:
         raise AssertionError("an interval that does not divide 60 must be refused")
+
+
+def test_the_lake_upkeep_job_leaves_a_duckdb_file_alone(monkeypatch, tmp_path):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("INVOICING_WAREHOUSE_ENGINE", raising=False)
+    with DagsterInstance.ephemeral() as instance:
+        result = _defs().resolve_job_def("lake_maintenance_job").execute_in_process(instance=instance)
+        logged = [event.message for event in instance.all_logs(result.run_id) if event.message]
+    assert result.success
+    assert any("is a DuckDB file: no snapshot to expire" in message for message in logged)
+    assert list(tmp_path.iterdir()) == []  # the warehouse is neither made nor opened

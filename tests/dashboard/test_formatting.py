@@ -25,7 +25,7 @@ def test_tables_escape_text_and_csv_keeps_raw_values():
     html = html_table(frame, "t", money=["open_amount"], style=ENGLISH)
     assert "&lt;b&gt;A&amp;B&lt;/b&gt;" in html and "<b>" not in html
     assert '<td data-column="open_amount" class="num">€1,234.50</td>' in html
-    assert to_csv(frame).decode() == "customer_name,open_amount\n<b>A&B</b>,1234.50\n"
+    assert to_csv(frame).decode() == "customer_name,open_amount\r\n<b>A&B</b>,1234.50\r\n"
 
 
 def test_amounts_carry_the_currency_the_marts_name_euros_by_default():
