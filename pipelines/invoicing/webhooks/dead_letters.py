@@ -65,10 +65,21 @@ class DeadLetter:
 def upgrade(connection: sqlite3.Connection) -> None:
     """Adds the dead-letter table and the hints' failure columns to a spool made before them (idempotent)."""
     connection.executescript(SCHEMA)
-    present = {row[1] for row in connection.execute("pragma table_info(hints)")}
-    for name, declaration in HINT_COLUMNS.items():
-        if name not in present:
-            connection.execute(f"alter table hints add column {name} {declaration}")
+    if set(HINT_COLUMNS) <= _hint_columns(connection):
+        return
+    connection.execute("begin immediate")  # another process may upgrade the same old spool at this moment
+    try:
+        for name, declaration in HINT_COLUMNS.items():
+            if name not in _hint_columns(connection):
+                connection.execute(f"alter table hints add column {name} {declaration}")
+        connection.execute("commit")
+    except BaseException:
+        connection.execute("rollback")
+        raise
+
+
+def _hint_columns(connection: sqlite3.Connection) -> set[str]:
+    return {row[1] for row in connection.execute("pragma table_info(hints)")}
 
 
 def set_aside(connection: sqlite3.Connection, key: tuple[str, str, str], error: str, *, hopeless: bool,

@@ -57,6 +57,9 @@ create table if not exists hints (
     event text not null,
     received_at real not null,   -- unix seconds of the first delivery still pending for this record
     sequence integer not null,   -- grows with every delivery; acknowledgement matches it
+    attempts integer not null default 0,  -- failed attempts (dead_letters.py)
+    last_error text,
+    next_try_at real not null default 0,  -- a failed hint is not tried again before
     primary key (portal_id, resource, record_id)
 );
 create table if not exists deliveries (
