@@ -20,6 +20,7 @@ import os
 import socket
 import sqlite3
 import sys
+from collections.abc import Mapping
 
 from invoicing_warehouse.sync_command import add_portal_arguments, chosen_portals
 from warehouse_engine.names import DEFAULT_PORTALS_PATH, DEFAULT_WAREHOUSE_PATH
@@ -63,35 +64,57 @@ def run(args: argparse.Namespace) -> int:
     return manage(args)
 
 
-def serve(args: argparse.Namespace) -> int:
-    """Serves the receiver until interrupted; 2 without a usable token, 1 when it cannot listen."""
-    import uvicorn
+class ServeRefused(Exception):
+    """`webhooks serve` cannot start: `code` is its exit code (2 bad configuration, 1 an unreadable portals
+    file), the message one line for stderr (never a secret)."""
 
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def receiver_settings(args: argparse.Namespace, environ: Mapping[str, str] | None = None):
+    """What `serve` receives with: the token and HMAC secret from the environment (checked: L9), the portals,
+    and the spool of the configured warehouse (`target_from_env`: the DuckLake's when the engine says so, the
+    same path the applying runs use, `hint_spool.spool_path_for`). Raises ServeRefused."""
     from pipelines.invoicing.errors import InvoicingApiError
     from pipelines.invoicing.hook_urls import HMAC_SECRET_ENV, TOKEN_ENV, hmac_secret_problem, token_problem
     from pipelines.invoicing.portals import configured_portals
     from pipelines.invoicing.webhooks.hint_spool import spool_path_for
-    from pipelines.invoicing.webhooks.receiver import SIGNATURE_HEADER, Receiver, ReceiverSettings
-    from pipelines.invoicing.webhooks.receiver_server import server_config
+    from pipelines.invoicing.webhooks.receiver import ReceiverSettings
     from warehouse_engine.target import WarehouseConfigError, target_from_env
 
-    token = os.environ.get(TOKEN_ENV)
-    secret = os.environ.get(HMAC_SECRET_ENV) or None
+    env = os.environ if environ is None else environ
+    token = env.get(TOKEN_ENV)
+    secret = env.get(HMAC_SECRET_ENV) or None
     problem = token_problem(token) or hmac_secret_problem(secret)
     if problem is not None or token is None:
-        print(f"webhooks serve: {problem}", file=sys.stderr)
-        return 2
+        raise ServeRefused(2, str(problem))
     try:
-        target = target_from_env(args.warehouse)
+        target = target_from_env(args.warehouse, environ=dict(env))
     except WarehouseConfigError as error:
-        print(f"webhooks serve: {error}", file=sys.stderr)
-        return 2
+        raise ServeRefused(2, str(error)) from None
     try:
         portals = configured_portals(args.portals or DEFAULT_PORTALS_PATH, required=args.portals is not None)
     except InvoicingApiError as error:
-        print(f"webhooks serve: {error}", file=sys.stderr)
-        return 1
-    receiver = Receiver(ReceiverSettings(token, spool_path_for(target), frozenset(portals), secret))
+        raise ServeRefused(1, str(error)) from None
+    return ReceiverSettings(token, spool_path_for(target), frozenset(portals), secret)
+
+
+def serve(args: argparse.Namespace) -> int:
+    """Serves the receiver until interrupted; 2 without a usable token, 1 when it cannot listen."""
+    import uvicorn
+
+    from pipelines.invoicing.webhooks.receiver import SIGNATURE_HEADER, Receiver
+    from pipelines.invoicing.webhooks.receiver_server import server_config
+
+    try:
+        settings = receiver_settings(args)
+    except ServeRefused as refused:
+        print(f"webhooks serve: {refused}", file=sys.stderr)
+        return refused.code
+    receiver = Receiver(settings)
+    portals, secret = settings.portals, settings.hmac_secret
     try:
         receiver.open()
         family = socket.AF_INET6 if ":" in args.host else socket.AF_INET
