@@ -305,3 +305,61 @@ def test_the_flood_collapsed_into_one_reread_of_its_resource(battle):
     assert battle.run is not None and battle.run.reread_resources == ["items"]
     assert battle.run.load is not None and battle.run.load.fetched < FLOOD  # the customers' hints only
     assert not any(len(h.record_id) > 64 for h in pending)
+
+
+class RefusingTransport(httpx.BaseTransport):
+    """The sandbox over real HTTP, except that GETs of one record are answered 422 (a record the service
+    refuses alone); every request's raw path is kept."""
+
+    def __init__(self, refused_id: str) -> None:
+        self.inner = httpx.HTTPTransport()
+        self.refused_id = refused_id
+        self.paths: list[str] = []
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        path = request.url.raw_path.decode()
+        self.paths.append(path)
+        if path.endswith(f"/customers/{self.refused_id}"):
+            return httpx.Response(422, json={"error": "unprocessable", "code": 422}, request=request)
+        return self.inner.handle_request(request)
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+def test_a_hint_the_api_refuses_alone_is_retried_then_kept_dead_and_never_blocks_its_batch(battle, monkeypatch):
+    """H1 on the applying side: a record the API refuses alone (422) and an id an older receiver spooled
+    (`../../me`: no record id, asked nothing) are set aside; the genuine hint of the same batch is applied.
+    The refused one is tried 3 times in all (dead_letters.MAX_ATTEMPTS, the retry delay shortened here), then
+    kept dead; the forged one dies at once without a request."""
+    from pipelines.invoicing.http.client import InvoicingClient
+    from pipelines.invoicing.webhooks import dead_letters
+    from pipelines.invoicing.webhooks.hint_spool import Hint
+
+    sandbox, portal = battle.sandbox, battle.sandbox.portal
+    refused = portal.snapshot("customers")[1]["id"]
+    sandbox.clock.advance(timedelta(seconds=1))
+    genuine = portal.create("customers", {"name": "Genuine beside a refused one", "phone": "+33 1 11 11 11 11"})
+    with HintSpool(battle.served.spool_path) as spool:
+        for n, record_id in enumerate((refused, "../../me", genuine["id"])):
+            spool.append(f"aside-{n}", Hint("default", "customers", record_id, "customer.updated"))
+    quiet(sandbox)
+    monkeypatch.setattr(dead_letters, "RETRY_DELAY_S", 0.0)
+    transport = RefusingTransport(refused)
+    with InvoicingClient(sandbox.base_url, sandbox.client_id, sandbox.client_secret, rate_limit_per_s=0,
+                         transport=transport) as client:
+        runs = [apply_pending(WarehouseTarget.duckdb_file(battle.warehouse), Portal("default"), client=client,
+                              settings=ApiSettings(sandbox.base_url, sandbox.client_id, sandbox.client_secret))
+                for _ in range(4)]
+    assert [(run.hints, run.set_aside, run.dead) for run in runs] == [(3, 2, 1), (1, 1, 0), (1, 1, 1), (0, 0, 0)]
+    assert transport.paths.count(f"/api/v2/customers/{refused}") == 3
+    assert not any(path.endswith("/me") or "%2F" in path for path in transport.paths)  # never asked
+    with HintSpool(battle.served.spool_path) as spool:
+        letters = {letter.record_id: letter for letter in spool.dead_letters()}
+        assert spool.pending(now=time.time() + 10_000) == []
+    assert set(letters) == {refused, "../../me"}
+    assert (letters[refused].attempts, letters[refused].last_error) == (3, "GET /customers/{id}: HTTP 422")
+    assert letters["../../me"].attempts == 1
+    with connect_reader(WarehouseTarget.duckdb_file(battle.warehouse)) as reader:
+        assert reader.execute("select phone from invoicing_raw.customers where id = ?",
+                              [genuine["id"]]).fetchone() == ("+33 1 11 11 11 11",)
