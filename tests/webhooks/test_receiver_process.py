@@ -19,8 +19,8 @@ DELIVERIES = 60
 
 def test_serve_refuses_to_start_without_a_usable_token(tmp_path):
     env = {k: v for k, v in os.environ.items() if not k.startswith("INVOICING_WEBHOOK_")}
-    for token, says in ((None, "INVOICING_WEBHOOK_TOKEN is not set"), ("short-1", "at least 16"),
-                        ("has/a/slash-in-it-and-long", "URL-safe")):
+    for token, says in ((None, "INVOICING_WEBHOOK_TOKEN is not set"), ("short-1", "at least 32"),
+                        ("has/a/slash-in-it-and-long", "URL-safe"), ("ab" * 20, "repeats too few characters")):
         if token is not None:
             env["INVOICING_WEBHOOK_TOKEN"] = token
         done = subprocess.run([*COMMAND, "webhooks", "serve", "--port", "0", "--warehouse",
