@@ -255,7 +255,7 @@ def battle(tmp_path_factory) -> Iterator[Battle]:
         limits = ServerLimits(request_read_timeout_s=READ_TIMEOUT_S)
         with serving_receiver(folder, limits=limits, max_pending_per_portal=FLOOD_BOUND) as served:
             battle = Battle(sandbox, warehouse, served)
-            _genuine(battle, "warm-up")
+            _genuine(battle, "warm-up", "items")  # items: one model downstream, the cheapest run to learn from
             quiet(sandbox)
             warm = _apply(battle)
             assert warm.acknowledged == 1 and warm.load is not None and warm.load.api_portal_id
@@ -319,7 +319,7 @@ class RefusingTransport(httpx.BaseTransport):
     def handle_request(self, request: httpx.Request) -> httpx.Response:
         path = request.url.raw_path.decode()
         self.paths.append(path)
-        if path.endswith(f"/customers/{self.refused_id}"):
+        if path.endswith(f"/items/{self.refused_id}"):
             return httpx.Response(422, json={"error": "unprocessable", "code": 422}, request=request)
         return self.inner.handle_request(request)
 
@@ -337,12 +337,13 @@ def test_a_hint_the_api_refuses_alone_is_retried_then_kept_dead_and_never_blocks
     from pipelines.invoicing.webhooks.hint_spool import Hint
 
     sandbox, portal = battle.sandbox, battle.sandbox.portal
-    refused = portal.snapshot("customers")[1]["id"]
+    used = {record_id for _, record_id in battle.genuine.values()}
+    refused, genuine = [item["id"] for item in portal.snapshot("items") if item["id"] not in used][:2]
     sandbox.clock.advance(timedelta(seconds=1))
-    genuine = portal.create("customers", {"name": "Genuine beside a refused one", "phone": "+33 1 11 11 11 11"})
+    portal.update("items", genuine, {"description": "changed beside a refused one"})
     with HintSpool(battle.served.spool_path) as spool:
-        for n, record_id in enumerate((refused, "../../me", genuine["id"])):
-            spool.append(f"aside-{n}", Hint("default", "customers", record_id, "customer.updated"))
+        for n, record_id in enumerate((refused, "../../me", genuine)):
+            spool.append(f"aside-{n}", Hint("default", "items", record_id, "product.updated"))
     quiet(sandbox)
     monkeypatch.setattr(dead_letters, "RETRY_DELAY_S", 0.0)
     transport = RefusingTransport(refused)
@@ -352,14 +353,15 @@ def test_a_hint_the_api_refuses_alone_is_retried_then_kept_dead_and_never_blocks
                               settings=ApiSettings(sandbox.base_url, sandbox.client_id, sandbox.client_secret))
                 for _ in range(4)]
     assert [(run.hints, run.set_aside, run.dead) for run in runs] == [(3, 2, 1), (1, 1, 0), (1, 1, 1), (0, 0, 0)]
-    assert transport.paths.count(f"/api/v2/customers/{refused}") == 3
+    assert transport.paths.count(f"/api/v2/items/{refused}") == 3
     assert not any(path.endswith("/me") or "%2F" in path for path in transport.paths)  # never asked
     with HintSpool(battle.served.spool_path) as spool:
         letters = {letter.record_id: letter for letter in spool.dead_letters()}
         assert spool.pending(now=time.time() + 10_000) == []
     assert set(letters) == {refused, "../../me"}
-    assert (letters[refused].attempts, letters[refused].last_error) == (3, "GET /customers/{id}: HTTP 422")
+    assert (letters[refused].attempts, letters[refused].last_error) == (3, "GET /items/{id}: HTTP 422")
     assert letters["../../me"].attempts == 1
     with connect_reader(WarehouseTarget.duckdb_file(battle.warehouse)) as reader:
-        assert reader.execute("select phone from invoicing_raw.customers where id = ?",
-                              [genuine["id"]]).fetchone() == ("+33 1 11 11 11 11",)
+        assert reader.execute("select description from invoicing_raw.items where id = ?",
+                              [genuine]).fetchone() == ("changed beside a refused one",)
+    assert mismatches(battle.warehouse, portal, tables=("items",)) == []
