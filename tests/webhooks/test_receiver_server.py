@@ -41,8 +41,9 @@ def test_connections_over_the_cap_are_closed_and_stalled_ones_dropped(tmp_path):
             extra.close()
             assert not _closed_within(held[0], 0.3)  # the first three are kept (for now)
             started = time.monotonic()
-            assert all(_closed_within(connection, 3.0) for connection in held)  # silent: dropped at 1 s
-            assert time.monotonic() - started < 3.0
+            # silent: dropped 1 s after they connected (5 s: room for a loaded machine, well under "never")
+            assert all(_closed_within(connection, 5.0) for connection in held)
+            assert time.monotonic() - started < 5.0
         finally:
             for connection in held:
                 connection.close()
@@ -54,7 +55,7 @@ def test_connections_over_the_cap_are_closed_and_stalled_ones_dropped(tmp_path):
             kept_alive.settimeout(5)
             assert kept_alive.recv(1024).startswith(b"HTTP/1.1 200")
             kept_alive.sendall(b"POST " + path + b" HTTP/1.1\r\nHost: x\r\n")  # a second request, half-sent
-            assert _closed_within(kept_alive, 3.0)
+            assert _closed_within(kept_alive, 5.0)
         with httpx.Client(timeout=10, trust_env=False) as http:
             assert http.post(served.url(), json=envelope("after", record_id="abc")).status_code == 200
     assert sorted(h.record_id for h in served.pending()) == ["0123456789abcdef01234567", "abc"]
