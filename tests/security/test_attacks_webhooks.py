@@ -5,8 +5,8 @@ receiver_server.server_config, on 127.0.0.1), the answer expected, and "nothing 
 in the same batch (a real change of a sandbox record, announced through the same receiver) is applied by the
 same applying run, and after that run the warehouse's customers and items equal the sandbox's own records
 (harness.warehouse_truth.mismatches: the sandbox is the truth, not the code under test). Expected answers come
-from the review and the receiver's documented table: 422 for an id that is no record id, 400 for an oversized
-header or deeply nested JSON, 404 for any method but POST, a dropped connection for a half-sent request.
+from the review and the receiver's documented table: 422 for an id that is no record id, 431 for oversized
+headers (RFC 6585), 400 for deeply nested JSON, 404 for any method but POST, a dropped connection for a half-sent request.
 
 One sandbox, one regular build and one applying run serve every row (module fixture `battle`): a row's
 probe and its genuine delivery go into the one batch that run applies, so every row also shows that no probe
@@ -129,10 +129,12 @@ def probe_forged_traversal_id(battle: Battle) -> object:
 
 
 def probe_big_headers(battle: Battle) -> object:
+    """Headers over the cap, sent at once (one read: h11's own cap never sees them incomplete) and as 1 MiB."""
     path = f"/hooks/{battle.served.token}".encode()
-    request = b"POST " + path + b" HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Filler: " + b"a" * (1024 * 1024) + b"\r\n\r\n"
-    answer, _ = _raw(battle, request)
-    return _status(answer)
+    head = b"POST " + path + b" HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Filler: "
+    one_read, _ = _raw(battle, head + b"a" * 20_000 + b"\r\nContent-Length: 2\r\n\r\n{}")
+    huge, _ = _raw(battle, head + b"a" * (1024 * 1024) + b"\r\n\r\n")
+    return _status(one_read), _status(huge)
 
 
 def probe_half_sent_request(battle: Battle) -> object:
@@ -226,7 +228,7 @@ class Row:
 ROWS = [
     Row("H1 forged id ?limit=1", probe_forged_query_id, 422),
     Row("H1 forged id ../../me", probe_forged_traversal_id, 422),
-    Row("H2 1 MiB of headers", probe_big_headers, 400),
+    Row("H2 headers over 16 KiB", probe_big_headers, (431, 431)),
     Row("H2 half-sent request", probe_half_sent_request, "dropped"),
     Row("H3 long ids", probe_long_ids, (422, 422)),
     Row("L1 nested JSON", probe_nested_json, 400),

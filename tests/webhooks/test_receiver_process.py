@@ -46,6 +46,9 @@ def test_every_delivery_answered_200_survives_a_sigkill(tmp_path):
                 answered.append(("acme" if portal else "default", f"r{n:03d}"))
             refused = http.post(receiver.url("globex"), json=envelope("d-refused"))
             assert refused.status_code == 404
+            # the command serves on the bounded server (receiver_server.py): headers over 16 KiB are refused
+            oversized = http.post(receiver.url(), json=envelope("d-big"), headers={"X-Filler": "a" * 32_768})
+            assert oversized.status_code == 431
     finally:
         assert receiver.kill() == -9  # right after the last answer: no graceful shutdown, no flush
     with HintSpool(spool_path(warehouse)) as spool:

@@ -59,3 +59,30 @@ def test_connections_over_the_cap_are_closed_and_stalled_ones_dropped(tmp_path):
         with httpx.Client(timeout=10, trust_env=False) as http:
             assert http.post(served.url(), json=envelope("after", record_id="abc")).status_code == 200
     assert sorted(h.record_id for h in served.pending()) == ["0123456789abcdef01234567", "abc"]
+
+
+def test_a_head_is_measured_whole_whatever_the_reads_and_a_body_never_counts(tmp_path):
+    """A genuine delivery split at every byte around its head's end is answered 200 (the end straddling two
+    reads is found); a 20 KiB header in one read, or in 1 KiB pieces, gets 431 (receiver_server's table)."""
+    with serving_receiver(tmp_path, limits=ServerLimits(max_header_bytes=4096)) as served:
+        port = int(served.base.rsplit(":", 1)[1])
+        body = httpx.Request("POST", "http://x", json=envelope("split", data={"id": "s1", "pad": "p" * 8000})).read()
+        head = (f"POST /hooks/{served.token} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                f"Content-Length: {len(body)}\r\n\r\n").encode()
+        for cut in range(len(head) - 5, len(head) + 2):
+            with _connect(port) as connection:
+                request = head + body
+                connection.sendall(request[:cut])
+                time.sleep(0.01)  # two reads on the server's side
+                connection.sendall(request[cut:])
+                assert connection.recv(1024).startswith(b"HTTP/1.1 200"), cut
+        big = b"POST /hooks/x HTTP/1.1\r\nHost: x\r\nX-Filler: " + b"a" * 20_000 + b"\r\n\r\n"
+        for pieces in ([big], [big[n:n + 1024] for n in range(0, len(big), 1024)]):
+            with _connect(port) as connection:
+                try:
+                    for piece in pieces:
+                        connection.sendall(piece)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # refused while sending: the answer is already there
+                assert connection.recv(1024).startswith(b"HTTP/1.1 431")
+    assert [h.record_id for h in served.pending()] == ["s1"]

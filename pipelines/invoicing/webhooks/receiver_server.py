@@ -5,7 +5,7 @@ few hundred bytes, headers of a few hundred more). What uvicorn leaves open by d
 
 | what | uvicorn's default | here |
 |---|---|---|
-| header size | httptools: no cap (40 MB of headers were read) | h11 with `h11_max_incomplete_event_size` = `MAX_HEADER_BYTES`: a request line and headers over it get 400 and the connection is closed |
+| header size | httptools: no cap (40 MB of headers were read); h11's `h11_max_incomplete_event_size` caps only a head still incomplete (one read of up to 256 KiB passes whole) | h11's cap at `MAX_HEADER_BYTES` for a head arriving in pieces, and `BoundedH11Protocol` measuring every parsed head: over it, 431 and the connection closed |
 | a half-sent request (headers or body) | waits forever | dropped `REQUEST_READ_TIMEOUT_S` after its first byte (`BoundedH11Protocol`), whatever it sent so far |
 | an idle kept-alive connection | 5 s | `KEEP_ALIVE_S` |
 | requests being handled at once | unbounded | `limit_concurrency` = `MAX_CONCURRENT`: beyond it uvicorn answers 503 (the sender retries) |
@@ -48,15 +48,44 @@ DEFAULT_LIMITS = ServerLimits()
 
 
 class BoundedH11Protocol(H11Protocol):
-    """uvicorn's h11 protocol that refuses connections over `max_connections` and drops a request not read
-    whole within `request_read_timeout_s` of its first byte (uvicorn times out idle kept-alive connections
-    only, never a request that stops half-way)."""
+    """uvicorn's h11 protocol that refuses connections over `max_connections`, a request line and headers over
+    `max_header_bytes` (431), and drops a request not read whole within `request_read_timeout_s` of its first
+    byte (uvicorn times out idle kept-alive connections only, never a request that stops half-way)."""
 
     limits = DEFAULT_LIMITS
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._read_deadline: asyncio.TimerHandle | None = None
+        self._head_too_large = False
+        parse = self.conn.next_event
+
+        # Every head h11 parses is measured here, however it arrived (in one read, after a pipelined body...);
+        # h11 itself refuses only a head still incomplete past its cap. Both end in uvicorn's refusal path.
+        def bounded_next_event() -> Any:
+            try:
+                event = parse()
+            except h11.RemoteProtocolError as error:
+                self._head_too_large = error.error_status_hint == 431
+                raise
+            if isinstance(event, h11.Request) and _head_size(event) > self.limits.max_header_bytes:
+                self._head_too_large = True
+                raise h11.RemoteProtocolError("request head too large", error_status_hint=431)
+            return event
+
+        self.conn.next_event = bounded_next_event  # type: ignore[method-assign]
+
+    def send_400_response(self, msg: str) -> None:
+        """uvicorn's answer to a request h11 refused: 431 when it was the head's size, else uvicorn's 400."""
+        if not self._head_too_large:
+            super().send_400_response(msg)
+            return
+        self.logger.info("request head over %d bytes: 431, connection closed", self.limits.max_header_bytes)
+        self._disarm()
+        self.transport.write(b"HTTP/1.1 431 Request Header Fields Too Large\r\ncontent-type: text/plain; "
+                             b"charset=utf-8\r\nconnection: close\r\ncontent-length: 32\r\n\r\n"
+                             b"request header fields too large\n")
+        self.transport.close()
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
@@ -90,6 +119,12 @@ class BoundedH11Protocol(H11Protocol):
         if self.conn.their_state not in (h11.DONE, h11.MUST_CLOSE) and not self.transport.is_closing():
             self.logger.info("request not read within %s s: connection dropped", self.limits.request_read_timeout_s)
             self.transport.abort()
+
+
+def _head_size(request: h11.Request) -> int:
+    """The bytes of a parsed request's line and headers (`METHOD target HTTP/1.1`, `name: value` lines)."""
+    line = len(request.method) + len(request.target) + len(b"  HTTP/1.1\r\n")
+    return line + sum(len(name) + len(value) + 4 for name, value in request.headers) + 2
 
 
 def server_config(app: Any, limits: ServerLimits = DEFAULT_LIMITS, **options: Any) -> uvicorn.Config:
