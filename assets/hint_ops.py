@@ -79,12 +79,12 @@ def _apply(context: OpExecutionContext, config: HintsConfig, portals: dict[str, 
     try:
         settings, rate = api_settings(portal, invoicing_api)
         with hint_client(portal, settings=settings, rate_limit_per_s=rate) as client:
-            first = apply_pending(target, portal, client=client)
+            first = apply_pending(target, portal, client=client, settings=settings, rate_limit_per_s=rate)
             record(first)
             if first.waiting:
                 return
             stayed = linger(target, portal, client, staying, another_writer_waits=another_writer_waits,
-                            on_run=record, started=started)
+                            on_run=record, started=started, api_settings=settings, rate_limit_per_s=rate)
     except InvoicingApiError as error:
         # the hints stay pending; a wrong secret is not retried, the rest is (the next sensor tick)
         raise Failure(description=str(error), allow_retries=error.kind not in PERMANENT_ERROR_KINDS) from None
@@ -95,13 +95,14 @@ def _apply(context: OpExecutionContext, config: HintsConfig, portals: dict[str, 
 
 def _record_materializations(context: OpExecutionContext, portal: str, run: HintRun) -> None:
     """A materialization per raw table whose rows changed (of the portal's partition) and per rebuilt model."""
-    if run.load is None:
+    if run.load is None and run.reread is None:
         return
-    raw = sorted({parent for table in run.load.changed_tables if (parent := raw_table_of(table))})
+    loaded = run.rows
+    raw = sorted({parent for table in run.changed_tables if (parent := raw_table_of(table))})
     for table in raw:
         context.log_event(AssetMaterialization(
             raw_asset_key(table), partition=portal,
-            metadata={"rows_loaded": MetadataValue.int(int(run.load.rows.get(table, 0))),
+            metadata={"rows_loaded": MetadataValue.int(int(loaded.get(table, 0))),
                       "source": MetadataValue.text("webhook hints")}))
     for key, rows in run.models.items():
         context.log_event(AssetMaterialization(AssetKey(key.split(".")),

@@ -17,6 +17,7 @@ from assets.checks import (
 )
 from assets.contract_checks import build_contract_checks
 from assets.freshness import build_freshness_checks
+from assets.hint_checks import raw_no_dead_hints
 from assets.ingestion import build_ingestion_assets
 from assets.models import build_model_assets
 from assets.portals import load_portals
@@ -36,7 +37,7 @@ def build_definitions(resources: dict, portals: dict | None = None) -> Definitio
     mart_keys = [key for model in model_assets for key in model.keys if key.path[0] == "marts"]
     interval = sync_interval()
     freshness_checks = build_freshness_checks(max_age=2 * interval)
-    jobs = [*build_jobs(resources["warehouse"].path, freshness_checks),
+    jobs = [*build_jobs(resources["warehouse"].path, [freshness_checks, raw_no_dead_hints]),
             build_hints_job(resources["warehouse"].path, portals),
             build_lake_maintenance_job(resources["warehouse"].path)]
     jobs_by_name = {job.name: job for job in jobs}
@@ -51,6 +52,7 @@ def build_definitions(resources: dict, portals: dict | None = None) -> Definitio
             documents_customers_exist,
             usages_invoices_exist,
             freshness_checks,
+            raw_no_dead_hints,
             raw_sync_read_exactly,
             total_open_matches_api_due_amount,
             *build_mart_key_checks(mart_keys),

@@ -23,8 +23,9 @@ TRANSIENT_RETRY_POLICY = RetryPolicy(
 )
 
 
-def build_jobs(warehouse_path: str, freshness_checks: AssetChecksDefinition) -> list:
-    """The sync, reconcile and freshness-check jobs for the warehouse at `warehouse_path`."""
+def build_jobs(warehouse_path: str, freshness_checks: list[AssetChecksDefinition]) -> list:
+    """The sync, reconcile and freshness-check jobs for the warehouse at `warehouse_path`; `freshness_checks`
+    are the checks that read the Dagster instance or the hints spool, never DuckDB (its own job runs them)."""
     writer_tags = {WAREHOUSE_TAG: warehouse_path}
     sync_job = define_asset_job(
         "sync_job",
@@ -43,8 +44,9 @@ def build_jobs(warehouse_path: str, freshness_checks: AssetChecksDefinition) -> 
     )
     freshness_job = define_asset_job(
         "freshness_check_job",
-        selection=AssetSelection.checks(freshness_checks),
-        description="Only the freshness checks of the raw tables (they read the instance, not DuckDB).",
+        selection=AssetSelection.checks(*freshness_checks),
+        description="Only the freshness and dead-hint checks of the raw tables (they read the instance and "
+                    "the hints spool, not DuckDB).",
     )
     return [sync_job, reconcile_job, freshness_job]
 

@@ -1,6 +1,7 @@
 """What the Freshness page shows: when the readers' copy was published, when the sync last loaded each raw
 table (dlt's `_dlt_loads`, as the copy holds them), whether the warehouse has changes readers do not see
-yet, and the warehouse's data checks re-run on the copy.
+yet, the webhook hints kept dead in the spool beside the warehouse (read-only, never created here), and the
+warehouse's data checks re-run on the copy.
 
 The checks are the gate's (runs/gate.py: ids unique, references resolve, the contract's value checks, one row
 per mart key), run on the readers' copy: the freshness and sync-note checks live in a Dagster instance's run
@@ -18,9 +19,14 @@ import duckdb
 import pandas as pd
 
 from dashboard.queries import frame
+from pipelines.invoicing.webhooks.dead_letters import read_dead_letters
+from pipelines.invoicing.webhooks.hint_spool import spool_path_for
 from runs.gate import run_checks
 from warehouse_engine.names import RAW_DATASET
 from warehouse_engine.publish import unpublished_mark
+from warehouse_engine.target import WarehouseTarget
+
+DEAD_HINTS_SHOWN = 200
 
 
 @dataclass(frozen=True)
@@ -101,3 +107,14 @@ def checks(connection: duckdb.DuckDBPyConnection) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["check", "asset", "passed", "severity", "blocking", "detail"]).sort_values(
         ["passed", "asset", "check"], kind="stable", ignore_index=True
     )
+
+
+def dead_hints(target: WarehouseTarget) -> tuple[int, pd.DataFrame]:
+    """(how many, the newest DEAD_HINTS_SHOWN) webhook hints kept dead in the warehouse's spool: portal,
+    resource, record, event, attempts, last error, first received and died (UTC); (0, empty) without a spool."""
+    total, letters = read_dead_letters(spool_path_for(target), limit=DEAD_HINTS_SHOWN)
+    rows = [(letter.portal_id, letter.resource, letter.record_id, letter.event, letter.attempts, letter.last_error,
+             datetime.fromtimestamp(letter.received_at, tz=UTC), datetime.fromtimestamp(letter.dead_at, tz=UTC),
+             letter.deliveries_since) for letter in letters]
+    return total, pd.DataFrame(rows, columns=["portal", "resource", "record_id", "event", "attempts", "last_error",
+                                              "received_at", "dead_at", "deliveries_since"])

@@ -3,7 +3,9 @@
 - `serve`: the receiver (pipelines/invoicing/webhooks/receiver.py) on 127.0.0.1:8787 until Ctrl-C / SIGTERM. It needs
   `INVOICING_WEBHOOK_TOKEN` (the secret path token of `/hooks/<token>[/<portal>]`) and refuses to start
   without one; `INVOICING_WEBHOOK_HMAC_SECRET`, when set, makes it require `X-Invoicing-Signature`. Hints go
-  to the spool beside `--warehouse` (`data/warehouse.hints.sqlite`).
+  to the warehouse's one spool (`hint_spool.spool_path_for`): beside `--warehouse` (`data/warehouse.hints.sqlite`),
+  or beside the DuckLake's data folder when `INVOICING_WAREHOUSE_ENGINE=ducklake` (where the applying runs read).
+  The server bounds headers, read time and connections (pipelines/invoicing/webhooks/receiver_server.py).
 - `register --receiver ROOT | --url URL [--events E ...]`, `list`, `remove --receiver ROOT | --url URL | --id ID`:
   the portal's subscriptions, idempotent, with the write-scope client `sources.invoicing.webhook_client_id` /
   `webhook_client_secret` (pipelines/invoicing/webhooks/subscriptions.py). `--receiver` builds the URL from
@@ -20,6 +22,7 @@ import os
 import socket
 import sqlite3
 import sys
+from collections.abc import Mapping
 
 from invoicing_warehouse.sync_command import add_portal_arguments, chosen_portals
 from warehouse_engine.names import DEFAULT_PORTALS_PATH, DEFAULT_WAREHOUSE_PATH
@@ -36,7 +39,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     serve.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT}; 0 = any free)")
     serve.add_argument("--warehouse", default=DEFAULT_WAREHOUSE_PATH, metavar="PATH",
                        help=f"the warehouse whose spool (<dir>/<stem>.hints.sqlite) gets the hints "
-                            f"(default {DEFAULT_WAREHOUSE_PATH})")
+                            f"(default {DEFAULT_WAREHOUSE_PATH}; a DuckLake's, by INVOICING_WAREHOUSE_ENGINE, "
+                            f"beside its data folder)")
     serve.add_argument("--portals", default=None, metavar="PATH",
                        help=f"portals file: /hooks/<token>/<name> is accepted for each of its portals "
                             f"(default {DEFAULT_PORTALS_PATH} when it exists; without one, only /hooks/<token>)")
@@ -69,28 +73,57 @@ def run(args: argparse.Namespace) -> int:
     return manage(args)
 
 
+class ServeRefused(Exception):
+    """`webhooks serve` cannot start: `code` is its exit code (2 bad configuration, 1 an unreadable portals
+    file), the message one line for stderr (never a secret)."""
+
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def receiver_settings(args: argparse.Namespace, environ: Mapping[str, str] | None = None):
+    """What `serve` receives with: the token and HMAC secret from the environment (checked: L9), the portals,
+    and the spool of the configured warehouse (`target_from_env`: the DuckLake's when the engine says so, the
+    same path the applying runs use, `hint_spool.spool_path_for`). Raises ServeRefused."""
+    from pipelines.invoicing.errors import InvoicingApiError
+    from pipelines.invoicing.hook_urls import HMAC_SECRET_ENV, TOKEN_ENV, hmac_secret_problem, token_problem
+    from pipelines.invoicing.portals import configured_portals
+    from pipelines.invoicing.webhooks.hint_spool import spool_path_for
+    from pipelines.invoicing.webhooks.receiver import ReceiverSettings
+    from warehouse_engine.target import WarehouseConfigError, target_from_env
+
+    env = os.environ if environ is None else environ
+    token = env.get(TOKEN_ENV)
+    secret = env.get(HMAC_SECRET_ENV) or None
+    problem = token_problem(token) or hmac_secret_problem(secret)
+    if problem is not None or token is None:
+        raise ServeRefused(2, str(problem))
+    try:
+        target = target_from_env(args.warehouse, environ=dict(env))
+    except WarehouseConfigError as error:
+        raise ServeRefused(2, str(error)) from None
+    try:
+        portals = configured_portals(args.portals or DEFAULT_PORTALS_PATH, required=args.portals is not None)
+    except InvoicingApiError as error:
+        raise ServeRefused(1, str(error)) from None
+    return ReceiverSettings(token, spool_path_for(target), frozenset(portals), secret)
+
+
 def serve(args: argparse.Namespace) -> int:
     """Serves the receiver until interrupted; 2 without a usable token, 1 when it cannot listen."""
     import uvicorn
 
-    from pipelines.invoicing.errors import InvoicingApiError
-    from pipelines.invoicing.hook_urls import HMAC_SECRET_ENV, TOKEN_ENV, token_problem
-    from pipelines.invoicing.portals import configured_portals
-    from pipelines.invoicing.webhooks.hint_spool import spool_path
-    from pipelines.invoicing.webhooks.receiver import SIGNATURE_HEADER, Receiver, ReceiverSettings
+    from pipelines.invoicing.webhooks.receiver import SIGNATURE_HEADER, Receiver
+    from pipelines.invoicing.webhooks.receiver_server import server_config
 
-    token = os.environ.get(TOKEN_ENV)
-    problem = token_problem(token)
-    if problem is not None or token is None:
-        print(f"webhooks serve: {problem}", file=sys.stderr)
-        return 2
     try:
-        portals = configured_portals(args.portals or DEFAULT_PORTALS_PATH, required=args.portals is not None)
-    except InvoicingApiError as error:
-        print(f"webhooks serve: {error}", file=sys.stderr)
-        return 1
-    secret = os.environ.get(HMAC_SECRET_ENV) or None
-    receiver = Receiver(ReceiverSettings(token, spool_path(args.warehouse), frozenset(portals), secret))
+        settings = receiver_settings(args)
+    except ServeRefused as refused:
+        print(f"webhooks serve: {refused}", file=sys.stderr)
+        return refused.code
+    receiver = Receiver(settings)
+    portals, secret = settings.portals, settings.hmac_secret
     try:
         receiver.open()
         family = socket.AF_INET6 if ":" in args.host else socket.AF_INET
@@ -112,8 +145,7 @@ def serve(args: argparse.Namespace) -> int:
     if secret:
         print(f"deliveries must carry {SIGNATURE_HEADER}: sha256=<HMAC-SHA256 of the body>", flush=True)
     # uvicorn's access log would print the token: off; the receiver logs each delivery with it masked
-    config = uvicorn.Config(receiver.app(), log_level="warning", access_log=False, lifespan="on",
-                            server_header=False, timeout_graceful_shutdown=5)
+    config = server_config(receiver.app(), log_level="warning", lifespan="on", timeout_graceful_shutdown=5)
     try:
         uvicorn.Server(config).run(sockets=[listener])
     finally:

@@ -24,6 +24,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from pipelines.invoicing.credentials import ApiSettings
 from pipelines.invoicing.http.client import InvoicingClient
 from pipelines.invoicing.portals import Portal
 from pipelines.invoicing.webhooks.hint_spool import HintSpool
@@ -91,10 +92,12 @@ class Lingered:
 
 def linger(target: WarehouseTarget, portal: Portal, client: InvoicingClient, settings: Linger, *,
            another_writer_waits: Callable[[], str | None], on_run: Callable[[HintRun], None] | None = None,
-           started: float | None = None) -> Lingered:
+           started: float | None = None, api_settings: ApiSettings | None = None,
+           rate_limit_per_s: float | None = None) -> Lingered:
     """Applies `portal`'s new hints as they arrive until the run has been idle `settings.idle_s`, has lasted
     `settings.max_s` (from `started`, time.monotonic(), default now), or `another_writer_waits()` names a
     writing run waiting for the warehouse (checked every QUEUE_CHECK_S). `on_run` sees every applied set.
+    `api_settings`, `rate_limit_per_s`: the portal's, for a resource's re-read (runs/hints.py).
     Raises what apply_pending raises (the hints of that set stay pending; the sets before are acknowledged)."""
     outcome = Lingered()
     if not settings.enabled:
@@ -114,7 +117,8 @@ def linger(target: WarehouseTarget, portal: Portal, client: InvoicingClient, set
                 outcome.ended = waiting
             elif spool.pending(portal.name, 1):
                 _settle(spool, portal.name, settings)
-                run = apply_pending(target, portal, client=client)
+                run = apply_pending(target, portal, client=client, settings=api_settings,
+                                    rate_limit_per_s=rate_limit_per_s)
                 outcome.runs.append(run)
                 if on_run is not None:
                     on_run(run)

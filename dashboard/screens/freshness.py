@@ -1,17 +1,19 @@
-"""Freshness: when the readers' copy was published, when each raw table was last loaded, and the
-warehouse's data checks re-run on the copy."""
+"""Freshness: when the readers' copy was published, when each raw table was last loaded, the webhook hints
+kept dead, and the warehouse's data checks re-run on the copy."""
 
 from __future__ import annotations
 
+import sqlite3
 from datetime import UTC, datetime
 from pathlib import Path
 
 import streamlit as st
 
 from dashboard import cache
-from dashboard.freshness import snapshot
+from dashboard.freshness import dead_hints, snapshot
 from dashboard.source import Source
 from dashboard.widgets import PageContext, heading, table
+from warehouse_engine.target import WarehouseTarget
 
 
 def _age(moment: datetime | None) -> str:
@@ -46,6 +48,8 @@ def render(context: PageContext) -> None:
     st.subheader("Last load per raw table")
     table(tables.drop(columns=["load_id"]), "raw_tables", context, download=tables)
 
+    dead_hints_section(source.target, context)
+
     st.subheader("Checks on the readers' copy")
     results = cache.checks(context.view.warehouse, context.view.key)
     failed = results[~results["passed"]]
@@ -54,3 +58,23 @@ def render(context: PageContext) -> None:
     else:
         st.error(f"{len(failed)} of {len(results)} checks fail.")
     table(results, "checks", context)
+
+
+def dead_hints_section(target: WarehouseTarget, context: PageContext) -> None:
+    """The webhook hints kept dead (pipelines/invoicing/webhooks/dead_letters.py): a line when there are none,
+    else a warning with the count and the newest of them."""
+    st.subheader("Webhook hints set aside")
+    try:
+        total, letters = dead_hints(target)
+    except sqlite3.Error as error:
+        st.warning(f"The hints spool could not be read: {error}")
+        return
+    if not total:
+        st.success("No webhook hint is kept dead.")
+        return
+    st.warning(
+        f"{total} webhook hint(s) kept dead: the API refused their record alone, or the delivery named no "
+        "record. Real-time updates skipped these records; the scheduled sync still reads them. A forged "
+        "delivery looks like this: trace it, or delete the row once its cause is fixed."
+    )
+    table(letters, "dead_hints", context)

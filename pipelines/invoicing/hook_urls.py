@@ -14,7 +14,11 @@ TOKEN_ENV = "INVOICING_WEBHOOK_TOKEN"
 HMAC_SECRET_ENV = "INVOICING_WEBHOOK_HMAC_SECRET"
 # The token sits in a URL path: URL-safe characters only, and long enough not to be guessed.
 TOKEN_PATTERN = re.compile(r"[A-Za-z0-9_.~-]+")
-MIN_TOKEN_LENGTH = 16
+# 32 characters: what `secrets.token_urlsafe(24)` makes (192 bits). The token is the only lock on an unsigned
+# doorbell and leaks easily (proxy logs, `ps`), so a short or repetitive one is refused when the receiver starts.
+MIN_TOKEN_LENGTH = 32
+MIN_DISTINCT_CHARACTERS = 8  # a random 32-character token has ~20; `aaaa...` or `abababab...` is not a secret
+MIN_HMAC_SECRET_LENGTH = 32
 MASK = "***"
 _TOKEN_IN_PATH = re.compile(r"(/hooks/)[^/?#]*")
 
@@ -28,6 +32,20 @@ def token_problem(token: str | None) -> str | None:
         return f"{TOKEN_ENV} must hold only URL-safe characters (A-Z a-z 0-9 _ . ~ -); {make_one}"
     if len(token) < MIN_TOKEN_LENGTH:
         return f"{TOKEN_ENV} is {len(token)} characters; use at least {MIN_TOKEN_LENGTH} ({make_one})"
+    if len(set(token)) < MIN_DISTINCT_CHARACTERS:
+        return (f"{TOKEN_ENV} repeats too few characters ({len(set(token))} distinct) to be a secret; "
+                f"use a random one ({make_one})")
+    return None
+
+
+def hmac_secret_problem(secret: str | None) -> str | None:
+    """Why `secret` cannot be the receiver's HMAC secret (None when it can, or when none is set); never
+    repeats the secret."""
+    if secret is None or secret == "":
+        return None
+    if len(secret) < MIN_HMAC_SECRET_LENGTH or len(set(secret)) < MIN_DISTINCT_CHARACTERS:
+        return (f"{HMAC_SECRET_ENV} is too short or too repetitive; use at least {MIN_HMAC_SECRET_LENGTH} random "
+                f"characters (python -c 'import secrets; print(secrets.token_urlsafe(32))')")
     return None
 
 

@@ -1,17 +1,26 @@
-"""A webhook receiver served in this test process (the real ASGI app on uvicorn, 127.0.0.1, a free port),
-and envelopes as the service sends them."""
+"""A webhook receiver served in this test process (the real ASGI app on the real server config,
+receiver_server.server_config: h11 with its bounds, 127.0.0.1, a free port), and envelopes as the service
+sends them."""
 
 from __future__ import annotations
 
 import contextlib
 import secrets
+import socket
+import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from pipelines.invoicing.webhooks.hint_spool import HintSpool, spool_path
+import uvicorn
+
+from pipelines.invoicing.webhooks.hint_spool import MAX_PENDING_PER_PORTAL, HintSpool, spool_path
 from pipelines.invoicing.webhooks.receiver import Receiver, ReceiverSettings
-from sandbox.server import HttpThread
+from pipelines.invoicing.webhooks.receiver_server import DEFAULT_LIMITS, ServerLimits, server_config
+
+START_S = 30.0
+STOP_S = 10.0
 
 
 @dataclass
@@ -35,19 +44,45 @@ class ServedReceiver:
 
 
 @contextlib.contextmanager
-def serving_receiver(tmp_path: Path, *, portals: tuple[str, ...] = ("default",),
-                     hmac_secret: str | None = None) -> Iterator[ServedReceiver]:
+def serving_app(app, limits: ServerLimits = DEFAULT_LIMITS) -> Iterator[int]:
+    """Serves `app` with the receiver's server config (`limits`) in a thread on 127.0.0.1; yields the port;
+    stopped (bounded waits) on exit."""
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    listener.bind(("127.0.0.1", 0))
+    server = uvicorn.Server(server_config(app, limits, log_level="warning", lifespan="off",
+                                          timeout_graceful_shutdown=2))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [listener]}, daemon=True)
+    thread.start()
+    try:
+        deadline = time.monotonic() + START_S
+        while not server.started:
+            assert thread.is_alive() and time.monotonic() < deadline, "the receiver's server did not start"
+            time.sleep(0.01)
+        yield listener.getsockname()[1]
+    finally:
+        server.should_exit = True
+        thread.join(STOP_S)
+        if thread.is_alive():
+            server.force_exit = True
+            thread.join(STOP_S)
+        listener.close()
+        assert not thread.is_alive(), "the receiver's server did not stop"
+
+
+@contextlib.contextmanager
+def serving_receiver(tmp_path: Path, *, portals: tuple[str, ...] = ("default",), hmac_secret: str | None = None,
+                     limits: ServerLimits = DEFAULT_LIMITS,
+                     max_pending_per_portal: int = MAX_PENDING_PER_PORTAL) -> Iterator[ServedReceiver]:
     """Serves a receiver whose spool sits beside `tmp_path/warehouse.duckdb`; stopped on exit."""
     token = secrets.token_urlsafe(24)
-    settings = ReceiverSettings(token, spool_path(tmp_path / "warehouse.duckdb"), frozenset(portals), hmac_secret)
+    settings = ReceiverSettings(token, spool_path(tmp_path / "warehouse.duckdb"), frozenset(portals), hmac_secret,
+                                max_pending_per_portal)
     receiver = Receiver(settings)
     receiver.open()
-    server = HttpThread(receiver.app(), "127.0.0.1", 0)
-    port = server.start()
     try:
-        yield ServedReceiver(token, f"http://127.0.0.1:{port}", settings.spool_path, receiver)
+        with serving_app(receiver.app(), limits) as port:
+            yield ServedReceiver(token, f"http://127.0.0.1:{port}", settings.spool_path, receiver)
     finally:
-        server.stop()
         receiver.close()
 
 

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from pipelines.invoicing.hook_urls import masked, token_problem
+from pipelines.invoicing.hook_urls import hmac_secret_problem, masked, token_problem
 from pipelines.invoicing.read.rows import to_row
 from pipelines.invoicing.settings import ENDPOINTS
 
-TOKEN = "Zt0k3n-AbCdEfGhIjKlMn"
+TOKEN = "Zt0k3n-AbCdEfGhIjKlMn_oPqRsTuVwXyZ0123"
 
 
 def test_masked_hides_the_token_and_keeps_the_rest():
@@ -31,3 +31,14 @@ def test_token_problems_name_what_to_do_and_never_the_token():
         problem = token_problem(bad)
         assert problem is not None and "secrets.token_urlsafe" in problem
         assert not bad or bad not in problem
+
+
+def test_short_or_repetitive_tokens_and_hmac_secrets_are_refused_at_configuration_time():
+    """L9: what `webhooks serve` refuses before it listens (exit 2), naming the fix, never the value."""
+    for bad in ("Zt0k3n-AbCdEfGhIjKlMn", "ab" * 20, "a" * 40):  # 21 characters; 2 and 1 distinct
+        problem = token_problem(bad)
+        assert problem is not None and "secrets.token_urlsafe" in problem and bad not in problem
+    assert hmac_secret_problem(None) is None and hmac_secret_problem(TOKEN) is None
+    for bad in ("s3cret", "x" * 64):
+        problem = hmac_secret_problem(bad)
+        assert problem is not None and "INVOICING_WEBHOOK_HMAC_SECRET" in problem and bad not in problem

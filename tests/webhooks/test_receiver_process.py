@@ -19,8 +19,8 @@ DELIVERIES = 60
 
 def test_serve_refuses_to_start_without_a_usable_token(tmp_path):
     env = {k: v for k, v in os.environ.items() if not k.startswith("INVOICING_WEBHOOK_")}
-    for token, says in ((None, "INVOICING_WEBHOOK_TOKEN is not set"), ("short-1", "at least 16"),
-                        ("has/a/slash-in-it-and-long", "URL-safe")):
+    for token, says in ((None, "INVOICING_WEBHOOK_TOKEN is not set"), ("short-1", "at least 32"),
+                        ("has/a/slash-in-it-and-long", "URL-safe"), ("ab" * 20, "repeats too few characters")):
         if token is not None:
             env["INVOICING_WEBHOOK_TOKEN"] = token
         done = subprocess.run([*COMMAND, "webhooks", "serve", "--port", "0", "--warehouse",
@@ -46,6 +46,9 @@ def test_every_delivery_answered_200_survives_a_sigkill(tmp_path):
                 answered.append(("acme" if portal else "default", f"r{n:03d}"))
             refused = http.post(receiver.url("globex"), json=envelope("d-refused"))
             assert refused.status_code == 404
+            # the command serves on the bounded server (receiver_server.py): headers over 16 KiB are refused
+            oversized = http.post(receiver.url(), json=envelope("d-big"), headers={"X-Filler": "a" * 32_768})
+            assert oversized.status_code == 431
     finally:
         assert receiver.kill() == -9  # right after the last answer: no graceful shutdown, no flush
     with HintSpool(spool_path(warehouse)) as spool:

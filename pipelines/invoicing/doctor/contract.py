@@ -99,6 +99,10 @@ LEDGER: tuple[LedgerRow, ...] = (
        "midnight alike; check dates_at_midnight (WARN) names any other time of day", "behaviour"),
     _r("http", "404 for a gone record", "api-facts", "reader.py (missing ids)", "fine", "", (),
        "a 404 marks the record deleted at run time (tombstone)", "behaviour"),
+    _r("http", "another 4xx for one record", "assumption", "hint_apply.py (GET /<resource>/{id})", "check",
+       "no_dead_hints", (), "a 4xx other than 401, 403, 404, 408, 429, or another record answered, is that record's "
+       "alone: its hint is set aside (tried again after 60 s and 120 s, then a dead letter; no_dead_hints, WARN) and "
+       "the rest of the batch is applied; the scheduled sync still reads the record", "behaviour"),
     # --- lists: paging, windows, order --------------------------------------------------------------
     _r("lists", "limit/skip", "contract", "paging.py", "note", "N4", (),
        "per list (rows `<list>.limit/skip`): refused (400) or ignored (skip N answers the skip-0 records): one "
@@ -305,8 +309,12 @@ LEDGER: tuple[LedgerRow, ...] = (
     _r("deliveries", "envelope id, event.eventId, event.data", "api-facts", "receiver.py, hint_events.py", "fine", "", (),
        "a delivery without them is refused (400) and spools nothing; the scheduled sync reads the change", "behaviour"),
     _r("deliveries", "record id in event.data", "contract", "hint_events.py (data.id, customerId, supplierId, supplierDocument.id)", "fine", "", (),
-       "an event without it is refused (422) and spools nothing; the payload is never loaded as data, the record is read "
-       "from the API (a burst by a window of its list, whatever the window misses by id)", "behaviour"),
+       "an event without it, or with an id outside 1-64 of A-Z a-z 0-9 _ - (record_ids.py; api-facts: 24 hex), is "
+       "refused (422) and spools nothing; the payload is never loaded as data, the record is read "
+       "from the API (a burst by a window of its list, whatever the window misses by id), the id one encoded path segment", "behaviour"),
+    _r("deliveries", "portalId", "api-facts", "receiver.py, hint_apply.py (records' portalId)", "fine", "", (),
+       "absent, or before an applying run learnt the portal's id from the records' portalId: accepted; present and "
+       "not the path portal's learnt id: refused (422), nothing spooled", "behaviour"),
     _r("deliveries", "unsigned", "contract", "receiver.py (token path, optional HMAC)", "fine", "", (),
        "nothing is trusted from a delivery but which record to re-read: a secret token in the URL; the HMAC header is ours, off by default", "behaviour"),
     _r("deliveries", "delivered at least once", "api-facts", "hint_apply.py, the schedule", "fine", "", (),

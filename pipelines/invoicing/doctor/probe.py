@@ -29,6 +29,7 @@ from pipelines.invoicing.doctor.probe_lists import (
     probe_paging,
 )
 from pipelines.invoicing.errors import InvoicingApiError
+from pipelines.invoicing.record_ids import child_path, record_path
 
 FALLBACK_PAGE = 100
 MAX_CUSTOMER_PAGES = 4  # customers are read in full for the deletion probe (the sync does the same)
@@ -163,7 +164,7 @@ def _all_customers(session: ProbeSession, probe: ListProbe, page: int) -> list[d
 
 def _events(session: ProbeSession, documents: list[dict]) -> list[dict]:
     for document in documents[:3]:
-        answer = session.get(f"/supplier-documents/{document.get('id')}/events")
+        answer = session.get(child_path("/supplier-documents/{id}/events", str(document.get("id"))))
         if answer.records:
             return answer.records
     return []
@@ -210,7 +211,7 @@ def _probe_deleted(session: ProbeSession, samples: dict[str, list[dict]], known:
     candidates = sorted((known | referenced) - listed)
     hidden = gone = 0
     for customer_id in candidates[:MAX_BY_ID]:
-        answer = session.get(f"/customers/{customer_id}")
+        answer = session.get(record_path("/customers", customer_id))
         if answer.error is not None and answer.error.status == 404:
             gone += 1
         elif isinstance(answer.data, dict) and answer.data.get("deleted") is True:

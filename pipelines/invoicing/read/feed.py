@@ -25,6 +25,7 @@ from pipelines.invoicing.read.read_host import RunPlan
 from pipelines.invoicing.read.reader import Index, ResourceRead
 from pipelines.invoicing.read.rows import event_rows
 from pipelines.invoicing.read.windows import window_end
+from pipelines.invoicing.record_ids import child_path
 from pipelines.invoicing.settings import ENDPOINTS, EVENTS, WINDOW_LAG_S
 from warehouse_engine.names import DEFAULT_PORTAL
 
@@ -204,7 +205,7 @@ class Feed:
 
         def one(document_id: str) -> tuple[str, list[dict]]:
             try:
-                events = self.client.get(path.format(id=document_id), tag=EVENTS.name)
+                events = self.client.get(child_path(path, document_id), tag=EVENTS.name)
             except InvoicingApiError as error:
                 if error.status != 404:
                     raise

@@ -37,6 +37,7 @@ from pipelines.invoicing.read.windows import (
     plan_slices,
     split_range,
 )
+from pipelines.invoicing.record_ids import record_path
 from pipelines.invoicing.settings import Endpoint
 
 log = logging.getLogger(__name__)
@@ -295,7 +296,7 @@ class ResourceRead:
             if self.feed.stopping:
                 break
             try:
-                record = self.feed.client.get(f"{self.endpoint.path}/{record_id}", tag=self.name)
+                record = self.feed.client.get(record_path(self.endpoint.path, record_id), tag=self.name)
             except InvoicingApiError as error:
                 if error.status == 404:
                     self.tombstones.append(record_id)

@@ -18,6 +18,14 @@ Rows go through the source's own shaping (rows.py) and load with dlt into the sa
 column types as the regular sync (`record_rows`), through the portal's own pipeline: the incremental
 windows' state is not touched. Newest `lastUpdate` wins: a fetched record older than the warehouse's row
 (a hint applied late, a reordered delivery) is dropped, never loaded over the newer row.
+One hint never fails its batch: a record the API refuses alone (a 4xx other than 401, 403, 404, 408 and 429),
+an answer that is not the record asked for, or an id that is not a record id (record_ids.py: asked nothing)
+is left out and named in `HintLoad.failed`, for the caller to set aside (dead_letters.py); failures that
+are not the record's (credentials, rate limit, server errors) still raise, every hint staying pending.
+Ids go into request paths as one encoded segment (record_ids.record_path), whatever the spool holds.
+The portal's API id (`portalId` of the records served) is reported (`HintLoad.api_portal_id`) so that the
+receiver can refuse deliveries naming another portal.
+
 This module only loads; acknowledging the hints, the models and publication are the caller's
 (runs/hints.py), after this load committed.
 """
@@ -43,6 +51,7 @@ from pipelines.invoicing.load.raw_upkeep import apply_tombstones, select_rows
 from pipelines.invoicing.load.sync import committed_state, finish_pending, portal_of
 from pipelines.invoicing.read.paging import PageSizes, WindowNotHonoured, keyset_pages
 from pipelines.invoicing.read.rows import event_rows, normalized, to_row, with_portal
+from pipelines.invoicing.record_ids import child_path, record_id_problem, record_path
 from pipelines.invoicing.settings import ENDPOINTS, EVENTS
 from pipelines.invoicing.webhooks.hint_spool import Hint
 from warehouse_engine.names import PORTAL_COLUMN
@@ -57,6 +66,9 @@ WINDOW_MARGIN_S = 120
 # replaces up to 100 of them, and a window that holds fewer costs at most a request or two for nothing.
 WINDOW_READ_MIN_IDS = 3
 PAYMENT_TABLES = ("transactions", "transaction_usages")
+# Answers that say something about the client or the service, not about the record asked for: the run fails
+# and every hint stays pending. Any other 4xx (400, 405, 410, 414, 422...) is the record's alone.
+NOT_THE_RECORDS = frozenset({401, 403, 408, 429})
 # Version = (last_update, _deleted_at) of a warehouse row as canonical text.
 Version = tuple[str | None, str | None]
 
@@ -76,6 +88,8 @@ class HintLoad:
     requests: int = 0
     notes: list[str] = field(default_factory=list)
     fetched_at: float = 0.0  # time.time() when the last fetch answered (before the load)
+    failed: list[tuple[Hint, str, bool]] = field(default_factory=list)  # (hint, why, hopeless): not applied
+    api_portal_id: str | None = None  # the `portalId` the fetched records carry (when they all agree)
 
     @property
     def changed_tables(self) -> set[str]:
@@ -99,6 +113,10 @@ def load_hints(pipeline: dlt.Pipeline, client: InvoicingClient, hints: list[Hint
     finish_pending(pipeline)  # a killed run's package first, so state and data agree (as run_sync does)
     wanted: dict[str, list[str]] = {}
     for hint in hints:
+        problem = record_id_problem(hint.record_id)
+        if problem is not None:  # spooled before the receiver checked ids: no request can be right for it
+            outcome.failed.append((hint, problem, True))
+            continue
         wanted.setdefault(hint.resource, [])
         if hint.record_id not in wanted[hint.resource]:
             wanted[hint.resource].append(hint.record_id)
@@ -108,8 +126,10 @@ def load_hints(pipeline: dlt.Pipeline, client: InvoicingClient, hints: list[Hint
     oldest = {name: min(h.received_at for h in hints if h.resource == name) for name in wanted}
     learnt = ServerCapabilities.from_state(committed_state(pipeline).get(STATE_KEY))
     windowed = _read_windows(client, wanted, oldest, learnt, outcome.notes)
-    records, gone = _fetch_by_id(client, {name: [i for i in ids if i not in windowed.get(name, {})]
-                                          for name, ids in wanted.items()})
+    records, gone, refused = _fetch_by_id(client, {name: [i for i in ids if i not in windowed.get(name, {})]
+                                                   for name, ids in wanted.items()})
+    outcome.failed += [(hint, refused[(hint.resource, hint.record_id)], False) for hint in hints
+                       if (hint.resource, hint.record_id) in refused]
     outcome.fetched = sum(len(found) for found in records.values())
     for name, found in windowed.items():
         records[name].update(found)
@@ -120,6 +140,9 @@ def load_hints(pipeline: dlt.Pipeline, client: InvoicingClient, hints: list[Hint
         outcome.payments_read = True
         outcome.window_records = _read_payments(client, records, server_now, oldest["documents"], outcome.notes)
     outcome.fetched_at = time.time()
+    served_portals = {str(record["portalId"]) for found in records.values() for record in found.values()
+                      if isinstance(record.get("portalId"), str)}
+    outcome.api_portal_id = served_portals.pop() if len(served_portals) == 1 else None
     versions = _warehouse_versions(pipeline, portal_id, {name: list(found) for name, found in records.items()})
     rows: dict[str, list[dict]] = {}
     for name, found in records.items():
@@ -199,33 +222,37 @@ def _warehouse_paid(pipeline: dlt.Pipeline, portal_id: str, ids: list[str]) -> d
 
 
 def _fetch_by_id(client: InvoicingClient, wanted: dict[str, list[str]]
-                 ) -> tuple[dict[str, dict[str, dict]], dict[str, list[str]]]:
-    """GET /<resource>/{id} for every wanted id: (records by resource and id, ids answered 404)."""
+                 ) -> tuple[dict[str, dict[str, dict]], dict[str, list[str]], dict[tuple[str, str], str]]:
+    """GET /<resource>/{id} for every wanted id: (records by resource and id, ids answered 404, why each
+    record the API refused alone was not read, by (resource, id))."""
     jobs = [(name, record_id) for name, ids in wanted.items() for record_id in ids]
 
-    def one(job: tuple[str, str]) -> tuple[str, str, dict | None]:
+    def one(job: tuple[str, str]) -> tuple[str, str, dict | str | None]:
         name, record_id = job
-        path = f"{ENDPOINTS[name].path}/{record_id}"
         try:
-            record = client.get(path, tag=name)
+            record = client.get(record_path(ENDPOINTS[name].path, record_id), tag=name)
         except InvoicingApiError as error:
             if error.status == 404:
                 return name, record_id, None
+            if error.status is not None and 400 <= error.status < 500 and error.status not in NOT_THE_RECORDS:
+                return name, record_id, f"GET {ENDPOINTS[name].path}/{{id}}: HTTP {error.status}"
             raise
         if not isinstance(record, dict) or str(record.get("id")) != record_id:
-            raise InvoicingApiError("malformed", f"GET {ENDPOINTS[name].path}/{{id}}", 200,
-                                    detail="the answer is not the record asked for")
+            return name, record_id, f"GET {ENDPOINTS[name].path}/{{id}}: the answer is not the record asked for"
         return name, record_id, record
 
     records: dict[str, dict[str, dict]] = {name: {} for name in wanted}
     gone: dict[str, list[str]] = {name: [] for name in wanted}
+    refused: dict[tuple[str, str], str] = {}
     with ThreadPoolExecutor(FETCHERS, thread_name_prefix="hint-fetch") as pool:
         for name, record_id, record in pool.map(one, jobs):
             if record is None:
                 gone[name].append(record_id)
+            elif isinstance(record, str):
+                refused[(name, record_id)] = record
             else:
                 records[name][record_id] = record
-    return records, gone
+    return records, gone, refused
 
 
 def _window_start(now: datetime, oldest_hint: float) -> datetime:
@@ -293,7 +320,7 @@ def _events_of(client: InvoicingClient, document_ids: Iterable[str]) -> list[dic
     rows: list[dict] = []
     for document_id in document_ids:
         try:
-            events = client.get(EVENTS.path.format(id=document_id), tag=EVENTS.name)
+            events = client.get(child_path(EVENTS.path, document_id), tag=EVENTS.name)
         except InvoicingApiError as error:
             if error.status != 404:
                 raise

@@ -2,13 +2,16 @@
 
 The event list is the contract's (spec, Events) plus `customer.deleted` (api-facts). A payload is read only
 for the record's id; everything else in it is ignored, because deliveries are partial and unsigned: the
-record itself is always fetched from the API (a doorbell, not a data feed).
+record itself is always fetched from the API (a doorbell, not a data feed). The id must be a record id
+(record_ids.py: 1-64 of `A-Z a-z 0-9 _ -`): anything else could only be a forgery or change the request
+it goes into.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
+from pipelines.invoicing.record_ids import record_id_problem
 from pipelines.invoicing.webhooks.hint_spool import Hint
 
 
@@ -54,7 +57,7 @@ DELETION_EVENTS = frozenset({"document.deleted", "customer.deleted", "supplier.d
 
 def hint_for_event(portal_id: str, event: str, data: object) -> Hint:
     """The hint for `event` with payload `data`; raises UnknownEvent for an event outside `EVENTS` or a
-    payload that does not carry a usable id."""
+    payload that does not carry a usable id (a record id, record_ids.py)."""
     known = EVENTS.get(event)
     if known is None:
         raise UnknownEvent(f"unknown event {event!r}; known: {', '.join(sorted(EVENTS))}")
@@ -62,4 +65,7 @@ def hint_for_event(portal_id: str, event: str, data: object) -> Hint:
     record_id = read_id(data) if isinstance(data, dict) else None
     if not isinstance(record_id, str | int) or isinstance(record_id, bool) or str(record_id) == "":
         raise UnknownEvent(f"event {event!r} carries no record id in its data")
+    problem = record_id_problem(str(record_id))
+    if problem is not None:
+        raise UnknownEvent(f"event {event!r}: {problem}")
     return Hint(portal_id, resource, str(record_id), event)

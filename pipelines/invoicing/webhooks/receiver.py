@@ -6,17 +6,21 @@ this order, each answering before anything is spooled:
 
 | check | answer |
 |---|---|
+| a method other than POST, on any path | 404, the same body as any unknown path |
 | token differs from `INVOICING_WEBHOOK_TOKEN` (constant-time compare) | 404, the same body as any unknown path |
 | portal name not configured | 404 `unknown portal` |
 | body over 256 KiB (read in bounded chunks; a declared Content-Length over it is refused unread) | 413 |
 | `INVOICING_WEBHOOK_HMAC_SECRET` set and `X-Invoicing-Signature: sha256=<hex>` missing or wrong | 401 |
-| not JSON, or not the envelope's shape | 400 |
-| an event outside `hint_events.EVENTS`, or a payload without the record's id | 422 |
+| not JSON, nested too deeply to parse, or not the envelope's shape (`portalId` optional, a string) | 400 |
+| an event outside `hint_events.EVENTS`, or a payload without a record id (record_ids.py) | 422 |
+| `portalId` differs from the path portal's id, as an applying run learnt it from the API | 422 |
 | the spool cannot be written (disk full, locked longer than its busy timeout) | 503: the sender retries |
 
-Then `HintSpool.append(delivery id, hint)` commits (synchronous=FULL: on disk before the answer) and the
-answer is 200; a delivery id seen before (a retry of a delivery already spooled) is also 200 and spools
-nothing. Why 404 for a wrong token, not 401: the token *is* the address; a stranger learns nothing, not
+Then `HintSpool.receive(delivery id, hint)` commits (synchronous=FULL: on disk before the answer) and the
+answer is 200 `spooled` (or `collapsed` into its resource's re-read hint when the portal is at its bound, or
+`dead` when the record's hint is a dead letter: counted, not spooled); a delivery id seen before (a retry of a
+delivery already spooled) is also 200 `replayed` and spools nothing. Header size, a request's read time and
+the number of connections are the server's to bound (receiver_server.py). Why 404 for a wrong token, not 401: the token *is* the address; a stranger learns nothing, not
 even that a receiver listens there, and a 401 would invite guessing. The payload is read for the record's
 id only and never written anywhere, nor logged; log lines show the path with the token masked.
 
@@ -46,7 +50,7 @@ from starlette.routing import Route
 
 from pipelines.invoicing.hook_urls import masked
 from pipelines.invoicing.webhooks.hint_events import UnknownEvent, hint_for_event
-from pipelines.invoicing.webhooks.hint_spool import Hint, HintSpool
+from pipelines.invoicing.webhooks.hint_spool import MAX_PENDING_PER_PORTAL, PORTAL_MISMATCH, Hint, HintSpool
 from warehouse_engine.names import DEFAULT_PORTAL
 
 MAX_BODY_BYTES = 256 * 1024
@@ -72,6 +76,7 @@ class ReceiverSettings:
     spool_path: Path
     portals: frozenset[str] = frozenset({DEFAULT_PORTAL})
     hmac_secret: str | None = field(default=None)
+    max_pending_per_portal: int = MAX_PENDING_PER_PORTAL
 
     def __repr__(self) -> str:
         return (f"ReceiverSettings(token=***, spool_path={str(self.spool_path)!r}, portals={sorted(self.portals)}, "
@@ -96,7 +101,8 @@ class Receiver:
             yield
             self.close()
 
-        not_found = {404: self._not_found}
+        # 405 answered as 404: a stranger must not learn that /hooks/<anything> exists (any method)
+        not_found = {404: self._not_found, 405: self._not_found}
         routes = [Route("/hooks/{token}", self.handle, methods=["POST"]),
                   Route("/hooks/{token}/{portal}", self.handle, methods=["POST"])]
         return Starlette(routes=routes, exception_handlers=not_found, lifespan=lifespan)
@@ -108,7 +114,8 @@ class Receiver:
 
     def _open(self) -> HintSpool:
         if self._spool is None:
-            self._spool = HintSpool(self.settings.spool_path)
+            self._spool = HintSpool(self.settings.spool_path,
+                                    max_pending_per_portal=self.settings.max_pending_per_portal)
         return self._spool
 
     def close(self) -> None:
@@ -155,17 +162,19 @@ class Receiver:
             raise Refused(404, "unknown portal")
         body = await _bounded_body(request)
         self._check_signature(request, body)
-        delivery_id, hint = _hint_of(portal, body)
+        delivery_id, api_portal_id, hint = _hint_of(portal, body)
         loop = asyncio.get_running_loop()
         try:
-            spooled = await loop.run_in_executor(self._writer, self._append, delivery_id, hint)
+            outcome = await loop.run_in_executor(self._writer, self._append, delivery_id, hint, api_portal_id)
         except Exception as error:  # noqa: BLE001 (the sender retries a 503; the reason goes to the log)
             log.error("spool %s: append failed: %s: %s", self.settings.spool_path, type(error).__name__, error)
             raise Refused(503, "the spool cannot be written; retry later") from None
-        return 200, "spooled" if spooled else "replayed"
+        if outcome == PORTAL_MISMATCH:
+            raise Refused(422, "the envelope's 'portalId' is not the id of the path's portal")
+        return 200, outcome
 
-    def _append(self, delivery_id: str, hint: Hint) -> bool:
-        return self._open().append(delivery_id, hint)
+    def _append(self, delivery_id: str, hint: Hint, api_portal_id: str | None) -> str:
+        return self._open().receive(delivery_id, hint, api_portal_id=api_portal_id)
 
     def _check_signature(self, request: Request, body: bytes) -> None:
         secret = self.settings.hmac_secret
@@ -200,22 +209,25 @@ async def _bounded_body(request: Request) -> bytes:
     return b"".join(chunks)
 
 
-def _hint_of(portal: str, body: bytes) -> tuple[str, Hint]:
-    """(delivery id, hint) of an envelope; Refused 400 (shape) or 422 (event)."""
+def _hint_of(portal: str, body: bytes) -> tuple[str, str | None, Hint]:
+    """(delivery id, the envelope's portalId if any, hint) of an envelope; Refused 400 (shape) or 422 (event)."""
     try:
         envelope = json.loads(body)
     except (ValueError, UnicodeDecodeError):
         raise Refused(400, "the body is not JSON") from None
+    except RecursionError:  # 256 KiB of `[[[...` parses past the interpreter's stack: not an envelope anyway
+        raise Refused(400, "the body is JSON nested too deeply") from None
     if not isinstance(envelope, dict):
         raise Refused(400, "the body is not a JSON object")
     delivery_id, event = envelope.get("id"), envelope.get("event")
     if not isinstance(delivery_id, str) or not 0 < len(delivery_id) <= MAX_DELIVERY_ID_LENGTH:
         raise Refused(400, "the envelope's 'id' (the delivery id) must be a non-empty string")
-    if not isinstance(envelope.get("portalId"), str):
-        raise Refused(400, "the envelope's 'portalId' must be a string")
+    api_portal_id = envelope.get("portalId")
+    if api_portal_id is not None and not isinstance(api_portal_id, str):
+        raise Refused(400, "the envelope's 'portalId', when given, must be a string")
     if not isinstance(event, dict) or not isinstance(event.get("eventId"), str) or "data" not in event:
         raise Refused(400, "the envelope's 'event' must be {\"eventId\": <name>, \"data\": <payload>}")
     try:
-        return delivery_id, hint_for_event(portal, event["eventId"], event["data"])
+        return delivery_id, api_portal_id, hint_for_event(portal, event["eventId"], event["data"])
     except UnknownEvent as error:
         raise Refused(422, str(error)[:300]) from None

@@ -23,6 +23,7 @@ from pipelines.invoicing.errors import InvoicingApiError
 from pipelines.invoicing.hook_urls import masked
 from pipelines.invoicing.http.client import InvoicingClient
 from pipelines.invoicing.portals import Portal
+from pipelines.invoicing.record_ids import record_path
 from pipelines.invoicing.webhooks.hint_events import EVENTS
 
 PATH = "/webhooks"
@@ -142,7 +143,7 @@ class Subscriptions:
 
     def _delete(self, subscription_id: str) -> None:
         try:
-            self.client.delete(f"{PATH}/{subscription_id}", tag="webhooks")
+            self.client.delete(record_path(PATH, subscription_id), tag="webhooks")
         except InvoicingApiError as error:
             if error.status == 404:  # removed meanwhile: what was asked is done
                 return
