@@ -125,6 +125,16 @@ def attach_statement(target: WarehouseTarget, *, read_only: bool = False,
     return f"ATTACH 'ducklake:postgres:{connection_string}' AS {LAKE_NAME} ({', '.join(options)})"
 
 
+def give_catalog_password(connection: duckdb.DuckDBPyConnection, target: WarehouseTarget) -> None:
+    """Gives the catalog's password (if any) to this instance's postgres extension as a temporary secret (memory,
+    never a file), which it adds to the options of every later PostgreSQL connection string without one."""
+    assert target.catalog is not None
+    if target.catalog.password:
+        password = target.catalog.password.replace("'", "''")
+        # unnamed: the postgres extension merges only its default secret into an ATTACH without a SECRET option
+        connection.execute(f"CREATE OR REPLACE TEMPORARY SECRET (TYPE postgres, PASSWORD '{password}')")
+
+
 def attach_lake(connection: duckdb.DuckDBPyConnection, target: WarehouseTarget, *, read_only: bool = False,
                 snapshot_version: int | None = None) -> None:
     """Attaches the lake to a lake instance and makes it current (`USE`). The catalog's password goes into a
@@ -132,10 +142,7 @@ def attach_lake(connection: duckdb.DuckDBPyConnection, target: WarehouseTarget, 
     adds to the connection string's options. Raises WarehouseUnavailable, its message free of the password."""
     assert target.catalog is not None
     try:
-        if target.catalog.password:
-            password = target.catalog.password.replace("'", "''")
-            # unnamed: the postgres extension merges only its default secret into an ATTACH without a SECRET option
-            connection.execute(f"CREATE OR REPLACE TEMPORARY SECRET (TYPE postgres, PASSWORD '{password}')")
+        give_catalog_password(connection, target)
         connection.execute(attach_statement(target, read_only=read_only, snapshot_version=snapshot_version))
         connection.execute(f"use {LAKE_NAME}")
     except duckdb.Error as error:

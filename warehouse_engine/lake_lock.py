@@ -24,7 +24,7 @@ from contextlib import contextmanager
 
 import duckdb
 
-from warehouse_engine.connection import WarehouseUnavailable, open_lake_instance, scrub
+from warehouse_engine.connection import WarehouseUnavailable, give_catalog_password, open_lake_instance, scrub
 from warehouse_engine.target import WarehouseTarget
 
 LOCK_WAIT_ENV = "INVOICING_LAKE_LOCK_WAIT_S"
@@ -72,6 +72,7 @@ def lake_lock(target: WarehouseTarget, mode: str, *, wait_s: float | None = None
     connection = open_lake_instance()
     try:
         try:
+            give_catalog_password(connection, target)  # the libpq string names no password
             libpq = target.catalog.libpq().replace("'", "''")
             connection.execute(f"attach '{libpq}' as {_CATALOG_ALIAS} (type postgres)")
             connection.execute("begin transaction")  # one PostgreSQL transaction, on one connection, holds it

@@ -429,7 +429,7 @@ def half_loaded_publication(request: pytest.FixtureRequest) -> Outcome:
     import runs.sync
     from pipelines.invoicing.portals import Portal
     from runs.gate import build_and_publish
-    from warehouse_engine.connection import connect, open_lake_instance
+    from warehouse_engine.connection import connect, give_catalog_password, open_lake_instance
     from warehouse_engine.readers import connect_reader, published_snapshot
 
     target = request.getfixturevalue("lake")
@@ -443,7 +443,9 @@ def half_loaded_publication(request: pytest.FixtureRequest) -> Outcome:
         """Whether a session waits for an advisory lock (PostgreSQL's own pg_locks), bounded by WAIT_S."""
         probe = open_lake_instance()
         try:
-            probe.execute(f"attach '{target.catalog.libpq()}' as catalog (type postgres)")
+            give_catalog_password(probe, target)
+            libpq = target.catalog.libpq().replace("'", "''")
+            probe.execute(f"attach '{libpq}' as catalog (type postgres)")
             deadline = time.monotonic() + WAIT_S
             while time.monotonic() < deadline and not a_done.is_set():
                 (waiting,) = probe.execute("select * from postgres_query('catalog', 'select count(*) from pg_locks "
