@@ -99,6 +99,43 @@ def killed_and_resumed(start_sandbox, warehouse: str, seed: int) -> None:
     assert mismatches(warehouse, sandbox.portal) == []
 
 
+class Killed(BaseException):
+    """Stands for a SIGKILL at one instant: no `except Exception` of dlt or the product catches it."""
+
+
+def test_a_run_killed_between_the_two_steps_of_dlts_normalize_commit_is_finished_by_the_next(
+        start_sandbox, warehouse, monkeypatch):
+    # dlt commits a normalized package in two steps ("do not kill this process" between them): the package is
+    # renamed into `load/normalized/`, then the extracted one is deleted. A kill between them leaves both; the
+    # next run must load the normalized package, not normalize the extracted one again (dlt's rename then
+    # finds its directory taken: "Directory not empty", and every later run failed the same way).
+    from dlt.common.storages.load_storage import LoadStorage
+
+    sandbox = start_sandbox(seed=21, scale=60, max_page_size=20)
+    commit = LoadStorage.commit_new_load_package
+    commits: list[str] = []
+
+    def commit_then_die(self, load_id, *args, **kwargs):
+        commit(self, load_id, *args, **kwargs)
+        commits.append(load_id)
+        if len(commits) == 2:  # the first chunk is loaded: the warehouse holds state the next run resumes from
+            raise Killed
+
+    monkeypatch.setattr(LoadStorage, "commit_new_load_package", commit_then_die)
+    with pytest.raises(Killed):
+        sync(sandbox, warehouse, chunk_pages=1)
+    monkeypatch.setattr(LoadStorage, "commit_new_load_package", commit)
+    work_dir = Path(warehouse).parent / ".warehouse.dlt" / "invoicing"
+    extracted = sorted(p.name for p in (work_dir / "normalize" / "extracted").iterdir())
+    normalized = sorted(p.name for p in (work_dir / "load" / "normalized").iterdir())
+    assert extracted and extracted == normalized  # the crash window: both copies of one package
+
+    report = sync(sandbox, warehouse)
+    assert report.finished_pending
+    assert mismatches(warehouse, sandbox.portal) == []
+    assert not list((work_dir / "normalize" / "extracted").iterdir())
+
+
 def _state_file(warehouse: str) -> bytes:
     return (Path(warehouse).parent / ".warehouse.dlt" / "invoicing" / "state.json").read_bytes()
 

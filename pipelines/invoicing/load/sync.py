@@ -174,11 +174,27 @@ def finish_pending(pipeline: dlt.Pipeline) -> bool:
     pipeline.sync_destination()
     if not pipeline.has_pending_data:
         return False
+    _drop_extracted_copies_of_normalized(pipeline)
     if pipeline.list_extracted_load_packages():
         pipeline.normalize()
     pipeline.load()
     remove_replayed_rows(pipeline)
     return True
+
+
+def _drop_extracted_copies_of_normalized(pipeline: dlt.Pipeline) -> None:
+    """Deletes the extracted copy of every package that is already normalized.
+
+    dlt commits a normalized package in two steps: it renames it into `load/normalized/` (atomic, the package
+    whole), then deletes the extracted package. A run killed between the two leaves both, and normalizing the
+    extracted copy again fails on the rename, in every later run. The normalized package is the complete one.
+    """
+    normalized = set(pipeline.list_normalized_load_packages())
+    stale = [load_id for load_id in pipeline.list_extracted_load_packages() if load_id in normalized]
+    if stale:
+        extracted = pipeline._get_normalize_storage().extracted_packages  # dlt has no public call for this
+        for load_id in stale:
+            extracted.delete_package(load_id)
 
 
 def committed_state(pipeline: dlt.Pipeline) -> dict:
