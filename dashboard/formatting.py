@@ -12,6 +12,10 @@ from typing import Any
 
 import pandas as pd
 
+# the CSV writer and its neutralisation live with the other file writers; named here too for the pages' tests
+from warehouse_engine.table_files import neutralised as neutralised
+from warehouse_engine.table_files import to_csv as to_csv
+
 FRENCH = "fr"
 ENGLISH = "en"
 STYLES = {FRENCH: "1 234,56 €", ENGLISH: "€1,234.56"}
@@ -125,30 +129,3 @@ table.iw-table th, table.iw-table td { padding: 0.25rem 0.5rem; border-bottom: 1
 table.iw-table th { background: #f5f6f8; font-weight: 600; }
 table.iw-table .num { text-align: right; white-space: nowrap; font-variant-numeric: tabular-nums; }
 </style>"""
-
-
-# A text cell starting with one of these is run as a formula by Excel, LibreOffice or Google Sheets (OWASP,
-# "CSV Injection"): `=HYPERLINK(...)` in a supplier's name would become a live link, or worse, on opening.
-FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
-
-
-def neutralised(value: Any) -> Any:
-    """A text cell that a spreadsheet would run, prefixed with `'` so that it shows as the text it is; every
-    other value as it is: amounts (Decimal, float, int, negative ones included), dates and text that starts
-    with anything else keep their exact raw value."""
-    if isinstance(value, str) and value.startswith(FORMULA_STARTS):
-        return "'" + value
-    return value
-
-
-def to_csv(frame: pd.DataFrame) -> bytes:
-    """The frame's raw values as UTF-8 CSV (decimal point, ISO dates): what a spreadsheet re-reads exactly,
-    with text cells that would run as formulas neutralised (security review M5). Only text is touched, cell
-    by cell: a negative amount stays a number."""
-    safe = frame.copy()
-    for column in safe.columns:
-        if safe[column].dtype == object or pd.api.types.is_string_dtype(safe[column].dtype):
-            safe[column] = safe[column].map(neutralised)
-    # RFC 4180's CRLF: Python's csv module then quotes a cell holding a bare CR too (with "\n" it would not, and a
-    # spreadsheet would start a new row inside the cell, where a formula is no longer first-character-checked)
-    return safe.to_csv(index=False, lineterminator="\r\n").encode("utf-8")
