@@ -17,6 +17,7 @@ import streamlit as st
 
 from dashboard import freshness, queries
 from dashboard.source import Source, Unavailable
+from dashboard.trends import month_end_figures
 from warehouse_engine.sql_runner import today_in_portal_zone
 
 T = TypeVar("T")
@@ -128,3 +129,10 @@ def checks(warehouse: str, key: str) -> pd.DataFrame:
     """The warehouse's data checks, re-run on the readers' copy."""
     with marts(View(warehouse, key, None, "")) as connection:
         return freshness.checks(connection)
+
+
+@st.cache_data(max_entries=8, show_spinner="Building the models at each of the last 12 month-ends ...")
+def trends(warehouse: str, key: str, as_of: date) -> pd.DataFrame:
+    """Every portal's month-end figures (dashboard.trends) up to `as_of`, built once per readers' copy and
+    report date: twelve builds of the models are the slowest thing the dashboard does."""
+    return month_end_figures(Source(Path(warehouse)), as_of)

@@ -13,8 +13,9 @@ from typing import Any
 import pandas as pd
 
 # the CSV writer and its neutralisation live with the other file writers; named here too for the pages' tests
-from warehouse_engine.table_files import neutralised as neutralised
-from warehouse_engine.table_files import to_csv as to_csv
+from warehouse_engine.table_files import neutralised, to_csv
+
+__all__ = ["neutralised", "to_csv"]  # besides what is defined here
 
 FRENCH = "fr"
 ENGLISH = "en"
@@ -59,7 +60,8 @@ def days(value: Any, style: str = FRENCH) -> str:
     return text.replace(".", ",") if style == FRENCH else text
 
 
-def _cell(value: Any, is_money: bool, style: str, currency: str) -> str:
+def cell_text(value: Any, is_money: bool, style: str, currency: str = DEFAULT_CURRENCY) -> str:
+    """A cell as the tables show it (and as a search matches it): money in the style, dates ISO, yes/no."""
     if is_money:
         return money(value, style, currency)
     if value is None or (isinstance(value, float) and pd.isna(value)) or value is pd.NaT:
@@ -93,7 +95,7 @@ def html_table(
     for row in frame.itertuples(index=False):
         cells = "".join(
             f'<td data-column="{html.escape(column)}" class="{"num" if column in money else ""}">'
-            f"{html.escape(_cell(value, column in money, style, currency))}</td>"
+            f"{html.escape(cell_text(value, column in money, style, currency))}</td>"
             for column, value in zip(frame.columns, row)
         )
         body.append(f"<tr>{cells}</tr>")
@@ -120,6 +122,10 @@ LABELS = {
     "expected_inflows": "Inflows (receivables)", "expected_outflows": "Outflows (payables)", "net_flow": "Net",
     "cumulative_net": "Cumulative net", "receivable_count": "Receivables", "payable_count": "Payables",
     "raw_table": "Raw table", "rows": "Rows", "last_loaded_at": "Last loaded", "load_id": "dlt load",
+    "open_current": "Current", "open_1_30": "1-30", "open_31_60": "31-60", "open_61_90": "61-90",
+    "open_90_plus": "90+", "due_1_30": "1-30", "due_31_60": "31-60", "due_61_90": "61-90", "due_90_plus": "90+",
+    "row_count": "Rows", "month_end": "Month end", "open_receivables": "Receivables",
+    "overdue_receivables": "Overdue", "overdue_share": "Overdue share (%)", "dso_days": "DSO (days)",
     "check": "Check", "asset": "Asset", "passed": "Passed", "severity": "Severity", "detail": "Detail",
 }
 

@@ -23,6 +23,11 @@ TOP_OVERDUE = 20
 DISPLAY_ROWS = 100
 DRILL_DOWN_CUSTOMERS = 500
 
+# the aged balance's amount columns, bucket by bucket then the total (marts.receivables_by_customer,
+# marts.payables_by_supplier)
+AGED_RECEIVABLES = ("open_current", "open_1_30", "open_31_60", "open_61_90", "open_90_plus", "total_open")
+AGED_PAYABLES = ("due_current", "due_1_30", "due_31_60", "due_61_90", "due_90_plus", "total_due")
+
 # every long list a page shows the head of: name -> (select, order by), filtered by portal (and report date
 # bounds for this week's payables: `? and ?`)
 _LISTS = {
@@ -56,6 +61,19 @@ _LISTS = {
            from marts.payables_by_supplier where portal_id = ?""",
         "total_due desc, supplier_name, supplier_id",
     ),
+    # the aged balances: one row a customer owing money, a supplier owed money
+    "aged_receivables": (
+        f"""select coalesce(customer_name, customer_id) as customer_name, customer_reference,
+                   {', '.join(AGED_RECEIVABLES)}, customer_id
+            from marts.receivables_by_customer where portal_id = ? and open_invoice_count > 0""",
+        "total_open desc, customer_name, customer_id",
+    ),
+    "aged_payables": (
+        f"""select coalesce(supplier_name, supplier_id) as supplier_name, legal_identifier,
+                   {', '.join(AGED_PAYABLES)}, supplier_id
+            from marts.payables_by_supplier where portal_id = ?""",
+        "total_due desc, supplier_name, supplier_id",
+    ),
 }
 
 
@@ -76,6 +94,15 @@ def listing(
     rows = frame(connection, f"{select} order by {order}" + ("" if limit is None else f" limit {int(limit)}"),
                  parameters)
     return Listing(rows, int(total[0]) if total else 0)
+
+
+def aged_totals(connection: duckdb.DuckDBPyConnection, name: str, portal_id: str) -> pd.DataFrame:
+    """The one-row sum of every amount column of the aged balance `name` over all its rows (not only those
+    shown), with the row count: what the page's tiles must equal."""
+    select, _ = _LISTS[name]
+    columns = AGED_RECEIVABLES if name == "aged_receivables" else AGED_PAYABLES
+    sums = ", ".join(f"coalesce(sum({column}), 0) as {column}" for column in columns)
+    return frame(connection, f"select count(*) as row_count, {sums} from ({select})", [portal_id])
 
 
 def week_bounds(as_of: date) -> tuple[date, date, date]:
@@ -124,6 +151,8 @@ class ReceivablesFigures:
     assumed_due_count: int = 0
     assumed_due_amount: Decimal = Decimal(0)
     assumed_overdue_amount: Decimal = Decimal(0)
+    aged: Listing | None = None  # the aged balance by customer, largest total first
+    aged_totals: pd.DataFrame | None = None  # its sums over every customer (aged_totals)
 
 
 def receivables(connection: duckdb.DuckDBPyConnection, portal_id: str) -> ReceivablesFigures:
@@ -164,6 +193,8 @@ def receivables(connection: duckdb.DuckDBPyConnection, portal_id: str) -> Receiv
         int(assumed_count),
         assumed_amount,
         assumed_overdue,
+        listing(connection, "aged_receivables", [portal_id], DISPLAY_ROWS),
+        aged_totals(connection, "aged_receivables", portal_id),
     )
 
 
@@ -195,6 +226,8 @@ class PayablesFigures:
     this_week: Listing  # the documents due this week (marts.supplier_payables)
     past_due_documents: Listing
     by_supplier: Listing  # marts.payables_by_supplier, largest amount first
+    aged: Listing | None = None  # the aged balance by supplier, largest total first
+    aged_totals: pd.DataFrame | None = None  # its sums over every supplier (aged_totals)
 
 
 def payables(connection: duckdb.DuckDBPyConnection, portal_id: str, as_of: date) -> PayablesFigures:
@@ -238,6 +271,8 @@ def payables(connection: duckdb.DuckDBPyConnection, portal_id: str, as_of: date)
     return PayablesFigures(
         past_due, this_week_total, next_weeks, undated, total, approved, awaiting_approval, disputed, weeks,
         this_week, past_due_documents, by_supplier,
+        listing(connection, "aged_payables", [portal_id], DISPLAY_ROWS),
+        aged_totals(connection, "aged_payables", portal_id),
     )
 
 

@@ -33,7 +33,7 @@ def warm_up(warehouse: Path) -> None:
     quiet.setLevel(logging.ERROR)
     try:
         from dashboard import cache
-        from dashboard.screens import cash_outlook, freshness, payables, receivables  # noqa: F401  (pandas, Altair)
+        from dashboard.screens import cash_outlook, freshness, payables, receivables, trends  # noqa: F401  (pandas, Altair)
         from dashboard.source import Source, Unavailable
 
         try:

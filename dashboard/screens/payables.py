@@ -7,7 +7,7 @@ import streamlit as st
 
 from dashboard import cache
 from dashboard.formatting import money
-from dashboard.queries import WEEKS_AHEAD, week_bounds
+from dashboard.queries import AGED_PAYABLES, WEEKS_AHEAD, week_bounds
 from dashboard.widgets import PageContext, heading, shown_of, table
 
 DOCUMENT_MONEY = ["amount_due"]
@@ -59,6 +59,19 @@ def render(context: PageContext) -> None:
                  "due_current"],
           download=lambda: cache.full_list(view, "payables_by_supplier", (view.portal,)),
           total=figures.by_supplier.total, currency=currency)
+
+    aged = figures.aged
+    assert aged is not None and figures.aged_totals is not None  # always read by queries.payables
+    st.subheader(f"Aged balance by supplier{shown_of(aged)}")
+    st.caption(f"What is owed to each supplier by days past due (marts.payables_by_supplier). Not yet due also "
+               f"holds the bills without a due date ({money(figures.undated, context.style, currency)}). The "
+               "totals below are over every supplier and equal Total to pay (all columns) and Past due "
+               "(1-30 to 90+).")
+    table(figures.aged_totals, "aged_payables_totals", context, money=list(AGED_PAYABLES), currency=currency,
+          searchable=False)
+    table(aged.rows.drop(columns=["supplier_id"]), "aged_payables", context, money=list(AGED_PAYABLES),
+          download=lambda: cache.full_list(view, "aged_payables", (view.portal,)), total=aged.total,
+          currency=currency)
 
     st.subheader(f"Past due{shown_of(figures.past_due_documents)}")
     table(figures.past_due_documents.rows.drop(columns=IDS), "payables_past_due", context, money=DOCUMENT_MONEY,

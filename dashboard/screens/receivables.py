@@ -9,7 +9,7 @@ import streamlit as st
 
 from dashboard import cache
 from dashboard.formatting import days, money
-from dashboard.queries import TOP_OVERDUE
+from dashboard.queries import AGED_RECEIVABLES, TOP_OVERDUE
 from dashboard.widgets import PageContext, heading, shown_of, table
 
 BUCKET_COLOURS = ["#4c9a5f", "#e9c46a", "#f4a261", "#e76f51", "#b5303a"]
@@ -68,6 +68,17 @@ def render(context: PageContext) -> None:
     table(figures.aging, "aging", context, money=["open_amount"], currency=currency)
 
     view = context.view
+    aged = figures.aged
+    assert aged is not None and figures.aged_totals is not None  # always read by queries.receivables
+    st.subheader(f"Aged balance by customer{shown_of(aged)}")
+    st.caption("What each customer owes by days past due (marts.receivables_by_customer); the totals below "
+               "are over every customer and equal Total open (all columns) and Overdue (1-30 to 90+).")
+    table(figures.aged_totals, "aged_receivables_totals", context, money=list(AGED_RECEIVABLES), currency=currency,
+          searchable=False)
+    table(aged.rows.drop(columns=["customer_id"]), "aged_receivables", context, money=list(AGED_RECEIVABLES),
+          download=lambda: cache.full_list(view, "aged_receivables", (view.portal,)), total=aged.total,
+          currency=currency)
+
     st.subheader(f"Overdue customers (top {TOP_OVERDUE} by overdue amount)")
     table(
         figures.overdue_customers.rows.drop(columns=["email", "phone", "customer_id", "last_payment_date"]),

@@ -13,7 +13,7 @@ from runs.gate import build_and_publish
 from warehouse_engine.target import WarehouseTarget
 
 PAGES = (("", "overdue_customers"), ("payables", "payables_this_week"), ("cash_outlook", "cash_outlook"),
-         ("freshness", "checks"))
+         ("trends", "trends"), ("freshness", "checks"))
 DUPLICATE = "insert into invoicing_raw.documents select * from invoicing_raw.documents order by id limit 1"
 UNDO = ("delete from invoicing_raw.documents where rowid = (select max(rowid) from invoicing_raw.documents "
         "where id = (select min(id) from invoicing_raw.documents))")

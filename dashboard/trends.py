@@ -1,0 +1,102 @@
+"""Month-end trends: receivables, overdue share and DSO at the last month-ends, each from the SQL models built as
+of that month-end (the same as-of models as the sidebar's date, dashboard.source), in memory over the readers'
+copy.
+
+Only the models marts.dso rests on are built (staging and intermediate views, marts.receivables,
+marts.receivables_by_customer, marts.dso): a month-end costs three mart tables, not all eight. After each build
+the blocking checks of those marts run (one row per key: the grain); the raw tables' checks are the same for
+every date and passed when the copy was published (the gate), so they are not run twelve times. A mart the
+gate holds (a read that may be incomplete) refuses the whole trend, as it refuses another report date.
+"""
+
+from __future__ import annotations
+
+from datetime import date, timedelta
+from functools import cache
+
+import duckdb
+import pandas as pd
+
+from dashboard.source import AS_OF_CATALOG, Source, Unavailable
+from runs.gate import held_marts, warehouse_checks
+from runs.gate_state import load as load_gate_state
+from warehouse_engine.names import RAW_DATASET
+from warehouse_engine.sql_runner import build_models, discover_models
+
+MONTHS = 12
+TREND_MART = "marts.dso"
+COLUMNS = ["portal_id", "month_end", "open_receivables", "overdue_receivables", "overdue_share", "dso_days"]
+
+
+def month_ends(as_of: date, count: int = MONTHS) -> list[date]:
+    """The last `count` month-ends on or before `as_of`, oldest first (`as_of` itself when it is one)."""
+    ends = []
+    end = as_of if (as_of + timedelta(days=1)).day == 1 else as_of.replace(day=1) - timedelta(days=1)
+    while len(ends) < count:
+        ends.append(end)
+        end = end.replace(day=1) - timedelta(days=1)
+    return ends[::-1]
+
+
+@cache
+def needed_models() -> tuple[str, ...]:
+    """marts.dso and every model it reads, directly or not (keys)."""
+    models = {model.key: model for model in discover_models()}
+    wanted: set[str] = set()
+    stack = [TREND_MART]
+    while stack:
+        key = stack.pop()
+        if key in wanted or key not in models:
+            continue
+        wanted.add(key)
+        stack.extend(models[key].model_dependencies)
+    return tuple(sorted(wanted))
+
+
+def month_end_figures(source: Source, as_of: date) -> pd.DataFrame:
+    """One row per portal and month-end (COLUMNS; overdue_share in percent of the open receivables, None when
+    nothing is open): the figures of marts.dso as of each of the MONTHS month-ends up to `as_of`. Raises
+    Unavailable when the gate holds a mart they rest on, or a blocking check fails on a month-end's build."""
+    needed = needed_models()
+    held = {mart: why for mart, why in held_marts(load_gate_state(source.target)).items() if mart in needed}
+    if held:
+        raise Unavailable("No trend: " + "; ".join(f"{mart} rests on a read that may be incomplete: {why}"
+                                                   for mart, why in sorted(held.items())))
+    reader = source.connect(attach=True)
+    try:
+        _raw_views(reader)
+        rows = []
+        for end in month_ends(as_of):
+            build_models(reader, as_of=end, select=needed)
+            failures = [result.line() for result in (check.run(reader) for check in warehouse_checks(reader)
+                                                     if check.relation in needed)
+                        if result.blocks]
+            if failures:
+                raise Unavailable(f"No trend: the checks hold the build as of {end.isoformat()} back: "
+                                  + "; ".join(failures))
+            rows += reader.execute(
+                """select portal_id, as_of_date, open_receivables, overdue_receivables,
+                          case when open_receivables <> 0
+                               then round(overdue_receivables / open_receivables * 100, 1) end,
+                          dso_days
+                   from marts.dso order by portal_id"""
+            ).fetchall()
+    except duckdb.Error as error:
+        raise Unavailable(f"The month-end models could not be built: {error}") from None
+    finally:
+        reader.close()
+    return pd.DataFrame.from_records(rows, columns=COLUMNS)
+
+
+def _raw_views(reader: duckdb.DuckDBPyConnection) -> None:
+    # the models name `invoicing_raw.x` without a catalog: an in-memory catalog made current, whose raw views
+    # read the copy (as dashboard.source builds another report date)
+    published = reader.execute("select current_database()").fetchall()[0][0]
+    tables = [row[0] for row in reader.execute(
+        "select table_name from information_schema.tables where table_schema = ? and table_catalog = ?",
+        [RAW_DATASET, published]).fetchall()]
+    reader.execute(f"attach ':memory:' as {AS_OF_CATALOG}")
+    reader.execute(f"use {AS_OF_CATALOG}")
+    reader.execute(f"create schema {RAW_DATASET}")
+    for table in tables:
+        reader.execute(f'create view {RAW_DATASET}."{table}" as select * from "{published}".{RAW_DATASET}."{table}"')
