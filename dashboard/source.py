@@ -23,13 +23,13 @@ from pathlib import Path
 
 import duckdb
 
-from runs.gate import check_built, held_marts
+from runs.as_of import AsOfRefused, attached, marts_as_of
+from runs.gate import held_marts
 from runs.gate_state import load as load_gate_state
 from warehouse_engine.connection import WarehouseUnavailable
-from warehouse_engine.names import DEFAULT_WAREHOUSE_PATH, MARTS_SCHEMA, RAW_DATASET
+from warehouse_engine.names import DEFAULT_WAREHOUSE_PATH, MARTS_SCHEMA
 from warehouse_engine.publish import default_snapshot_path
 from warehouse_engine.readers import connect_reader, published_snapshot
-from warehouse_engine.sql_runner import build_models
 from warehouse_engine.target import WarehouseTarget, target_from_env
 
 # The marts the pages read: a readers' copy built before one of them existed must be rebuilt.
@@ -43,7 +43,6 @@ REQUIRED_MARTS = (
     "dso",
     "cash_outlook",
 )
-AS_OF_CATALOG = "dashboard_as_of"
 
 
 def warehouse_argument(arguments: list[str]) -> Path:
@@ -100,7 +99,7 @@ class Source:
         if not target.is_lake and not self.snapshot_path.is_file():
             raise Unavailable(self._missing_message())
         try:
-            connection = connect_reader(target) if target.is_lake or not attach else _attached(self.snapshot_path)
+            connection = connect_reader(target) if target.is_lake or not attach else attached(self.snapshot_path)
         except duckdb.IOException as error:
             raise Unavailable(self._locked_message(error)) from None
         except (duckdb.Error, WarehouseUnavailable, OSError) as error:  # a corrupt file, a lake that is down
@@ -124,7 +123,9 @@ class Source:
         held = held_marts(load_gate_state(self.target))
         reader = self.connect(attach=True)
         try:
-            return _marts_as_of(reader, as_of, held)
+            return marts_as_of(reader, as_of, held, REQUIRED_MARTS)
+        except AsOfRefused as refused:
+            raise Unavailable(str(refused)) from None
         except duckdb.Error as error:
             raise Unavailable(f"The models could not be built as of {as_of.isoformat()}: {error}") from None
         finally:
@@ -152,18 +153,6 @@ class Source:
         )
 
 
-def _attached(snapshot_path: Path) -> duckdb.DuckDBPyConnection:
-    connection = duckdb.connect()
-    try:
-        quoted = str(snapshot_path).replace("'", "''")
-        connection.execute(f"attach '{quoted}' as published_copy (read_only)")
-        connection.execute("use published_copy")
-    except BaseException:
-        connection.close()
-        raise
-    return connection
-
-
 def missing_marts(connection: duckdb.DuckDBPyConnection) -> list[str]:
     """The REQUIRED_MARTS absent from the connection's current catalog."""
     present = {
@@ -175,38 +164,3 @@ def missing_marts(connection: duckdb.DuckDBPyConnection) -> list[str]:
         ).fetchall()
     }
     return [mart for mart in REQUIRED_MARTS if mart not in present]
-
-
-def _marts_as_of(reader: duckdb.DuckDBPyConnection, as_of: date,
-                 held: dict[str, str]) -> duckdb.DuckDBPyConnection:
-    # The models' SQL names `invoicing_raw.x`, `staging.y`, `marts.z` without a catalog: build them in an
-    # in-memory catalog made current, whose `invoicing_raw` views read the readers' copy.
-    published = reader.execute("select current_database()").fetchall()[0][0]
-    raw_tables = [
-        row[0]
-        for row in reader.execute(
-            "select table_name from information_schema.tables where table_schema = ? and table_catalog = ?",
-            [RAW_DATASET, published],
-        ).fetchall()
-    ]
-    reader.execute(f"attach ':memory:' as {AS_OF_CATALOG}")
-    reader.execute(f"use {AS_OF_CATALOG}")
-    reader.execute(f"create schema {RAW_DATASET}")
-    for table in raw_tables:
-        reader.execute(
-            f'create view {RAW_DATASET}."{table}" as select * from "{published}".{RAW_DATASET}."{table}"'
-        )
-    build_models(reader, as_of=as_of)
-    failures = [failure.line() for failure in check_built(reader)]
-    failures += [f"{mart} rests on a read that may be incomplete: {why}" for mart, why in sorted(held.items())]
-    if failures:
-        raise Unavailable(f"No figures as of {as_of.isoformat()}: the checks hold this build back.\n\n"
-                          + "\n\n".join(f"- {line}" for line in failures))
-    marts = duckdb.connect()
-    marts.execute(f"create schema {MARTS_SCHEMA}")
-    for mart in REQUIRED_MARTS:
-        table = reader.execute(f"select * from {AS_OF_CATALOG}.{MARTS_SCHEMA}.{mart}").fetch_arrow_table()
-        marts.register("built_mart", table)
-        marts.execute(f"create table {MARTS_SCHEMA}.{mart} as select * from built_mart")
-        marts.unregister("built_mart")
-    return marts

@@ -17,10 +17,10 @@ from functools import cache
 import duckdb
 import pandas as pd
 
-from dashboard.source import AS_OF_CATALOG, Source, Unavailable
+from dashboard.source import Source, Unavailable
+from runs.as_of import raw_views
 from runs.gate import held_marts, warehouse_checks
 from runs.gate_state import load as load_gate_state
-from warehouse_engine.names import RAW_DATASET
 from warehouse_engine.sql_runner import build_models, discover_models
 
 MONTHS = 12
@@ -64,7 +64,7 @@ def month_end_figures(source: Source, as_of: date) -> pd.DataFrame:
                                                    for mart, why in sorted(held.items())))
     reader = source.connect(attach=True)
     try:
-        _raw_views(reader)
+        raw_views(reader)
         rows = []
         for end in month_ends(as_of):
             build_models(reader, as_of=end, select=needed)
@@ -87,16 +87,3 @@ def month_end_figures(source: Source, as_of: date) -> pd.DataFrame:
         reader.close()
     return pd.DataFrame.from_records(rows, columns=COLUMNS)
 
-
-def _raw_views(reader: duckdb.DuckDBPyConnection) -> None:
-    # the models name `invoicing_raw.x` without a catalog: an in-memory catalog made current, whose raw views
-    # read the copy (as dashboard.source builds another report date)
-    published = reader.execute("select current_database()").fetchall()[0][0]
-    tables = [row[0] for row in reader.execute(
-        "select table_name from information_schema.tables where table_schema = ? and table_catalog = ?",
-        [RAW_DATASET, published]).fetchall()]
-    reader.execute(f"attach ':memory:' as {AS_OF_CATALOG}")
-    reader.execute(f"use {AS_OF_CATALOG}")
-    reader.execute(f"create schema {RAW_DATASET}")
-    for table in tables:
-        reader.execute(f'create view {RAW_DATASET}."{table}" as select * from "{published}".{RAW_DATASET}."{table}"')

@@ -24,6 +24,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "webhooks": ("invoicing_warehouse.webhooks_command", "receive webhook deliveries as hints; manage subscriptions"),
     "demo": ("demo.command", "seeded sandbox -> Dagster asset graph -> warehouse -> report (extra `sandbox`)"),
     "dashboard": ("invoicing_warehouse.dashboard_command", "the finance dashboard (Streamlit) on the readers' copy"),
+    "export": ("invoicing_warehouse.export_command", "the marts as of a date to parquet, xlsx or CSV files, from the readers' copy"),
     "lake": ("invoicing_warehouse.lake_command", "DuckLake upkeep: expire old snapshots, remove old files"),
 }
 # The emulator and the demo run on it are not the product: their dependencies (FastAPI, Faker, ...) come with

@@ -1,0 +1,86 @@
+"""The marts as of another report date, built in memory over the readers' copy and never published: what the
+dashboard shows for a past date and month-end, and what `invoicing-warehouse export --as-of` writes.
+
+The same SQL models (`warehouse_engine.sql_runner.build_models`) are built into an in-memory catalog whose
+`invoicing_raw` views read the copy, so the figures equal `invoicing-warehouse models --as-of D`; the build goes
+through the gate's blocking checks (runs/gate.py) and refuses the marts the gate holds (a read that may be
+incomplete): a refused build raises AsOfRefused naming why, and no figure of that date is given.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from datetime import date
+from pathlib import Path
+
+import duckdb
+
+from runs.gate import check_built
+from warehouse_engine.names import MARTS_SCHEMA, RAW_DATASET
+from warehouse_engine.sql_runner import build_models, discover_models
+
+AS_OF_CATALOG = "dashboard_as_of"
+
+
+class AsOfRefused(RuntimeError):
+    """The checks hold a build as of a date back (or it rests on a held mart); the message says which."""
+
+
+def every_mart() -> tuple[str, ...]:
+    """The marts' bare names (`receivables`, ...), sorted."""
+    return tuple(sorted(model.name for model in discover_models() if model.schema == MARTS_SCHEMA))
+
+
+def attached(snapshot_path: Path) -> duckdb.DuckDBPyConnection:
+    """The readers' copy of a file warehouse attached read-only to an in-memory database, its catalog made
+    current (so that a build may create tables beside it)."""
+    connection = duckdb.connect()
+    try:
+        quoted = str(snapshot_path).replace("'", "''")
+        connection.execute(f"attach '{quoted}' as published_copy (read_only)")
+        connection.execute("use published_copy")
+    except BaseException:
+        connection.close()
+        raise
+    return connection
+
+
+def raw_views(reader: duckdb.DuckDBPyConnection) -> None:
+    """Makes an in-memory catalog current on `reader` (the copy's catalog current before), whose `invoicing_raw`
+    views read the copy's raw tables: the models' SQL names `invoicing_raw.x`, `staging.y`, `marts.z` without a
+    catalog, so they build there."""
+    published = reader.execute("select current_database()").fetchall()[0][0]
+    tables = [
+        row[0]
+        for row in reader.execute(
+            "select table_name from information_schema.tables where table_schema = ? and table_catalog = ?",
+            [RAW_DATASET, published],
+        ).fetchall()
+    ]
+    reader.execute(f"attach ':memory:' as {AS_OF_CATALOG}")
+    reader.execute(f"use {AS_OF_CATALOG}")
+    reader.execute(f"create schema {RAW_DATASET}")
+    for table in tables:
+        reader.execute(f'create view {RAW_DATASET}."{table}" as select * from "{published}".{RAW_DATASET}."{table}"')
+
+
+def marts_as_of(reader: duckdb.DuckDBPyConnection, as_of: date, held: Mapping[str, str],
+                marts: Iterable[str] | None = None) -> duckdb.DuckDBPyConnection:
+    """A new in-memory connection whose `marts` schema holds `marts` (default every mart) built as of `as_of`
+    over the copy `reader` has current; `held`: the marts the gate holds, and why. Raises AsOfRefused when a
+    blocking check fails on the build or a mart rests on a held read."""
+    raw_views(reader)
+    build_models(reader, as_of=as_of)
+    failures = [failure.line() for failure in check_built(reader)]
+    failures += [f"{mart} rests on a read that may be incomplete: {why}" for mart, why in sorted(held.items())]
+    if failures:
+        raise AsOfRefused(f"No figures as of {as_of.isoformat()}: the checks hold this build back.\n\n"
+                          + "\n\n".join(f"- {line}" for line in failures))
+    built = duckdb.connect()
+    built.execute(f"create schema {MARTS_SCHEMA}")
+    for mart in marts or every_mart():
+        table = reader.execute(f"select * from {AS_OF_CATALOG}.{MARTS_SCHEMA}.{mart}").to_arrow_table()
+        built.register("built_mart", table)
+        built.execute(f"create table {MARTS_SCHEMA}.{mart} as select * from built_mart")
+        built.unregister("built_mart")
+    return built

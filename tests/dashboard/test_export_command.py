@@ -1,0 +1,111 @@
+"""`invoicing-warehouse export`, in process, on the session's demo warehouse: each format read back with its own
+reader (DuckDB's Parquet reader, the csv module, openpyxl) equals the marts of the readers' copy read directly;
+a past date equals the models built as of it by the engine's runner on a copy; a held warehouse is refused."""
+
+from __future__ import annotations
+
+import csv
+import io
+import shutil
+from datetime import timedelta
+from decimal import Decimal
+
+import duckdb
+from openpyxl import load_workbook
+
+from invoicing_warehouse.cli import main
+from runs.gate import build_and_publish
+from warehouse_engine.sql_runner import build_models
+from warehouse_engine.target import WarehouseTarget
+
+CENT = Decimal("0.01")
+
+
+def _truth(database) -> dict[str, tuple[int, dict[str, Decimal]]]:
+    """Per mart: its row count and the sum of each decimal column, read with DuckDB."""
+    with duckdb.connect(str(database), read_only=True) as connection:
+        columns = connection.execute(
+            "select table_name, column_name from information_schema.columns where table_schema = 'marts' "
+            "and data_type like 'DECIMAL%' order by table_name, ordinal_position").fetchall()
+        marts = [row[0] for row in connection.execute(
+            "select table_name from information_schema.tables where table_schema = 'marts'").fetchall()]
+        truth = {}
+        for mart in marts:
+            decimals = [column for table, column in columns if table == mart]
+            sums = connection.execute(
+                f"select count(*) {''.join(f', coalesce(sum({c}), 0)' for c in decimals)} from marts.{mart}"
+            ).fetchone()
+            truth[mart] = (sums[0], dict(zip(decimals, sums[1:])))
+    return truth
+
+
+def _read_back(rows: list[dict[str, object]], decimals: dict[str, Decimal], to_decimal) -> tuple[int, dict]:
+    return len(rows), {column: sum((to_decimal(row[column]) for row in rows), Decimal(0)) for column in decimals}
+
+
+def _number(text) -> Decimal:
+    return Decimal(0) if text in ("", None) else Decimal(str(text).replace(",", ".")).quantize(CENT)
+
+
+def test_export_writes_every_mart_in_each_format_equal_to_the_marts(dashboard, tmp_path, capsys):
+    truth = _truth(dashboard.snapshot)
+    assert {"receivables", "dso", "payables_by_supplier"} <= set(truth) and truth["receivables"][0] > 20
+    for file_format in ("parquet", "csv", "csv-fr", "xlsx"):
+        out = tmp_path / file_format
+        assert main(["export", "--warehouse", str(dashboard.warehouse), "--as-of", dashboard.as_of.isoformat(),
+                     "--format", file_format, "--out", str(out)]) == 0, capsys.readouterr().err
+        if file_format == "xlsx":
+            workbook = load_workbook(out / f"marts_{dashboard.as_of.isoformat()}.xlsx", read_only=True)
+            assert sorted(workbook.sheetnames) == sorted(truth)
+        for mart, (count, sums) in truth.items():
+            if file_format == "parquet":
+                with duckdb.connect() as reader:
+                    cursor = reader.execute(f"select * from read_parquet('{out / mart}.parquet')")
+                    names = [c[0] for c in cursor.description]
+                    rows = [dict(zip(names, row)) for row in cursor.fetchall()]
+                assert _read_back(rows, sums, lambda v: v or Decimal(0)) == (count, sums), mart
+            elif file_format == "xlsx":
+                header, *values = list(workbook[mart].iter_rows(values_only=True))
+                rows = [dict(zip(header, row)) for row in values]
+                assert _read_back(rows, sums, _number) == (count, sums), mart
+            else:
+                data = (out / f"{mart}.csv").read_bytes()
+                french = file_format == "csv-fr"
+                assert data.startswith(b"\xef\xbb\xbf") == french
+                rows = list(csv.DictReader(io.StringIO(data.decode("utf-8-sig")), delimiter=";" if french else ","))
+                assert _read_back(rows, sums, _number) == (count, sums), mart
+
+
+def test_export_of_a_past_date_equals_the_models_built_as_of_it(dashboard, tmp_path, capsys):
+    past = dashboard.as_of - timedelta(days=30)
+    copy = tmp_path / "copy.duckdb"
+    shutil.copyfile(dashboard.snapshot, copy)
+    with duckdb.connect(str(copy)) as connection:
+        build_models(connection, as_of=past)
+    truth = _truth(copy)
+    assert main(["export", "--warehouse", str(dashboard.warehouse), "--as-of", past.isoformat(), "--format",
+                 "parquet", "--out", str(tmp_path / "out")]) == 0, capsys.readouterr().err
+    with duckdb.connect(str(copy), read_only=True) as connection:
+        for mart in truth:
+            # every row, both ways: what the file has and the mart has not, and the other way round
+            difference = connection.execute(
+                f"select count(*) from ((select * from read_parquet('{tmp_path / 'out' / mart}.parquet') "
+                f"except all select * from marts.{mart}) union all (select * from marts.{mart} except all "
+                f"select * from read_parquet('{tmp_path / 'out' / mart}.parquet')))").fetchone()
+            assert difference == (0,), mart
+    assert truth["receivables"][1]["open_amount"] != _truth(dashboard.snapshot)["receivables"][1]["open_amount"]
+
+
+def test_export_refuses_while_a_blocking_check_holds_the_figures(dashboard, tmp_path, capsys):
+    warehouse = tmp_path / "warehouse.duckdb"
+    shutil.copyfile(dashboard.warehouse, warehouse)
+    shutil.copyfile(dashboard.snapshot, warehouse.with_name("warehouse.read.duckdb"))
+    with duckdb.connect(str(warehouse)) as connection:
+        connection.execute("insert into invoicing_raw.documents select * from invoicing_raw.documents order by id limit 1")
+    held = build_and_publish(WarehouseTarget.duckdb_file(warehouse), note="held", as_of=dashboard.as_of)
+    assert held.failures and held.published is None
+    out = tmp_path / "out"
+    assert main(["export", "--warehouse", str(warehouse), "--format", "xlsx", "--out", str(out)]) == 1
+    error = capsys.readouterr().err
+    assert "held back by the gate" in error and "ids_unique on invoicing_raw.documents" in error, error
+    assert not out.exists()
