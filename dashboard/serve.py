@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import logging
 import sys
+import threading
 
 from dashboard.host_guard import install as install_host_guard
 from dashboard.source import warehouse_argument
-from dashboard.warm_up import warm_up
+from dashboard.warm_up import warm_up, warm_up_trends
 
 
 def main() -> None:
@@ -21,7 +22,10 @@ def main() -> None:
     logging.getLogger("dashboard").addHandler(handler)
     logging.getLogger("dashboard").setLevel(logging.INFO)
     # before the server listens: a visitor who can connect finds the pages imported and the figures cached
-    warm_up(warehouse_argument(script_arguments))
+    warehouse = warehouse_argument(script_arguments)
+    warm_up(warehouse)
+    # the month-end builds of Trends take too long to wait for: beside the server, at a low priority
+    threading.Thread(target=warm_up_trends, args=(warehouse,), name="trends-warm-up", daemon=True).start()
     from streamlit.web import cli
 
     install_host_guard()  # every request's Host against server.allowedHosts, HTTP routes included

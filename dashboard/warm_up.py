@@ -7,7 +7,8 @@ took under 2 s. `dashboard.serve` runs this in the server's process before Strea
 pages and fills the same `st.cache_data` caches the pages read (they are global to the process; Streamlit
 keeps a cache made before its runtime), for the view a visitor lands on (the published marts, the first
 portal): Receivables with its first drill-down customer, Payables, Cash outlook and the Freshness tables
-(not the checks, which run only when their page asks).
+(not the checks, which run only when their page asks). The Trends page's month-end builds, far longer, are
+warmed up in a thread once the server listens (`warm_up_trends`).
 
 It never raises: a missing or locked copy is the page's to explain when someone opens it.
 """
@@ -15,10 +16,13 @@ It never raises: a missing or locked copy is the page's to explain when someone 
 from __future__ import annotations
 
 import logging
+import os
+import threading
 import time
 from pathlib import Path
 
 log = logging.getLogger(__name__)
+TRENDS_NICENESS = 10
 
 
 def warm_up(warehouse: Path) -> None:
@@ -53,3 +57,31 @@ def warm_up(warehouse: Path) -> None:
     finally:
         quiet.setLevel(level)
     log.info("pages imported and figures cached in %.2f s", time.perf_counter() - started)
+
+
+def warm_up_trends(warehouse: Path) -> None:
+    """Builds the Trends page's month-end figures for the landing view into the dashboard's cache, in a thread
+    beside the server at a low priority: twelve builds of the models take seconds on the demo and minutes at
+    1,000,000 documents, too long to keep the server from listening, and a visitor who opens Trends meanwhile
+    waits for this same computation (Streamlit computes a cached value once). Never raises."""
+    started = time.perf_counter()
+    try:
+        # Linux gives each thread its own nice value, and DuckDB's worker threads, started from this thread,
+        # inherit it: the pages' own queries keep the cores first
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), TRENDS_NICENESS)
+    except (AttributeError, OSError):  # not Linux, or not allowed: the same work at the normal priority
+        pass
+    try:
+        from dashboard import cache
+        from dashboard.source import Source, Unavailable
+
+        try:
+            view, as_of, _ = cache.landing_view(Source(warehouse))
+            cache.trends(view.warehouse, view.key, as_of)
+        except Unavailable as problem:
+            log.info("no trends warmed up (%s)", str(problem).splitlines()[0])
+            return
+    except Exception:  # the page computes them itself, and shows the error if there is one
+        log.exception("trends warm-up failed; the Trends page will compute its figures")
+        return
+    log.info("trends (12 month-ends) cached in %.2f s", time.perf_counter() - started)
