@@ -5,7 +5,8 @@
   held the file would not block the writer, who replaces it by rename, but would keep reading stale
   figures).
 - Another report date: the same SQL models (`warehouse_engine.sql_runner.build_models`) built as of that
-  date into an in-memory DuckDB catalog over the readers' copy's raw tables; the marts are then copied into
+  date into an in-memory DuckDB catalog over the readers' copy's raw tables (runs/as_of.py, which
+  `invoicing-warehouse export` shares); the marts are then copied into
   a connection of their own and the reader is closed, so the figures equal `invoicing-warehouse models
   --as-of D` and the file is held only while they are built.
 

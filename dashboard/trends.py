@@ -34,7 +34,7 @@ COLUMNS = ["portal_id", "month_end", "open_receivables", "overdue_receivables", 
 
 def month_ends(as_of: date, count: int = MONTHS) -> list[date]:
     """The last `count` month-ends on or before `as_of`, oldest first (`as_of` itself when it is one)."""
-    ends = []
+    ends: list[date] = []
     end = as_of if (as_of + timedelta(days=1)).day == 1 else as_of.replace(day=1) - timedelta(days=1)
     while len(ends) < count:
         ends.append(end)
