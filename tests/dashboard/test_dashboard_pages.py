@@ -52,7 +52,7 @@ def test_receivables_page_equals_the_marts(dashboard, page, screenshots):
     for index in (0, 2):
         customer_id, name, _ = customers[index]
         if index:
-            page.locator('[data-testid="stSelectbox"]').filter(has_text="Customer").click()
+            page.locator('[data-testid="stSelectbox"]').filter(has_text="Customer (those owing money").click()
             page.keyboard.type(name)  # the list opens on typing, filtered
             page.get_by_role("option").filter(has_text=f"{name} · ").first.click()
         expected = _rows(
