@@ -25,6 +25,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "demo": ("demo.command", "seeded sandbox -> Dagster asset graph -> warehouse -> report (extra `sandbox`)"),
     "dashboard": ("invoicing_warehouse.dashboard_command", "the finance dashboard (Streamlit) on the readers' copy"),
     "lake": ("invoicing_warehouse.lake_command", "DuckLake upkeep: expire old snapshots, remove old files"),
+    "status": ("invoicing_warehouse.status_command", "per portal: last sync, freshness, hints, failing checks"),
 }
 # The emulator and the demo run on it are not the product: their dependencies (FastAPI, Faker, ...) come with
 # the `sandbox` extra, which a checkout's scripts/bootstrap installs.
