@@ -75,3 +75,19 @@ def unknown_columns(table: str, columns: Iterable[str]) -> list[str]:
     known = KNOWN_COLUMNS.get(table, frozenset()) | ledger_columns().get(table, frozenset())
     return sorted(column for column in columns
                   if not column.startswith("_") and column not in PRODUCT_COLUMNS and column not in known)
+
+
+def unknown_keys(resource: str, records: list[dict]) -> list[str]:
+    """The top-level keys of `resource`'s sampled `records` that map to no known column of its raw table (nor
+    to a known flattened prefix or child table): what the doctor lists as new fields; sorted."""
+    known = KNOWN_COLUMNS.get(resource, frozenset()) | ledger_columns().get(resource, frozenset())
+    new = set()
+    for record in records:
+        for key in record if isinstance(record, dict) else ():
+            column = snake_case(key)
+            if (column in known or column in PRODUCT_COLUMNS
+                    or any(name.startswith(column + "__") for name in known)
+                    or f"{resource}__{column}" in KNOWN_COLUMNS):
+                continue
+            new.add(key)
+    return sorted(new)
