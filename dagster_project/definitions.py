@@ -28,6 +28,7 @@ from dagster_project.hint_sensor import build_hints_sensor
 from dagster_project.jobs import build_hints_job, build_jobs, build_lake_maintenance_job
 from dagster_project.schedules import build_schedules, sync_interval
 from dagster_project.sensors import build_publish_sensors
+from warehouse_engine.env_file import load_env_file
 
 
 def build_definitions(resources: dict, portals: dict | None = None) -> Definitions:
@@ -71,4 +72,11 @@ def build_definitions(resources: dict, portals: dict | None = None) -> Definitio
     )
 
 
-defs = build_definitions(default_resources())
+def project_definitions() -> Definitions:
+    """The deployment's Definitions: `.env` read as the command line reads it (warehouse_engine/env_file.py:
+    the environment wins), then the resources from the environment and dlt's settings."""
+    load_env_file()
+    return build_definitions(default_resources())
+
+
+defs = project_definitions()

@@ -83,7 +83,10 @@ def build_parser(argv: list[str]) -> tuple[argparse.ArgumentParser, ModuleType |
 
 def main(argv: list[str] | None = None) -> int:
     """Parses the command line and runs the subcommand; returns its exit code."""
+    from warehouse_engine.env_file import load_env_file
+
     argv = list(sys.argv[1:] if argv is None else argv)
+    load_env_file()  # `.env` of the project, as Dagster reads it (docs/settings.md); the environment wins
     parser, module = build_parser(argv)
     args = parser.parse_args(argv)
     assert module is not None  # the subcommand is required: parse_args exits when none was given
