@@ -11,7 +11,7 @@ import duckdb
 
 from pipelines.invoicing.doctor.known_columns import unknown_columns
 from runs import run_log
-from warehouse_engine.connection import connect
+from warehouse_engine.connection import WarehouseUnavailable, connect
 from warehouse_engine.names import RAW_DATASET
 from warehouse_engine.target import WarehouseTarget
 
@@ -38,8 +38,12 @@ def notice_lines(columns: list[str]) -> list[str]:
 
 
 def notices_once(target: WarehouseTarget) -> list[str]:
-    """The notes of the new columns no earlier run has noted (each is said once, then remembered)."""
-    with connect(target, read_only=True) as connection:
-        found = new_columns(connection)
+    """The notes of the new columns no earlier run has noted (each is said once, then remembered). A warehouse
+    that cannot be opened now (another process writing it) gives none: the next run says them."""
+    try:
+        with connect(target, read_only=True) as connection:
+            found = new_columns(connection)
+    except (duckdb.Error, WarehouseUnavailable):
+        return []
     return notice_lines(run_log.notice_once(
         target, [f"{table}.{column}" for table, columns in found.items() for column in columns]))

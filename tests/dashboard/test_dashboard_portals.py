@@ -37,7 +37,7 @@ def test_two_portals_show_one_row_each_equal_to_the_marts(tmp_path, page, screen
     target = WarehouseTarget.duckdb_file(warehouse)
     clock = Clock(fixed=datetime(2026, 3, 2, 9))
     for name, seed in (("acme", 41), ("globex", 42)):
-        with SandboxServer(SandboxConfig(seed=seed, scale=30, rate_limit_per_s=0, latency_ms=0), clock=clock) as sb:
+        with SandboxServer(SandboxConfig(seed=seed, scale=12, rate_limit_per_s=0, latency_ms=0), clock=clock) as sb:
             sync_and_record(target, Portal(name, base_url=sb.base_url), rate_limit_per_s=0,
                             settings=ApiSettings(sb.base_url, sb.client_id, sb.client_secret))
     assert build_and_publish(target, note="two portals", as_of=clock.today().date()).ok
