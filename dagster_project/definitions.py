@@ -22,11 +22,13 @@ from assets.ingestion import build_ingestion_assets
 from assets.models import build_model_assets
 from assets.portals import load_portals
 from assets.resources import InvoicingApiResource, api_resource, default_resources
+from assets.schema_checks import build_fields_known_check
 from assets.sync_checks import raw_sync_read_exactly
 from dagster_project.hint_sensor import build_hints_sensor
 from dagster_project.jobs import build_hints_job, build_jobs, build_lake_maintenance_job
 from dagster_project.schedules import build_schedules, sync_interval
 from dagster_project.sensors import build_publish_sensors
+from warehouse_engine.env_file import load_env_file
 
 
 def build_definitions(resources: dict, portals: dict | None = None) -> Definitions:
@@ -57,6 +59,7 @@ def build_definitions(resources: dict, portals: dict | None = None) -> Definitio
             total_open_matches_api_due_amount,
             *build_mart_key_checks(mart_keys),
             *build_contract_checks(),
+            build_fields_known_check(),
         ],
         jobs=jobs,
         schedules=build_schedules(jobs_by_name, interval, list(portals)),
@@ -69,4 +72,11 @@ def build_definitions(resources: dict, portals: dict | None = None) -> Definitio
     )
 
 
-defs = build_definitions(default_resources())
+def project_definitions() -> Definitions:
+    """The deployment's Definitions: `.env` read as the command line reads it (warehouse_engine/env_file.py:
+    the environment wins), then the resources from the environment and dlt's settings."""
+    load_env_file()
+    return build_definitions(default_resources())
+
+
+defs = project_definitions()

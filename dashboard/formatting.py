@@ -117,6 +117,8 @@ LABELS = {
     "cumulative_net": "Cumulative net", "receivable_count": "Receivables", "payable_count": "Payables",
     "raw_table": "Raw table", "rows": "Rows", "last_loaded_at": "Last loaded", "load_id": "dlt load",
     "check": "Check", "asset": "Asset", "passed": "Passed", "severity": "Severity", "detail": "Detail",
+    "portal": "Portal", "open_receivables": "Open receivables", "overdue_receivables": "Overdue",
+    "dso_days": "DSO (days)", "last_sync": "Last sync (UTC)", "failing_checks": "Failing checks",
 }
 
 TABLE_CSS = """<style>

@@ -14,9 +14,10 @@ def test_help_lists_every_subcommand():
     result = subprocess.run(
         [sys.executable, "-m", "invoicing_warehouse.cli", "--help"], capture_output=True, text=True, check=True
     )
-    for name in ("sandbox", "sync", "models", "demo", "doctor", "webhooks", "dashboard", "lake"):
+    for name in ("sandbox", "sync", "models", "demo", "doctor", "webhooks", "dashboard", "lake", "status"):
         assert name in result.stdout
-    assert set(SUBCOMMANDS) == {"sandbox", "sync", "models", "demo", "doctor", "webhooks", "dashboard", "lake"}
+    assert set(SUBCOMMANDS) == {"sandbox", "sync", "models", "demo", "doctor", "webhooks", "dashboard", "lake",
+                           "status"}
 
 
 def test_unknown_subcommand_is_a_usage_error():
