@@ -18,7 +18,6 @@ from dagster import (
     Definitions,
     define_asset_job,
 )
-
 from dagster_expectations import SPEC_RAW_TABLES
 
 from assets.checks import (

@@ -64,10 +64,11 @@ def test_an_analyst_model_failing_its_grain_is_held_back_by_the_gate(warehouse, 
     assert _scalar(warehouse, "select count(*) from information_schema.tables where table_schema = 'marts'") == 0
 
 
-def test_the_setting_names_the_folder_for_the_cli_and_dagster(warehouse, tmp_path, monkeypatch, capsys):
+def test_the_setting_names_the_folder_and_select_name_plus_builds_it_and_what_is_downstream(
+        warehouse, tmp_path, monkeypatch, capsys):
     folder = _model(tmp_path / "mine", "open_total", "portal_id",
                     "select portal_id, sum(open_amount) as open_amount from marts.receivables group by portal_id")
-    monkeypatch.setenv("INVOICING_MODELS_DIR", str(folder))
+    monkeypatch.setenv("INVOICING_MODELS_DIR", str(folder))  # read by the CLI and by Dagster alike
     assert main(["models", "--warehouse", str(warehouse), *AS_OF]) == 0
     # 699.50 + 380.00 + 850.00 + 140.00 + 1000.00 + 60.00 (tests/models/test_receivables_marts.py)
     assert str(_scalar(_readers(warehouse), "select open_amount from analyst.open_total")) == "3129.50"
@@ -76,15 +77,8 @@ def test_the_setting_names_the_folder_for_the_cli_and_dagster(warehouse, tmp_pat
     deps = {key.to_user_string(): {d.to_user_string() for d in a.asset_deps[key]}
             for a in build_model_assets() for key in a.keys}
     assert deps["analyst/open_total"] == {"marts/receivables"}
-
-
-def test_select_name_plus_builds_it_and_what_is_downstream(warehouse, tmp_path, capsys):
-    folder = _model(tmp_path / "mine", "open_total", "portal_id",
-                    "select portal_id, sum(open_amount) as open_amount from marts.receivables group by portal_id")
-    assert main(["models", "--warehouse", str(warehouse), *AS_OF, "--models-dir", str(folder)]) == 0
     capsys.readouterr()
-    assert main(["models", "--warehouse", str(warehouse), *AS_OF, "--models-dir", str(folder),
-                 "--select", "receivables+"]) == 0
+    assert main(["models", "--warehouse", str(warehouse), *AS_OF, "--select", "receivables+"]) == 0
     built = [line.split()[0] for line in capsys.readouterr().out.splitlines() if line.startswith("  ")]
     # marts.receivables, the marts built on it (receivables_by_customer before dso and overdue_customers), yours
     assert built == ["marts.receivables", "marts.cash_outlook", "marts.receivables_by_customer", "marts.dso",

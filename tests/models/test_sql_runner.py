@@ -6,6 +6,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from warehouse_engine.sql_references import parse_references
 from warehouse_engine.sql_runner import (
     SQL_DIR,
     MissingRawTableError,
@@ -14,7 +15,6 @@ from warehouse_engine.sql_runner import (
     build_models,
     discover_models,
 )
-from warehouse_engine.sql_references import parse_references
 
 
 def _write(root: Path, key: str, sql: str) -> None:
@@ -44,7 +44,7 @@ def test_references_come_from_parsing_where_a_regular_expression_is_fooled():
     """Each of these fooled the regular expression the runner used before sqlglot (kept here as the witness)."""
     import re
 
-    old_pattern = re.compile(r"(?<![\w.\"])([a-z_][a-z0-9_]*)\s*\.\s*([a-z_][a-z0-9_]*)(?![\w.(])", re.I)
+    old_pattern = re.compile(r"(?<![\w.\"])([a-z_][a-z0-9_]*)\s*\.\s*([a-z_][a-z0-9_]*)(?![\w.(])", re.IGNORECASE)
     sql = """
     with receivables as (select 1 as invoice_id)   -- a CTE named like the mart marts.receivables
     select staging.amount,                          -- a column of the alias `staging`, not a table
