@@ -74,10 +74,10 @@ documents_customers_exist, usages_invoices_exist = (asset_check_of(check) for ch
 
 
 def build_model_checks(models: Iterable[SqlModel]) -> list[AssetChecksDefinition]:
-    """The blocking checks each table model's front matter declares (runs/model_checks.py: `keys_unique` on its
+    """The blocking checks each table (or analyst's) model's front matter declares (runs/model_checks.py: `keys_unique` on its
     grain, `not_null`, `accepted_range`), one step for all of them, as the gate runs them."""
-    checks = {(check.relation, check.name): check for model in models if model.materialized == "table"
-              for check in checks_of(model) if check.blocking}
+    checks = {(check.relation, check.name): check for model in models for check in checks_of(model)
+              if check.blocking}
     if not checks:
         return []
 

@@ -3,8 +3,8 @@ the gate runs them before every publication (runs/gate.py), assets/checks.py and
 them in Dagster. Nothing here names a model: a model, the product's or an analyst's, is checked as it says.
 
 - `keys_unique` (blocking): one row per value of the model's `grain`, none of it null; a duplicated row doubles
-  its figure. Run on models stored as tables (the marts, an analyst's tables): a view's grain is documentation,
-  the tables built on it are where a duplicate would show.
+  its figure. Run on models stored as tables (the marts) and on every analyst's model: a product view's grain
+  is documentation, checked by a test on the fixture; the tables built on it are where a duplicate would show.
 - `not_null`, `accepted_range` (blocking): the columns the front matter names under `tests`.
 - `dates_at_midnight` (a flag): the raw date-only values under `date_only` sit at a midnight, UTC or the
   portal's, so the calendar date the model reads is sure.
@@ -20,7 +20,7 @@ import duckdb
 
 from runs.checks import SAMPLE_SIZE, WARN, WarehouseCheck, duplicate_keys, marts_built_on
 from runs.served_fields import off_midnight_fields
-from warehouse_engine.sql_runner import SqlModel, discover_models
+from warehouse_engine.sql_runner import ANALYST_SCHEMA, SqlModel, discover_models
 
 KEYS_UNIQUE = "keys_unique"
 KEYS_UNIQUE_DESCRIPTION = "One row per key of the model's grain (its front matter), none of it null."
@@ -103,10 +103,16 @@ def dates_at_midnight(model: SqlModel) -> WarehouseCheck:
                           protects=marts_built_on([model.key]))
 
 
+def grain_checked(model: SqlModel) -> bool:
+    """Whether the gate checks `model`'s grain and tests: a table, or any model of the analyst's (a view of theirs
+    is read as figures as a table is)."""
+    return model.materialized == "table" or model.schema == ANALYST_SCHEMA
+
+
 def checks_of(model: SqlModel) -> list[WarehouseCheck]:
     """Every check `model`'s front matter declares."""
     checks: list[WarehouseCheck] = []
-    if model.materialized == "table":
+    if grain_checked(model):
         checks.append(keys_unique(model))
         if model.manifest.not_null:
             checks.append(not_null(model))

@@ -28,6 +28,7 @@ from zoneinfo import ZoneInfo
 import duckdb
 
 from warehouse_engine.model_manifest import Manifest, ManifestError, parse_manifest
+from warehouse_engine.model_selection import UnknownModelError, resolve_selection
 from warehouse_engine.names import RAW_DATASET as RAW_SCHEMA
 from warehouse_engine.sql_references import SqlParseError, parse_references
 
@@ -189,37 +190,6 @@ def _topological_order(models: dict[str, SqlModel]) -> list[SqlModel]:
     return [models[key] for key in sorted(models, key=lambda k: (models[k].schema == ANALYST_SCHEMA, depth[k], k))]
 
 
-def resolve_selection(models: Sequence[SqlModel], specs: Iterable[str]) -> list[str]:
-    """The keys (in build order) chosen by dbt-style `specs`: `name` or `schema.name` is that model alone,
-    `name+` that model and every model downstream of it. Raises ModelDefinitionError naming unknown models."""
-    by_name: dict[str, set[str]] = {}
-    for model in models:
-        by_name.setdefault(model.name, set()).add(model.key)
-        by_name.setdefault(model.key, set()).add(model.key)
-    chosen: set[str] = set()
-    downstream_of: set[str] = set()
-    unknown: list[str] = []
-    for spec in specs:
-        name = spec.removesuffix("+").lower()
-        keys = by_name.get(name)
-        if not keys:
-            unknown.append(name)
-            continue
-        if len(keys) > 1:
-            raise ModelDefinitionError(f"model name {name} is ambiguous: say {' or '.join(sorted(keys))}")
-        chosen |= keys
-        if spec.endswith("+"):
-            downstream_of |= keys
-    if unknown:
-        known = ", ".join(sorted(m.name for m in models))
-        raise ModelDefinitionError(f"unknown model(s): {', '.join(unknown)} (known: {known})")
-    for model in models:  # build order: a model's inputs are decided before it
-        if model.model_dependencies & downstream_of:
-            downstream_of.add(model.key)
-            chosen.add(model.key)
-    return [m.key for m in models if m.key in chosen]
-
-
 def downstream_models(raw_tables: Iterable[str], sql_dir: Path = SQL_DIR,
                       models_dir: Path | None = None) -> list[str]:
     """Keys of the models that read any of `raw_tables` (bare names: `documents`), directly or through other
@@ -307,7 +277,8 @@ def build_models(
     before_commit: Callable[[duckdb.DuckDBPyConnection], None] | None = None,
     models_dir: Path | None = None,
 ) -> dict[str, int]:
-    """Builds every model (or those in `select`: keys, bare names, `name+`) in dependency order, the analyst's
+    """Builds every model (or those in `select`: keys, bare names, `name+`, warehouse_engine/model_selection.py)
+    in dependency order, the analyst's
     models of `models_dir` after the product's.
 
     All models are replaced in one transaction (rolled back on any error), so `conn` must not already be
@@ -319,7 +290,10 @@ def build_models(
     as_of = as_of or today_in_portal_zone()
     models = discover_models(sql_dir, models_dir)
     if select is not None:
-        keys = set(resolve_selection(models, select))
+        try:
+            keys = set(resolve_selection(models, select))
+        except UnknownModelError as error:
+            raise ModelDefinitionError(str(error)) from None
         models = [m for m in models if m.key in keys]
     missing = missing_raw_tables(conn, models)
     if missing:

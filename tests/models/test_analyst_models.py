@@ -9,7 +9,7 @@ from model_fixture import load_fixture
 
 from invoicing_warehouse.cli import main
 
-FRONT = "-- ---\n-- description: {what}\n-- grain: [{grain}]\n-- ---\n"
+FRONT = "-- ---\n-- description: {what}\n-- materialized: {materialized}\n-- grain: [{grain}]\n-- ---\n"
 AS_OF = ["--as-of", "2026-01-31"]
 
 
@@ -22,9 +22,10 @@ def warehouse(tmp_path) -> Path:
     return path
 
 
-def _model(folder: Path, name: str, grain: str, sql: str) -> Path:
+def _model(folder: Path, name: str, grain: str, sql: str, materialized: str = "table") -> Path:
     folder.mkdir(exist_ok=True)
-    (folder / f"{name}.sql").write_text(FRONT.format(what=f"the {name}.", grain=grain) + sql)
+    front = FRONT.format(what=f"the {name}.", grain=grain, materialized=materialized)
+    (folder / f"{name}.sql").write_text(front + sql)
     return folder
 
 
@@ -53,9 +54,10 @@ def test_a_broken_analyst_model_is_named_and_loses_nothing(warehouse, tmp_path, 
 
 
 def test_an_analyst_model_failing_its_grain_is_held_back_by_the_gate(warehouse, tmp_path, capsys):
-    # one row per invoice, declared one row per customer: inv1, inv2 and inv3b are all c1's
+    # one row per invoice, declared one row per customer: inv1, inv2 and inv3b are all c1's. A view: an analyst's
+    # views are figures too, checked as tables are
     folder = _model(tmp_path / "mine", "by_customer", "portal_id, customer_id",
-                    "select portal_id, customer_id, invoice_id from marts.receivables")
+                    "select portal_id, customer_id, invoice_id from marts.receivables", materialized="view")
     assert main(["models", "--warehouse", str(warehouse), *AS_OF, "--models-dir", str(folder)]) == 1
     err = capsys.readouterr().err
     assert "blocking check failed, nothing published: keys_unique on analyst.by_customer" in err

@@ -237,3 +237,16 @@ def test_missing_raw_tables_after_a_sync_get_another_hint(tmp_path):
     conn.execute("create schema invoicing_raw; create table invoicing_raw._dlt_loads (load_id varchar)")
     with pytest.raises(MissingRawTableError, match=r"documents__messages; a sync has run, so the portal"):
         build_models(conn, sql_dir=tmp_path)
+
+
+def test_selection_name_plus_is_the_model_and_every_model_downstream():
+    from warehouse_engine.model_selection import UnknownModelError, resolve_selection
+
+    models = discover_models()
+    # read from the marts' SQL: the payables marts and the cash outlook read supplier_payables, nothing reads them
+    assert set(resolve_selection(models, ["supplier_payables+"])) == {
+        "marts.supplier_payables", "marts.payables_by_supplier", "marts.payables_schedule", "marts.cash_outlook"}
+    assert resolve_selection(models, ["marts.dso"]) == ["marts.dso"]
+    assert resolve_selection(models, ["DSO+"]) == ["marts.dso"]  # names are case-free; nothing reads dso
+    with pytest.raises(UnknownModelError, match=r"unknown model\(s\): dos \(known: "):
+        resolve_selection(models, ["dos+"])
