@@ -4,17 +4,28 @@ every model downstream of it. The `models --select` option and `build_models(sel
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-if TYPE_CHECKING:  # the runner imports this module; the models it passes are its own
-    from warehouse_engine.sql_runner import SqlModel
+
+class SelectableModel(Protocol):
+    """What selection reads of a model (the runner's `SqlModel`; named here so the runner can import this module
+    without a cycle)."""
+
+    @property
+    def key(self) -> str: ...
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def model_dependencies(self) -> frozenset[str]: ...
 
 
 class UnknownModelError(ValueError):
     """A selection names a model that does not exist, or a bare name two schemas share."""
 
 
-def resolve_selection(models: Sequence[SqlModel], specs: Iterable[str]) -> list[str]:
+def resolve_selection(models: Sequence[SelectableModel], specs: Iterable[str]) -> list[str]:
     """The keys (in build order) chosen by dbt-style `specs`: `name` or `schema.name` is that model alone,
     `name+` that model and every model downstream of it. Raises UnknownModelError naming unknown models."""
     by_name: dict[str, set[str]] = {}
