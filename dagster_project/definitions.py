@@ -10,7 +10,7 @@ from dagster import Definitions, in_process_executor
 
 from assets.api_checks import total_open_matches_api_due_amount
 from assets.checks import (
-    build_mart_key_checks,
+    build_model_checks,
     documents_customers_exist,
     raw_ids_unique,
     usages_invoices_exist,
@@ -29,14 +29,16 @@ from dagster_project.jobs import build_hints_job, build_jobs, build_lake_mainten
 from dagster_project.schedules import build_schedules, sync_interval
 from dagster_project.sensors import build_publish_sensors
 from warehouse_engine.env_file import load_env_file
+from warehouse_engine.sql_runner import analyst_models_dir, discover_models
 
 
 def build_definitions(resources: dict, portals: dict | None = None) -> Definitions:
     """Every definition of the project, bound to `resources` (`invoicing_api`, `warehouse`); the raw tables
     are partitioned by the portals of `portals` (default: the portals file, assets/portals.py)."""
     portals = load_portals() if portals is None else portals
-    model_assets = build_model_assets()
-    mart_keys = [key for model in model_assets for key in model.keys if key.path[0] == "marts"]
+    # the product's models and the analyst's of INVOICING_MODELS_DIR, read as the CLI reads them
+    models = discover_models(models_dir=analyst_models_dir())
+    model_assets = build_model_assets(models_dir=analyst_models_dir())
     interval = sync_interval()
     freshness_checks = build_freshness_checks(max_age=2 * interval)
     jobs = [*build_jobs(resources["warehouse"].path, [freshness_checks, raw_no_dead_hints]),
@@ -57,8 +59,8 @@ def build_definitions(resources: dict, portals: dict | None = None) -> Definitio
             raw_no_dead_hints,
             raw_sync_read_exactly,
             total_open_matches_api_due_amount,
-            *build_mart_key_checks(mart_keys),
-            *build_contract_checks(),
+            *build_model_checks(models),
+            *build_contract_checks(models),
             build_fields_known_check(),
         ],
         jobs=jobs,
