@@ -23,7 +23,9 @@ from dagster import (
 from assets.error_boundary import redacted_errors
 from assets.keys import RAW_TABLES, relation_asset_key, relation_of
 from assets.resources import WarehouseResource
-from runs.checks import REFERENCE_CHECKS, CheckResult, WarehouseCheck, ids_unique, keys_unique
+from runs.checks import REFERENCE_CHECKS, CheckResult, WarehouseCheck, ids_unique
+from runs.model_checks import checks_of
+from warehouse_engine.sql_runner import SqlModel
 
 
 def _asset_key(relation: str) -> AssetKey:
@@ -68,31 +70,30 @@ raw_ids_unique: list[AssetChecksDefinition] = [asset_check_of(ids_unique(table))
 documents_customers_exist, usages_invoices_exist = (asset_check_of(check) for check in REFERENCE_CHECKS)
 
 
-# ---------------------------------------------------------------- marts: keys unique
+# ---------------------------------------------------------------- models: what their front matter declares
 
 
-def build_mart_key_checks(mart_keys: Iterable[AssetKey]) -> list[AssetChecksDefinition]:
-    """One `keys_unique` check per mart (a multi-check: one step for all of them)."""
-    mart_keys = sorted(mart_keys, key=lambda k: k.to_user_string())
-    if not mart_keys:
+def build_model_checks(models: Iterable[SqlModel]) -> list[AssetChecksDefinition]:
+    """The blocking checks each table (or analyst's) model's front matter declares (runs/model_checks.py: `keys_unique` on its
+    grain, `not_null`, `accepted_range`), one step for all of them, as the gate runs them."""
+    checks = {(check.relation, check.name): check for model in models for check in checks_of(model)
+              if check.blocking}
+    if not checks:
         return []
 
     @multi_asset_check(
-        specs=[
-            AssetCheckSpec(
-                "keys_unique", asset=key, blocking=True, description="One row per key of the mart's grain."
-            )
-            for key in mart_keys
-        ],
+        specs=[AssetCheckSpec(name, asset=_asset_key(relation), blocking=True, description=check.description)
+               for (relation, name), check in sorted(checks.items())],
         can_subset=True,
-        name="marts_keys_unique",
+        name="models_declared_checks",
     )
-    def marts_keys_unique(
+    def models_declared_checks(
         context: AssetCheckExecutionContext, warehouse: WarehouseResource
     ) -> Iterator[AssetCheckResult]:
-        """Checks that each selected mart has one row per key."""
-        with warehouse.connect(read_only=True) as connection:
+        """Runs each selected model's declared checks."""
+        with redacted_errors(), warehouse.connect(read_only=True) as connection:
             for check_key in sorted(context.selected_asset_check_keys, key=str):
-                yield as_asset_check_result(keys_unique(relation_of(check_key.asset_key)).run(connection))
+                check = checks[(relation_of(check_key.asset_key), check_key.name)]
+                yield as_asset_check_result(check.run(connection))
 
-    return [marts_keys_unique]
+    return [models_declared_checks]

@@ -27,22 +27,12 @@ from runs.gate import held_marts
 from runs.gate_state import load as load_gate_state
 from warehouse_engine.lake_lock import EXCLUSIVE, lake_lock
 from warehouse_engine.names import RAW_DATASET
-from warehouse_engine.sql_runner import SQL_DIR, SqlModel, build_model, discover_models
+from warehouse_engine.sql_runner import SQL_DIR, SqlModel, analyst_models_dir, build_model, discover_models
 
 
 def model_asset_key(model: SqlModel) -> AssetKey:
     """`staging.stg_invoicing__documents` -> AssetKey(["staging", "stg_invoicing__documents"])."""
     return AssetKey(model.key.split("."))
-
-
-def _description(model: SqlModel) -> str:
-    # The house style opens every model with comment lines that say what it holds.
-    lines = []
-    for line in model.sql.splitlines():
-        if not line.startswith("--"):
-            break
-        lines.append(line.removeprefix("--").strip())
-    return " ".join(lines) or f"SQL model {model.key}"
 
 
 def _upstream_keys(model: SqlModel, model_keys: set[str]) -> list[AssetKey]:
@@ -71,10 +61,11 @@ def build_model_asset(model: SqlModel, model_keys: set[str]) -> AssetsDefinition
         deps=_upstream_keys(model, model_keys),
         group_name=model.schema,
         kinds={"duckdb", "sql"},
-        description=_description(model),
+        description=model.manifest.description,  # its front matter, as docs/models.md shows it
         # A changed SQL file shows as a new code version in the UI.
         code_version=hashlib.sha256(model.sql.encode()).hexdigest()[:12],
-        metadata={"sql_file": MetadataValue.path(str(model.path)), "dagster/table_name": model.key},
+        metadata={"sql_file": MetadataValue.path(str(model.path)), "dagster/table_name": model.key,
+                  "grain": MetadataValue.json(list(model.manifest.grain))},
         output_required=False,
     )
     def _build(context: AssetExecutionContext, warehouse: WarehouseResource) -> Iterator[MaterializeResult]:
@@ -84,7 +75,7 @@ def build_model_asset(model: SqlModel, model_keys: set[str]) -> AssetsDefinition
             return
         # a mart reads the raw tables: on a DuckLake, never while another writer's load is half way (a view
         # reads nothing when it is made). Each mart is whole; the publication sensor then judges them all at once.
-        lock = lake_lock(warehouse.target(), EXCLUSIVE) if model.schema == "marts" else nullcontext()
+        lock = lake_lock(warehouse.target(), EXCLUSIVE) if model.materialized == "table" else nullcontext()
         try:
             with lock, redacted_errors(), warehouse.connect() as connection:
                 rows = build_model(connection, model)
@@ -101,8 +92,9 @@ def build_model_asset(model: SqlModel, model_keys: set[str]) -> AssetsDefinition
     return _build
 
 
-def build_model_assets(sql_dir: Path = SQL_DIR) -> list[AssetsDefinition]:
-    """One asset per SQL file under `sql_dir` (default: the project's warehouse_engine/sql/), in dependency order."""
-    models = discover_models(sql_dir)
+def build_model_assets(sql_dir: Path = SQL_DIR, models_dir: Path | None = None) -> list[AssetsDefinition]:
+    """One asset per SQL file under `sql_dir` (default: the project's warehouse_engine/sql/) and under the analyst's
+    `models_dir` (default: the setting INVOICING_MODELS_DIR, as the CLI reads it), in dependency order."""
+    models = discover_models(sql_dir, analyst_models_dir(models_dir))
     model_keys = {model.key for model in models}
     return [build_model_asset(model, model_keys) for model in models]

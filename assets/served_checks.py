@@ -1,7 +1,7 @@
 """`fields_served` per raw table and `dates_at_midnight` per staging model (runs/served_fields.py) as Dagster
 asset checks: one step for all of each kind, the severity the worst of the fields found absent."""
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
 from dagster import (
     AssetCheckExecutionContext,
@@ -18,7 +18,9 @@ from assets.error_boundary import redacted_errors
 from assets.keys import RAW_DATASET, raw_asset_key
 from assets.resources import WarehouseResource
 from runs.checks import ERROR, relation_exists
-from runs.served_fields import DATE_ONLY_FIELDS, SERVED_FIELDS, absent_fields, off_midnight_fields
+from runs.model_checks import DATES_AT_MIDNIGHT_DESCRIPTION, dates_at_midnight
+from runs.served_fields import SERVED_FIELDS, absent_fields
+from warehouse_engine.sql_runner import SqlModel
 
 
 def _served_result(connection, table: str) -> AssetCheckResult:
@@ -63,39 +65,34 @@ def build_fields_served_check() -> AssetChecksDefinition:
     return raw_fields_served
 
 
-def build_dates_at_midnight_check() -> AssetChecksDefinition:
-    """One WARN `dates_at_midnight` check per staging model holding date-only values."""
+def build_dates_at_midnight_check(models: Iterable[SqlModel]) -> AssetChecksDefinition | None:
+    """One WARN `dates_at_midnight` check per model whose front matter lists date-only values."""
+    checks = {model.key: dates_at_midnight(model) for model in models if model.manifest.date_only}
+    if not checks:
+        return None
 
     @multi_asset_check(
-        specs=[
-            AssetCheckSpec(
-                "dates_at_midnight",
-                asset=AssetKey(["staging", model]),
-                description="Date-only values are a midnight (UTC or Paris), so their calendar date is sure.",
-            )
-            for model in sorted(DATE_ONLY_FIELDS)
-        ],
+        specs=[AssetCheckSpec("dates_at_midnight", asset=AssetKey(key.split(".")),
+                              description=DATES_AT_MIDNIGHT_DESCRIPTION) for key in sorted(checks)],
         can_subset=True,
         name="staging_dates_at_midnight",
     )
     def staging_dates_at_midnight(
         context: AssetCheckExecutionContext, warehouse: WarehouseResource
     ) -> Iterator[AssetCheckResult]:
-        """Finds date-only values with a time of day, per staging model."""
+        """Finds date-only values with a time of day, per model."""
         with redacted_errors(), warehouse.connect(read_only=True) as connection:
             for check_key in sorted(context.selected_asset_check_keys, key=str):
-                columns, marts = DATE_ONLY_FIELDS[check_key.asset_key.path[-1]]
-                found = off_midnight_fields(connection, columns)
+                check = checks[".".join(check_key.asset_key.path)]
+                result = check.run(connection)
                 yield AssetCheckResult(
                     asset_key=check_key.asset_key,
                     check_name="dates_at_midnight",
-                    passed=not found,
+                    passed=result.passed,
                     severity=AssetCheckSeverity.WARN,
-                    description=f"{', '.join(found)} not at midnight: their date may be off by one in "
-                    f"{', '.join(marts)}"
-                    if found
+                    description=f"{result.description} in {', '.join(check.protects)}" if result.description
                     else None,
-                    metadata={"fields": MetadataValue.json(found)},
+                    metadata={"fields": MetadataValue.json(result.metadata.get("fields", []))},
                 )
 
     return staging_dates_at_midnight

@@ -10,7 +10,7 @@ from dagster import Definitions, in_process_executor
 
 from assets.api_checks import total_open_matches_api_due_amount
 from assets.checks import (
-    build_mart_key_checks,
+    build_model_checks,
     documents_customers_exist,
     raw_ids_unique,
     usages_invoices_exist,
@@ -22,19 +22,23 @@ from assets.ingestion import build_ingestion_assets
 from assets.models import build_model_assets
 from assets.portals import load_portals
 from assets.resources import InvoicingApiResource, api_resource, default_resources
+from assets.schema_checks import build_fields_known_check
 from assets.sync_checks import raw_sync_read_exactly
 from dagster_project.hint_sensor import build_hints_sensor
 from dagster_project.jobs import build_hints_job, build_jobs, build_lake_maintenance_job
 from dagster_project.schedules import build_schedules, sync_interval
 from dagster_project.sensors import build_publish_sensors
+from warehouse_engine.env_file import load_env_file
+from warehouse_engine.sql_runner import analyst_models_dir, discover_models
 
 
 def build_definitions(resources: dict, portals: dict | None = None) -> Definitions:
     """Every definition of the project, bound to `resources` (`invoicing_api`, `warehouse`); the raw tables
     are partitioned by the portals of `portals` (default: the portals file, assets/portals.py)."""
     portals = load_portals() if portals is None else portals
-    model_assets = build_model_assets()
-    mart_keys = [key for model in model_assets for key in model.keys if key.path[0] == "marts"]
+    # the product's models and the analyst's of INVOICING_MODELS_DIR, read as the CLI reads them
+    models = discover_models(models_dir=analyst_models_dir())
+    model_assets = build_model_assets(models_dir=analyst_models_dir())
     interval = sync_interval()
     freshness_checks = build_freshness_checks(max_age=2 * interval)
     jobs = [*build_jobs(resources["warehouse"].path, [freshness_checks, raw_no_dead_hints]),
@@ -55,8 +59,9 @@ def build_definitions(resources: dict, portals: dict | None = None) -> Definitio
             raw_no_dead_hints,
             raw_sync_read_exactly,
             total_open_matches_api_due_amount,
-            *build_mart_key_checks(mart_keys),
-            *build_contract_checks(),
+            *build_model_checks(models),
+            *build_contract_checks(models),
+            build_fields_known_check(),
         ],
         jobs=jobs,
         schedules=build_schedules(jobs_by_name, interval, list(portals)),
@@ -69,4 +74,11 @@ def build_definitions(resources: dict, portals: dict | None = None) -> Definitio
     )
 
 
-defs = build_definitions(default_resources())
+def project_definitions() -> Definitions:
+    """The deployment's Definitions: `.env` read as the command line reads it (warehouse_engine/env_file.py:
+    the environment wins), then the resources from the environment and dlt's settings."""
+    load_env_file()
+    return build_definitions(default_resources())
+
+
+defs = project_definitions()

@@ -16,7 +16,7 @@ import streamlit as st
 from dashboard import cache
 from dashboard.formatting import ENGLISH, FRENCH, STYLES
 from dashboard.gate_banner import banner_lines, flag_lines
-from dashboard.screens import cash_outlook, freshness, payables, receivables, trends
+from dashboard.screens import cash_outlook, freshness, payables, portals, receivables, trends
 from dashboard.source import Source, Unavailable, warehouse_argument
 from dashboard.widgets import PageContext
 from warehouse_engine.sql_runner import today_in_portal_zone
@@ -78,6 +78,9 @@ def main() -> None:
         st.Page(lambda: trends.render(context), title="Trends", url_path="trends"),
         st.Page(lambda: freshness.render(context), title="Freshness", url_path="freshness"),
     ]
+    firm = cache.landing_view(source)[2]
+    if len(firm) > 1:  # a firm's overview; one portal has nothing to compare
+        pages.append(st.Page(lambda: portals.render(context, firm), title="Portals", url_path="portals"))
     try:
         st.navigation(pages).run()
     except Unavailable as problem:

@@ -124,9 +124,10 @@ LABELS = {
     "raw_table": "Raw table", "rows": "Rows", "last_loaded_at": "Last loaded", "load_id": "dlt load",
     "open_current": "Current", "open_1_30": "1-30", "open_31_60": "31-60", "open_61_90": "61-90",
     "open_90_plus": "90+", "due_1_30": "1-30", "due_31_60": "31-60", "due_61_90": "61-90", "due_90_plus": "90+",
-    "row_count": "Rows", "month_end": "Month end", "open_receivables": "Receivables",
-    "overdue_receivables": "Overdue", "overdue_share": "Overdue share (%)", "dso_days": "DSO (days)",
+    "row_count": "Rows", "month_end": "Month end", "overdue_share": "Overdue share (%)",
     "check": "Check", "asset": "Asset", "passed": "Passed", "severity": "Severity", "detail": "Detail",
+    "portal": "Portal", "open_receivables": "Open receivables", "overdue_receivables": "Overdue",
+    "dso_days": "DSO (days)", "last_sync": "Last sync (UTC)", "failing_checks": "Failing checks",
 }
 
 TABLE_CSS = """<style>

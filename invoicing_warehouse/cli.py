@@ -26,6 +26,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "dashboard": ("invoicing_warehouse.dashboard_command", "the finance dashboard (Streamlit) on the readers' copy"),
     "export": ("invoicing_warehouse.export_command", "the marts as of a date to parquet, xlsx or CSV files, from the readers' copy"),
     "lake": ("invoicing_warehouse.lake_command", "DuckLake upkeep: expire old snapshots, remove old files"),
+    "status": ("invoicing_warehouse.status_command", "per portal: last sync, freshness, hints, failing checks"),
 }
 # The emulator and the demo run on it are not the product: their dependencies (FastAPI, Faker, ...) come with
 # the `sandbox` extra, which a checkout's scripts/bootstrap installs.
@@ -83,7 +84,10 @@ def build_parser(argv: list[str]) -> tuple[argparse.ArgumentParser, ModuleType |
 
 def main(argv: list[str] | None = None) -> int:
     """Parses the command line and runs the subcommand; returns its exit code."""
+    from warehouse_engine.env_file import load_env_file
+
     argv = list(sys.argv[1:] if argv is None else argv)
+    load_env_file()  # `.env` of the project, as Dagster reads it (docs/settings.md); the environment wins
     parser, module = build_parser(argv)
     args = parser.parse_args(argv)
     assert module is not None  # the subcommand is required: parse_args exits when none was given

@@ -71,6 +71,8 @@ def render(findings: dict) -> str:
                f"{absent} not served; "
                f"{findings['requests']} requests in {findings['wall_s']:.1f} s")
     out.extend(f"not probed: {reason}" for reason in findings.get("not_probed", []))
+    out.extend(f"new field served, not in the ledger (docs/contract.md): {name}.{key}"
+               for name, keys in sorted(findings.get("new_fields", {}).items()) for key in keys)
     return "\n".join(out)
 
 

@@ -21,6 +21,7 @@ import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import date
+from pathlib import Path
 
 import duckdb
 
@@ -30,17 +31,22 @@ from runs.checks import (
     REFERENCE_CHECKS,
     CheckResult,
     WarehouseCheck,
-    built_marts,
     ids_unique,
-    keys_unique,
     marts_reading,
 )
 from runs.contract_checks import CONTRACT_VALUE_CHECKS
+from runs.model_checks import model_checks
 from runs.served_fields import SERVED_CHECKS
 from warehouse_engine.connection import WarehouseUnavailable, connect, current_snapshot
 from warehouse_engine.lake_lock import EXCLUSIVE, lake_lock
 from warehouse_engine.readers import publish_if_changed
-from warehouse_engine.sql_runner import build_models, discover_models, missing_models, today_in_portal_zone
+from warehouse_engine.sql_runner import (
+    analyst_models_dir,
+    build_models,
+    discover_models,
+    missing_models,
+    today_in_portal_zone,
+)
 from warehouse_engine.target import WarehouseTarget
 
 RUN_WIDE = "run"  # the table name of a degraded note that concerns every table of the run (`run: ...`)
@@ -85,24 +91,27 @@ class GateOutcome:
         return lines
 
 
-def warehouse_checks(connection: duckdb.DuckDBPyConnection) -> list[WarehouseCheck]:
-    """Every warehouse check: raw ids and references, the contract's value checks, the fields served and dates
-    at midnight (flags), one row per mart key."""
+def warehouse_checks(connection: duckdb.DuckDBPyConnection,
+                     models_dir: Path | None = None) -> list[WarehouseCheck]:
+    """Every warehouse check: raw ids and references, the contract's value checks, the fields served (flags),
+    and what each model's front matter declares (its grain, tests, dates at midnight), the analyst's models of
+    `models_dir` (default: the setting INVOICING_MODELS_DIR) included."""
+    del connection  # every check names its relation; one not built yet passes with a note
     return [*RAW_CHECKS, *CONTRACT_VALUE_CHECKS, *SERVED_CHECKS,
-            *(keys_unique(mart) for mart in built_marts(connection))]
+            *model_checks(models_dir=analyst_models_dir(models_dir))]
 
 
-def run_checks(connection: duckdb.DuckDBPyConnection) -> list[CheckResult]:
+def run_checks(connection: duckdb.DuckDBPyConnection, models_dir: Path | None = None) -> list[CheckResult]:
     """Every warehouse check's answer on `connection` (the gate's, the dashboard's Freshness page's)."""
-    return [check.run(connection) for check in warehouse_checks(connection)]
+    return [check.run(connection) for check in warehouse_checks(connection, models_dir)]
 
 
-def judge(connection: duckdb.DuckDBPyConnection,
-          held: Iterable[str] = ()) -> tuple[list[CheckResult], list[CheckResult]]:
+def judge(connection: duckdb.DuckDBPyConnection, held: Iterable[str] = (),
+          models_dir: Path | None = None) -> tuple[list[CheckResult], list[CheckResult]]:
     """(the blocking checks that fail on `connection`, but those whose every protected figure is `held` (not
     rebuilt from what they doubt); the other failed checks, which flag figures without holding them)."""
     held = set(held)
-    failed = [result for result in run_checks(connection) if not result.passed]
+    failed = [result for result in run_checks(connection, models_dir) if not result.passed]
     blocking = [result for result in failed
                 if result.blocks and not (result.protects and set(result.protects) <= held)]
     return blocking, [result for result in failed if result not in blocking]
@@ -146,16 +155,19 @@ def record_reads(target: WarehouseTarget, portal: str, degraded_notes: Sequence[
 
 def build_and_publish(target: WarehouseTarget, *, note: str, as_of: date | None = None,
                       select: Iterable[str] | None = None, changed: bool = True, behind: bool = True,
-                      on_built=None) -> GateOutcome:
+                      on_built=None, models_dir: Path | None = None) -> GateOutcome:
     """Builds the models as of `as_of` (default today in the portal's zone), runs the blocking checks and
     publishes only if they pass (see the module's docstring).
 
     `select`: only these models (a hint run's downstream models); every model is built instead when the last
     build was of another report date, when marts were held or never built, so that one build is of one date.
     `changed`/`behind`: as `publish_if_changed` (a file is copied only when something changed).
+    `models_dir`: the analyst's folder of models (default: the setting INVOICING_MODELS_DIR), built after the
+    product's in the same transaction and judged by their own front matter.
     Raises MissingRawTableError / ModelDefinitionError / duckdb.Error as `build_models` does (nothing built).
     """
     as_of = as_of or today_in_portal_zone()
+    models_dir = analyst_models_dir(models_dir)
     # on a DuckLake, no other writer's load is half way while this build reads the raw tables and publishes
     with lake_lock(target, EXCLUSIVE):
         state = gate_state.load(target)
@@ -163,17 +175,17 @@ def build_and_publish(target: WarehouseTarget, *, note: str, as_of: date | None 
         outcome = GateOutcome(note, as_of, held=held)
         connection = _open(target)
         try:
-            chosen = _models_to_build(connection, state, as_of, select)
+            chosen = _models_to_build(connection, state, as_of, select, models_dir)
             chosen = [key for key in chosen if key not in held]
 
             def gate(conn: duckdb.DuckDBPyConnection) -> None:
-                failures, outcome.warnings = judge(conn, held)
+                failures, outcome.warnings = judge(conn, held, models_dir)
                 if failures:
                     raise ChecksFailed(failures)
 
             try:
                 outcome.models = build_models(connection, as_of=as_of, select=chosen, on_built=on_built,
-                                              before_commit=gate)
+                                              before_commit=gate, models_dir=models_dir)
             except ChecksFailed as failed:
                 outcome.failures = failed.failures
         finally:
@@ -241,12 +253,12 @@ def _open(target: WarehouseTarget) -> duckdb.DuckDBPyConnection:
 
 
 def _models_to_build(connection: duckdb.DuckDBPyConnection, state: gate_state.GateState, as_of: date,
-                     select: Iterable[str] | None) -> list[str]:
+                     select: Iterable[str] | None, models_dir: Path | None) -> list[str]:
     """`select`, or every model's key (see build_and_publish)."""
     # a partial build is whole only on top of a whole build of the same date that passed the gate
     if (select is None or state.built_as_of != as_of.isoformat() or state.held_marts or state.failures
-            or missing_models(connection)):
-        return [model.key for model in discover_models()]
+            or missing_models(connection, models_dir=models_dir)):
+        return [model.key for model in discover_models(models_dir=models_dir)]
     return list(select)
 
 

@@ -1,6 +1,6 @@
 """The raw side of the contract checks, without Dagster: which JSON keys the server did not serve
 (`fields_served`, read from the raw column `_absent_fields` the sync writes), and whether date-only values sit at
-a midnight (`dates_at_midnight`). Each failure names the field and the marts it spoils (docs/contract.md, A2 and
+a midnight (`off_midnight_fields`, for the `dates_at_midnight` check of runs/model_checks.py). Each failure names the field and the marts it spoils (docs/contract.md, A2 and
 A10).
 
 The gate runs them as flags (`SERVED_CHECKS`: they never hold figures back, the figures they doubt are
@@ -10,12 +10,14 @@ published with the banner's warning); Dagster shows each as an asset check of it
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import duckdb
 
 from runs.checks import ERROR, PAYABLES, RECEIVABLES, WARN, WarehouseCheck, relation_exists
+from warehouse_engine.model_manifest import DateOnlyField
 from warehouse_engine.names import RAW_DATASET
 
 OPEN_INVOICES = "type = 'INVOICE' and status in ('VALIDATED', 'PAID')"
@@ -89,38 +91,17 @@ def absent_counts(connection, table: str, fields: list[ServedField]) -> dict[str
 
 # ---------------------------------------------------------------- date-only values at a midnight
 
-# staging model -> (raw table, column, JSON field) of its date-only values, and the marts reading them
-DATE_ONLY_FIELDS: dict[str, tuple[tuple[tuple[str, str, str], ...], tuple[str, ...]]] = {
-    "stg_invoicing__document_versions": (
-        (("documents", "emit_date", "document.emitDate"), ("documents", "due_date", "document.dueDate")),
-        RECEIVABLES,
-    ),
-    "stg_invoicing__transactions": ((("transactions", "date", "transaction.date"),), RECEIVABLES[1:2]),
-    "stg_invoicing__transaction_usages": (
-        (
-            ("transaction_usages", "date", "transactionUsage.date"),
-            ("transaction_usages", "transaction__date", "transactionUsage.transaction.date"),
-        ),
-        RECEIVABLES,
-    ),
-    "stg_invoicing__supplier_documents": (
-        (
-            ("supplier_documents", "issue_date", "supplierDocument.issueDate"),
-            ("supplier_documents", "due_date", "supplierDocument.dueDate"),
-            ("supplier_documents", "payment_date", "supplierDocument.paymentDate"),
-        ),
-        PAYABLES,
-    ),
-}
+# which values are date-only is each staging model's front matter (`date_only`); runs/model_checks.py checks them
 
 
-def off_midnight_fields(connection, columns: tuple[tuple[str, str, str], ...]) -> list[str]:
+def off_midnight_fields(connection, fields: Sequence[DateOnlyField]) -> list[str]:
     """The JSON fields (with a count) holding a value that is midnight neither in UTC nor in the portal's zone:
     a time of day the product would read as a calendar date anyway."""
     found: list[str] = []
     if not relation_exists(connection, "staging.stg_invoicing__portal_time_zone"):
         return found
-    for table, column, field in columns:
+    for date_only in fields:
+        table, column, field = date_only.table, date_only.column, date_only.field
         if not relation_exists(connection, f"{RAW_DATASET}.{table}"):
             continue
         (count,) = connection.execute(
@@ -163,21 +144,7 @@ def _fields_served(table: str) -> WarehouseCheck:
                           severity=WARN, protects=tuple(marts))
 
 
-def _dates_at_midnight(model: str) -> WarehouseCheck:
-    columns, marts = DATE_ONLY_FIELDS[model]
-
-    def evaluate(connection: duckdb.DuckDBPyConnection) -> tuple[bool, str | None, dict[str, Any]]:
-        found = off_midnight_fields(connection, columns)
-        return (not found, f"{', '.join(found)} not at midnight: their date may be off by one" if found else None,
-                {"fields": found})
-
-    return WarehouseCheck("dates_at_midnight", f"staging.{model}",
-                          "Date-only values are a midnight (UTC or Paris), so their calendar date is sure.",
-                          evaluate, severity=WARN, protects=marts)
-
-
 # Flags, never blocking: the gate publishes the figures they doubt with a warning naming the field.
 SERVED_CHECKS: tuple[WarehouseCheck, ...] = (
     *(_fields_served(table) for table in sorted({f.table for f in SERVED_FIELDS if f.severity})),
-    *(_dates_at_midnight(model) for model in sorted(DATE_ONLY_FIELDS)),
 )

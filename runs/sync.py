@@ -15,6 +15,8 @@ from pipelines.invoicing.load.portal_sync import PortalOutcome, sync_portal
 from pipelines.invoicing.load.sync import SyncReport
 from pipelines.invoicing.portals import Portal
 from runs.gate import GateOutcome, build_and_publish, publish_checked, record_reads
+from runs.run_log import record_sync
+from runs.schema_notices import notices_once
 from warehouse_engine.lake_lock import SHARED, lake_lock
 from warehouse_engine.readers import mark_unpublished
 from warehouse_engine.target import WarehouseTarget
@@ -23,12 +25,16 @@ from warehouse_engine.target import WarehouseTarget
 def sync_and_record(target: WarehouseTarget, portal: Portal, **options: Any) -> SyncReport:
     """`sync_portal(target, portal, **options)`, then its degraded reads recorded for the gate (a reconcile or a
     full refresh is a full read: it clears what it read cleanly). On a DuckLake the load holds the lake's lock
-    shared (warehouse_engine/lake_lock.py). Raises what the sync raises (nothing recorded then: a failed sync's
+    shared (warehouse_engine/lake_lock.py). The sync is recorded for the status (runs/run_log.py), and a field the
+    ledger does not know is noted once (runs/schema_notices.py). Raises what the sync raises (nothing recorded then: a failed sync's
     committed chunks are read again by the next run)."""
     with lake_lock(target, SHARED):  # a DuckLake's build and publication wait until this load is whole
         report = sync_portal(target, portal, **options)
     record_reads(target, portal.name, report.degraded_notes,
                  full_read=bool(options.get("reconcile") or options.get("full_refresh")))
+    # what the status reads (runs/status.py): a run that changed nothing is a successful sync too
+    record_sync(target, portal.name, sum(report.rows.values()))
+    report.notes.extend(notices_once(target))  # a new field is said once, not on every run
     return report
 
 

@@ -101,6 +101,9 @@ class ContractProfile:
     # a change derived from another write keeps the changed record's `lastUpdate`: the version a new version
     # replaces turns CANCELED, and a supplier document's status changed by the application (not the API)
     derived_changes_keep_last_update: bool = False
+    # (resource, field, value): a field no contract names, served on every record of that list, as a server
+    # that grows a new field would (the product's schema notices, runs/schema_notices.py, are tested on it)
+    extra_fields: tuple[tuple[str, str, object], ...] = ()
 
     def __post_init__(self) -> None:
         for name, value, allowed in (

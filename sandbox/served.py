@@ -132,6 +132,9 @@ def served_record(resource: str, record: dict, profile: ContractProfile) -> dict
         out["refundedAmount"] = 0  # the refund exists only as its negative transaction
     if resource == "customers" and profile.deleted_customers != "listed":
         out.pop("deletedAt", None)
+    for family, name, value in profile.extra_fields:
+        if family == resource:
+            out[name] = value
     if resource == "transaction_usages" and isinstance(out.get("transaction"), dict):
         out["transaction"] = dict(out["transaction"])
         if profile.date_only_zone != "UTC":

@@ -14,10 +14,10 @@ def test_help_lists_every_subcommand():
     result = subprocess.run(
         [sys.executable, "-m", "invoicing_warehouse.cli", "--help"], capture_output=True, text=True, check=True
     )
-    for name in ("sandbox", "sync", "models", "demo", "doctor", "webhooks", "dashboard", "export", "lake"):
+    for name in ("sandbox", "sync", "models", "demo", "doctor", "webhooks", "dashboard", "export", "lake", "status"):
         assert name in result.stdout
     assert set(SUBCOMMANDS) == {"sandbox", "sync", "models", "demo", "doctor", "webhooks", "dashboard", "export",
-                                "lake"}
+                                "lake", "status"}
 
 
 def test_unknown_subcommand_is_a_usage_error():

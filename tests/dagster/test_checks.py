@@ -18,11 +18,10 @@ from dagster import (
     Definitions,
     define_asset_job,
 )
-
 from dagster_expectations import SPEC_RAW_TABLES
 
 from assets.checks import (
-    build_mart_key_checks,
+    build_model_checks,
     documents_customers_exist,
     raw_ids_unique,
     usages_invoices_exist,
@@ -30,6 +29,7 @@ from assets.checks import (
 from assets.freshness import build_freshness_checks
 from assets.resources import WarehouseResource
 from assets.sync_checks import raw_sync_read_exactly
+from warehouse_engine.sql_runner import discover_models
 
 
 def _warehouse(tmp_path, statements: list[str]) -> WarehouseResource:
@@ -139,7 +139,8 @@ def test_usage_of_an_unknown_invoice_fails(tmp_path):
 
 def test_mart_keys_unique_uses_each_marts_grain(tmp_path):
     # receivables is keyed by (portal_id, invoice_id) although as_of_date comes first: one invoice id in two
-    # portals is two rows; the schedule by (portal_id, week_start).
+    # portals is two rows; the schedule by (portal_id, week_start) (each mart's front matter). The schedule's
+    # second row also has no as_of_date, which its front matter's not_null test catches.
     warehouse = _warehouse(
         tmp_path,
         [
@@ -150,14 +151,17 @@ def test_mart_keys_unique_uses_each_marts_grain(tmp_path):
             "('2026-01-01', 'd1', 7, 'q')",
             "create table marts.payables_schedule (as_of_date date, week_start date, portal_id varchar)",
             "insert into marts.payables_schedule values ('2026-01-01', '2025-12-29', 'p')",
-            "insert into marts.payables_schedule values ('2026-01-01', '2025-12-29', 'p')",
+            "insert into marts.payables_schedule values (null, '2025-12-29', 'p')",
         ],
     )
     keys = [AssetKey(["marts", "receivables"]), AssetKey(["marts", "payables_schedule"])]
-    results = _run_checks(warehouse, build_mart_key_checks(keys), keys)
+    models = [m for m in discover_models() if m.key in ("marts.receivables", "marts.payables_schedule")]
+    results = _run_checks(warehouse, build_model_checks(models), keys)
     assert results == {
         ("marts/receivables", "keys_unique"): True,
+        ("marts/receivables", "not_null"): True,
         ("marts/payables_schedule", "keys_unique"): False,
+        ("marts/payables_schedule", "not_null"): False,
     }
 
 

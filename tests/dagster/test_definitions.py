@@ -96,9 +96,14 @@ def test_model_dependencies_come_from_the_sql():
 def test_a_new_sql_file_becomes_an_asset_without_python(tmp_path):
     (tmp_path / "staging").mkdir()
     (tmp_path / "marts").mkdir()
-    (tmp_path / "staging" / "stg_a.sql").write_text("-- a\nselect id from invoicing_raw.items\n")
-    (tmp_path / "marts" / "b.sql").write_text("-- b\nselect count(*) as n from staging.stg_a\n")
+    (tmp_path / "staging" / "stg_a.sql").write_text(
+        "-- ---\n-- description: the a.\n-- materialized: view\n-- grain: [id]\n-- ---\nselect id from invoicing_raw.items\n")
+    (tmp_path / "marts" / "b.sql").write_text(
+        "-- ---\n-- description: the count of a.\n-- grain: []\n-- ---\nselect count(*) as n from staging.stg_a\n")
     assets = build_model_assets(tmp_path)
+    # the description shown in Dagster is the front matter's
+    assert {a.key.to_user_string(): a.descriptions_by_key[a.key] for a in assets} == {
+        "staging/stg_a": "the a.", "marts/b": "the count of a."}
     deps = {
         key.to_user_string(): {d.to_user_string() for d in a.asset_deps[key]}
         for a in assets
@@ -113,6 +118,7 @@ def test_checks_cover_raw_tables_references_and_marts():
         assert (f"invoicing_raw/{table}", "ids_unique") in check_keys
         assert (f"invoicing_raw/{table}", "synced_recently") in check_keys
         assert (f"invoicing_raw/{table}", "sync_read_exactly") in check_keys
+        assert (f"invoicing_raw/{table}", "fields_known") in check_keys
     assert ("invoicing_raw/documents", "customers_exist") in check_keys
     assert ("invoicing_raw/transaction_usages", "invoices_exist") in check_keys
     assert ("marts/receivables_by_customer", "total_open_matches_api_due_amount") in check_keys

@@ -6,6 +6,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from warehouse_engine.sql_references import parse_references
 from warehouse_engine.sql_runner import (
     SQL_DIR,
     MissingRawTableError,
@@ -13,14 +14,18 @@ from warehouse_engine.sql_runner import (
     build_model,
     build_models,
     discover_models,
-    parse_references,
 )
 
 
 def _write(root: Path, key: str, sql: str) -> None:
+    """Writes model `key` under `root`, with a front matter (a leading `-- materialized: view` line becomes its
+    `materialized` key)."""
     schema, name = key.split(".")
     (root / schema).mkdir(parents=True, exist_ok=True)
-    (root / schema / f"{name}.sql").write_text(sql)
+    materialized = "view" if sql.startswith("-- materialized: view\n") else "table"
+    body = sql.removeprefix("-- materialized: view\n")
+    front = f"-- ---\n-- description: test model {key}.\n-- materialized: {materialized}\n-- grain: []\n-- ---\n"
+    (root / schema / f"{name}.sql").write_text(front + body)
 
 
 def test_references_ignore_comments_strings_columns_and_unknown_schemas():
@@ -33,6 +38,57 @@ def test_references_ignore_comments_strings_columns_and_unknown_schemas():
     """
     refs = parse_references(sql, ["staging", "marts", "invoicing_raw"])
     assert refs == {"staging.stg_a", "invoicing_raw.documents__lines", "marts.other", "staging.upper_case"}
+
+
+def test_references_come_from_parsing_where_a_regular_expression_is_fooled():
+    """Each of these fooled the regular expression the runner used before sqlglot (kept here as the witness)."""
+    import re
+
+    old_pattern = re.compile(r"(?<![\w.\"])([a-z_][a-z0-9_]*)\s*\.\s*([a-z_][a-z0-9_]*)(?![\w.(])", re.IGNORECASE)
+    sql = """
+    with receivables as (select 1 as invoice_id)   -- a CTE named like the mart marts.receivables
+    select staging.amount,                          -- a column of the alias `staging`, not a table
+           $$ from marts.dso $$ as note             -- a dollar-quoted string
+    from receivables
+    join (select 2 as amount) as staging on true
+    join "marts"."cash_outlook" as c on true        -- quoted names are still a table
+    """
+    assert parse_references(sql, ["staging", "marts"]) == {"marts.cash_outlook"}
+    # the regex (comments stripped as it did) takes the alias's column and the string for tables, misses the quoted
+    stripped = re.sub(r"--[^\n]*", " ", sql)
+    regex_found = {f"{a}.{b}".lower() for a, b in old_pattern.findall(stripped)}
+    assert {"staging.amount", "marts.dso"} <= regex_found and "marts.cash_outlook" not in regex_found
+
+
+def test_sql_that_does_not_parse_is_a_clear_error_naming_the_file(tmp_path):
+    _write(tmp_path, "marts.broken", "select from from where")
+    with pytest.raises(ModelDefinitionError, match=r"broken\.sql: SQL does not parse"):
+        discover_models(tmp_path)
+
+
+def test_a_model_without_front_matter_is_a_clear_error(tmp_path):
+    (tmp_path / "marts").mkdir()
+    (tmp_path / "marts" / "bare.sql").write_text("-- a model\nselect 1 as x\n")
+    with pytest.raises(ModelDefinitionError, match=r"bare\.sql: no front matter"):
+        discover_models(tmp_path)
+
+
+def test_every_product_model_declares_a_description_and_a_grain_that_holds_on_the_fixture(at_d):
+    """The grain each front matter states is unique and never null on the hand-built fixture (views included:
+    a wrong grain there is documentation that lies)."""
+    from runs.checks import duplicate_keys
+
+    models = discover_models()
+    assert len(models) == 27
+    for model in models:
+        assert model.manifest.description and not model.manifest.description.startswith("--"), model.key
+        if model.manifest.grain:
+            assert duplicate_keys(at_d, model.key, model.manifest.grain)[0] == 0, model.key
+        else:
+            assert at_d.execute(f"select count(*) from {model.key}").fetchone()[0] <= 1, model.key
+    grains = {m.key: m.manifest.grain for m in models}
+    assert grains["marts.receivables"] == ("portal_id", "invoice_id")
+    assert grains["marts.dso"] == ("portal_id",)
 
 
 def test_project_models_are_ordered_by_their_dependencies():
@@ -153,7 +209,7 @@ def test_a_failing_model_leaves_the_previous_tables_in_place(tmp_path):
     build_models(conn, sql_dir=tmp_path)
     _write(tmp_path, "marts.first", "select 2 as version")
     _write(tmp_path, "marts.second", "select version / 0 + no_such_column from marts.first")
-    with pytest.raises(duckdb.Error):
+    with pytest.raises(duckdb.Error, match=r"model marts\.second \(.*second\.sql\) failed"):
         build_models(conn, sql_dir=tmp_path)
     # the whole rebuild was one transaction: marts.first was not replaced either
     assert conn.execute("select version from marts.first").fetchone() == (1,)
@@ -181,3 +237,16 @@ def test_missing_raw_tables_after_a_sync_get_another_hint(tmp_path):
     conn.execute("create schema invoicing_raw; create table invoicing_raw._dlt_loads (load_id varchar)")
     with pytest.raises(MissingRawTableError, match=r"documents__messages; a sync has run, so the portal"):
         build_models(conn, sql_dir=tmp_path)
+
+
+def test_selection_name_plus_is_the_model_and_every_model_downstream():
+    from warehouse_engine.model_selection import UnknownModelError, resolve_selection
+
+    models = discover_models()
+    # read from the marts' SQL: the payables marts and the cash outlook read supplier_payables, nothing reads them
+    assert set(resolve_selection(models, ["supplier_payables+"])) == {
+        "marts.supplier_payables", "marts.payables_by_supplier", "marts.payables_schedule", "marts.cash_outlook"}
+    assert resolve_selection(models, ["marts.dso"]) == ["marts.dso"]
+    assert resolve_selection(models, ["DSO+"]) == ["marts.dso"]  # names are case-free; nothing reads dso
+    with pytest.raises(UnknownModelError, match=r"unknown model\(s\): dos \(known: "):
+        resolve_selection(models, ["dos+"])

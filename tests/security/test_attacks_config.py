@@ -31,7 +31,6 @@ from dagster import DagsterInstance, DagsterInvalidConfigError
 
 from harness.dashboard_process import dashboard_process
 from harness.model_raw_tables import create_raw_tables, insert
-from harness.postgres_cluster import PostgresCluster, PostgresMissing
 from harness.tamper_proxy import Exchange, TamperProxy
 from invoicing_warehouse.cli import main
 from sandbox.server import SandboxServer
@@ -312,31 +311,7 @@ def formula_cells(request: pytest.FixtureRequest) -> Outcome:
 # ---- M9: the lake's snapshots expire safely; a publication never holds another writer's half load ------------
 
 
-@pytest.fixture(scope="module")
-def catalog_server() -> Iterator[PostgresCluster]:
-    """A real PostgreSQL on 127.0.0.1 for this module's lakes (about 1 s to start), stopped at its end. No
-    PostgreSQL on the machine fails the rows that need it, saying how to install it (never a skip)."""
-    try:
-        cluster = PostgresCluster().start()
-    except PostgresMissing as missing:
-        pytest.fail(str(missing), pytrace=False)
-    try:
-        yield cluster
-    finally:
-        cluster.stop()
-
-
-@pytest.fixture
-def lake(catalog_server, tmp_path, request):
-    """A new, empty DuckLake: its own catalog database in the module's PostgreSQL, data under tmp_path."""
-    from warehouse_engine.target import WarehouseTarget
-
-    name = "attack_" + "".join(c if c.isalnum() else "_" for c in request.node.callspec.id.lower())[:40]
-    dsn = catalog_server.create_database(f"{name}_{next(_LAKE_SERIAL)}")
-    return WarehouseTarget.ducklake(dsn, tmp_path / "lake-data", password=catalog_server.password)
-
-
-_LAKE_SERIAL = iter(range(1_000_000))
+# the lakes: `lake` of tests/conftest.py, a new catalog database each in the session's PostgreSQL
 MART_ROWS = 40  # above DuckLake's inlining limit (10 rows): every rebuild writes a Parquet file
 BUILDS = 4
 

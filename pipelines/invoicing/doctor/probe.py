@@ -18,6 +18,7 @@ from typing import Any
 from pipelines.invoicing.capabilities import ListCapabilities, ServerCapabilities
 from pipelines.invoicing.dates import format_timestamp, parse_timestamp
 from pipelines.invoicing.doctor.contract import LIST_PATHS
+from pipelines.invoicing.doctor.known_columns import unknown_keys
 from pipelines.invoicing.doctor.probe_http import OBSERVED_HEADERS, BudgetSpent, ProbeSession, header_time
 from pipelines.invoicing.doctor.probe_lists import (
     ASKED_PAGE,
@@ -120,6 +121,9 @@ def _probe_everything_else(session: ProbeSession, findings: dict, known_customer
     findings["rate_limit_headers"] = sorted({name for e in session.transport.exchanges for name in e.headers
                                              if name.startswith("ratelimit") or name == "retry-after"})
     findings["fields"] = field_presence(samples)
+    # fields served that the ledger does not know: judged by nobody yet (runs/schema_notices.py, the sync's side)
+    findings["new_fields"] = {name: keys for name, records in samples.items()
+                              if (keys := unknown_keys(name, records))}
     findings["capabilities"] = _capabilities(findings, lists).to_state()
 
 

@@ -142,3 +142,22 @@ def read_dead_letters(spool_file: str | Path, limit: int = 100) -> tuple[int, li
         return total, listed(connection, limit=limit)
     finally:
         connection.close()
+
+
+def counts_by_portal(spool_file: str | Path) -> tuple[dict[str, int], dict[str, int]]:
+    """(pending hints, dead letters) per portal in the spool at `spool_file`, opened read-only (the status
+    never creates a spool): ({}, {}) when there is none. Raises sqlite3.Error on an unreadable file."""
+    path = Path(spool_file)
+    if not path.exists():
+        return {}, {}
+    connection = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=5.0)
+    try:
+        tables = {row[0] for row in connection.execute("select name from sqlite_master where type = 'table'")}
+        counts = []
+        for table in ("hints", "dead_letters"):
+            rows = (connection.execute(f"select portal_id, count(*) from {table} group by 1").fetchall()
+                    if table in tables else [])
+            counts.append({str(portal): int(count) for portal, count in rows})
+        return counts[0], counts[1]
+    finally:
+        connection.close()

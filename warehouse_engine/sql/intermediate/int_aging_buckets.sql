@@ -1,3 +1,9 @@
+-- ---
+-- description: >
+--   the five aging buckets (current, 1-30, 31-60, 61-90, 90+), each with the days past due it starts at.
+-- materialized: view
+-- grain: [aging_bucket]
+-- ---
 -- the aging buckets of an amount due on the report date, by days past due (report date - due date):
 -- `current` (not yet past due: due on the report date or later, or no due date), `1-30`, `31-60`,
 -- `61-90`, `90+`. a bucket runs from its min_days_past_due to the next bucket's; overdue = at least one
@@ -5,7 +11,6 @@
 --   asof inner join aging_buckets on coalesce(days_past_due, 0) >= aging_buckets.min_days_past_due
 -- (an asof join sorts once instead of testing every bucket per row as a range join would).
 
--- materialized: view
 with buckets as (
     select * from (
         values

@@ -1,7 +1,11 @@
+-- ---
+-- description: the live documents emitted on or before the report date.
+-- materialized: view
+-- grain: [portal_id, document_id]
+-- ---
 -- the live documents emitted on or before the report date; a document without an emit date counts on
 -- every report date.
 
--- materialized: view
 with report_date as (
     select * from intermediate.int_report_date
 ),

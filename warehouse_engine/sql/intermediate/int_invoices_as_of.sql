@@ -1,3 +1,10 @@
+-- ---
+-- description: >
+--   the invoices that count on the report date, with their due date (served or the legal default,
+--   is_due_date_assumed).
+-- materialized: view
+-- grain: [portal_id, document_id]
+-- ---
 -- the invoices that count on the report date: type INVOICE, any subtype but the contract's CREDIT_NOTE and
 -- PROFORMA (deposit and progress invoices count whatever their spelling), live version (not CANCELED), not a
 -- draft, emitted on or before the report date. marts.receivables (what is owed) and marts.dso (what was
@@ -7,7 +14,6 @@
 -- invoice, so that every figure resting on it (aging, overdue, overdue customers, cash outlook) can say so.
 -- an invoice with neither date keeps a null due date (not yet due: it has no term to run from).
 
--- materialized: view
 with documents as (
     select * from intermediate.int_documents_emitted_as_of
 ),

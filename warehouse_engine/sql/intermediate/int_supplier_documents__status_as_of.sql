@@ -1,3 +1,8 @@
+-- ---
+-- description: each live supplier document with its status on the report date (null when it cannot be known).
+-- materialized: view
+-- grain: [portal_id, supplier_document_id]
+-- ---
 -- each live supplier document with its status on the report date (status_as_of, normalised like
 -- status_key: toapprove, approved, refused, disputed, paid), or null when that status cannot be known.
 -- in order:
@@ -8,7 +13,6 @@
 --   5. otherwise unknown (null): the check supplier_status_as_of_known counts these documents.
 -- rule 1 holds because a status change moves lastUpdate (the spec's "last update time").
 
--- materialized: view
 with report_date as (
     select * from intermediate.int_report_date
 ),

@@ -1,8 +1,14 @@
+-- ---
+-- description: >
+--   the usages (payments and credit notes) dated on or before the report date, on the live version of
+--   their invoice.
+-- materialized: view
+-- grain: [portal_id, usage_id]
+-- ---
 -- the allocations of money to invoices (payments and credit notes) dated on or before the report date.
 -- usage_date is the payment date or the credit note's emit date, not the day the allocation was made
 -- (warehouse_engine/sql/README.md, "Limits"). invoice_id is the live version of the invoice (int_usages_on_live_versions).
 
--- materialized: view
 with report_date as (
     select * from intermediate.int_report_date
 ),

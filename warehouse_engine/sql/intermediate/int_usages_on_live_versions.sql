@@ -1,3 +1,8 @@
+-- ---
+-- description: every usage with invoice_id = the live version of the invoice it settles.
+-- materialized: view
+-- grain: [portal_id, usage_id]
+-- ---
 -- every usage (payment or credit note) with invoice_id = the live version of the document it settles.
 -- editing a validated document creates a new version and turns the old one CANCELED (api-facts), and the
 -- contract does not say where the usages made before the edit go: a server may leave them on the replaced
@@ -6,7 +11,6 @@
 -- version, nextDoc of the older one). a usage on a version without a live successor keeps its invoice_id
 -- (invoices_exist judges it); a version with two live successors (a forked chain) counts for the first by id.
 
--- materialized: view
 with recursive usages as (
     select * from staging.stg_invoicing__transaction_usages
 ),

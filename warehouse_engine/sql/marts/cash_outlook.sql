@@ -1,3 +1,12 @@
+-- ---
+-- description: >
+--   expected cash in (open receivables) against cash out (supplier payables) by due date, ten periods
+--   per portal from past due to later.
+-- grain: [portal_id, period_index]
+-- tests:
+--   not_null: [as_of_date]
+--   accepted_range: {period_index: {min: 0, max: 9}}
+-- ---
 -- expected cash in (open receivables) against cash out (supplier payables: every owed bill, approved, awaiting
 -- approval or disputed, as marts.supplier_payables holds them) by due date, from the report
 -- date D, one row per period and portal, ten periods always present:

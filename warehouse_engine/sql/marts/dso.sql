@@ -1,3 +1,11 @@
+-- ---
+-- description: >
+--   days sales outstanding on the report date, by the sales method over 90 days, net of credit notes
+--   (one row per portal).
+-- grain: [portal_id]
+-- tests:
+--   not_null: [as_of_date]
+-- ---
 -- days sales outstanding on the report date D, one row per portal, by the sales method over 90 days, net of
 -- customer credit notes on both sides:
 --   dso_days = net receivables on D / net sales of the 90 days ending on D (D-89 to D) x 90

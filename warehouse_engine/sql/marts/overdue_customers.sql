@@ -1,3 +1,9 @@
+-- ---
+-- description: the customers with at least one overdue invoice on the report date, with what collections needs.
+-- grain: [portal_id, customer_id]
+-- tests:
+--   not_null: [as_of_date]
+-- ---
 -- the customers the api lists for GET /customers?documentStatus=LATE on the report date: not deleted, with
 -- at least one overdue invoice (open, due date strictly before the report date), with what collections needs.
 -- one row per (portal_id, customer_id).

@@ -1,3 +1,11 @@
+-- ---
+-- description: >
+--   one row per supplier with documents owed on the report date: amounts per aging bucket and approval
+--   state.
+-- grain: [portal_id, supplier_id]
+-- tests:
+--   not_null: [as_of_date]
+-- ---
 -- one row per supplier with documents owed on the report date (marts.supplier_payables: approved, awaiting
 -- approval or disputed): amounts due per aging bucket and per approval state (credit notes negative), what is
 -- overdue, and the next due date. the three states add up to total_due. one row per (portal_id, supplier_id).

@@ -1,3 +1,9 @@
+-- ---
+-- description: what falls due to suppliers each week from the week of the report date onwards.
+-- grain: [portal_id, week_start]
+-- tests:
+--   not_null: [as_of_date]
+-- ---
 -- what falls due each week (weeks start on monday), from the week of the report date onwards.
 -- documents already past due on the report date, and those without a due date, are counted in the week
 -- of the report date, in overdue_amount and undated_amount; the rest in the week of their due date.

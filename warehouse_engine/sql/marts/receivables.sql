@@ -1,3 +1,11 @@
+-- ---
+-- description: >
+--   one row per invoice with money still owed on the report date: open amount, aging bucket, overdue,
+--   next reminder.
+-- grain: [portal_id, invoice_id]
+-- tests:
+--   not_null: [as_of_date]
+-- ---
 -- one row per invoice with money still owed on the report date (as_of_date, default today in the portal's
 -- time zone). an invoice: intermediate.int_invoices_as_of (the check document_subtypes_known names subtypes
 -- the product does not know).

@@ -1,3 +1,9 @@
+-- ---
+-- description: one row per customer who owes money or holds unapplied money on the report date.
+-- grain: [portal_id, customer_id]
+-- tests:
+--   not_null: [as_of_date]
+-- ---
 -- one row per customer who owes money or holds unapplied money on the report date.
 -- total_open equals the api's customer `dueAmount` (sum of `remaining` of open invoices) as of today.
 -- unapplied payments and credit notes are shown beside it, not subtracted from it.

@@ -1,3 +1,9 @@
+-- ---
+-- description: one row per supplier document owed on the report date (approved, awaiting approval or disputed).
+-- grain: [portal_id, supplier_document_id]
+-- tests:
+--   not_null: [as_of_date]
+-- ---
 -- one row per supplier document owed on the report date, issued on or before it: a received bill is a
 -- liability whether it is approved (no payment declared yet), awaiting approval (toApprove) or disputed;
 -- approval_state says which. refused and paid documents are not owed. the status on a past date is

@@ -1,8 +1,12 @@
+-- ---
+-- description: every customer ever loaded, deleted ones kept and flagged is_deleted.
+-- materialized: view
+-- grain: [portal_id, customer_id]
+-- ---
 -- one row per customer ever loaded; deleted customers stay, flagged is_deleted: soft-deleted upstream
 -- (api `deleted`) or gone (`_deleted_at`, set by the sync). their invoices are still money owed, and
 -- overdue_customers leaves them out as GET /customers?documentStatus=LATE does.
 
--- materialized: view
 with source as (
     select * from invoicing_raw.customers
 ),

@@ -1,7 +1,11 @@
+-- ---
+-- description: one row per line of every document version that exists upstream.
+-- materialized: view
+-- grain: [portal_id, document_id, line_index]
+-- ---
 -- one row per line of a document that exists upstream (all versions; join to stg_invoicing__documents for
 -- live ones). lines are a dlt child table: parent's _dlt_id = line's _dlt_parent_id; portal_id is the parent's.
 
--- materialized: view
 with lines as (
     select * from invoicing_raw.documents__lines
 ),

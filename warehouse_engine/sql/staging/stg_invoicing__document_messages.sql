@@ -1,7 +1,11 @@
+-- ---
+-- description: one row per e-mail sent about a document (its messages history).
+-- materialized: view
+-- grain: [portal_id, document_id, message_index]
+-- ---
 -- one row per e-mail sent about a document (the document's `messages` history, a dlt child table).
 -- `model` is the template used (STANDARD, PRELAUNCH, RELAUNCH1, RELAUNCH2 or a custom one).
 
--- materialized: view
 with messages as (
     select * from invoicing_raw.documents__messages
 ),

@@ -1,3 +1,13 @@
+-- ---
+-- description: >
+--   every version of every document that exists upstream, superseded (CANCELED) ones flagged
+--   is_superseded; date-only fields as calendar dates in the portal's time zone.
+-- materialized: view
+-- grain: [portal_id, document_id]
+-- date_only:
+--   - {raw: documents.emit_date, field: document.emitDate}
+--   - {raw: documents.due_date, field: document.dueDate}
+-- ---
 -- every version of every document that exists upstream, superseded ones included (is_superseded).
 -- editing a validated document creates a new version and turns the old one CANCELED (docs/resources.md);
 -- finance models read staging.stg_invoicing__documents, which keeps the live versions only.
@@ -6,7 +16,6 @@
 -- messages_served: whether the record carried its `messages` history (an assumption of the contract);
 -- false means the reminders sent are unknown, not that there were none.
 
--- materialized: view
 with source as (
     select * from invoicing_raw.documents
 ),

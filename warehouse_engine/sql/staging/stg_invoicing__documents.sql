@@ -1,7 +1,11 @@
+-- ---
+-- description: the live version of every document (superseded versions left out).
+-- materialized: view
+-- grain: [portal_id, document_id]
+-- ---
 -- live documents only: one row per document, superseded (CANCELED) versions left in
 -- staging.stg_invoicing__document_versions.
 
--- materialized: view
 with document_versions as (
     select * from staging.stg_invoicing__document_versions
 ),

@@ -1,6 +1,10 @@
+-- ---
+-- description: one row per catalogue item that exists upstream.
+-- materialized: view
+-- grain: [portal_id, item_id]
+-- ---
 -- one row per catalogue item that exists upstream (items are hard-deleted: _deleted_at rows dropped)
 
--- materialized: view
 with source as (
     select * from invoicing_raw.items
 ),

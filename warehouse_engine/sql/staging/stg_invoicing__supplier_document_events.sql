@@ -1,10 +1,14 @@
+-- ---
+-- description: one row per status change of a supplier document (its status history).
+-- materialized: view
+-- grain: [portal_id, event_id]
+-- ---
 -- one row per status change of a supplier document (its status history); used to know a document's
 -- status on a past date. event_position orders a document's history (1 = the oldest), whatever the ids:
 -- the sync numbers the served list (most recent first) and may synthesise ids when none is served.
 -- previous_status and status are used when served, else taken from the neighbouring events; status_key
 -- and previous_status_key compare letters only, case-free, as stg_invoicing__supplier_documents does.
 
--- materialized: view
 with source as (
     select * from invoicing_raw.supplier_document_events
 ),

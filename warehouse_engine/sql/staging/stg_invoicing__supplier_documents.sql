@@ -1,10 +1,20 @@
+-- ---
+-- description: >
+--   one row per supplier document that exists upstream, status and type normalised (status_key,
+--   document_type_key).
+-- materialized: view
+-- grain: [portal_id, supplier_document_id]
+-- date_only:
+--   - {raw: supplier_documents.issue_date, field: supplierDocument.issueDate}
+--   - {raw: supplier_documents.due_date, field: supplierDocument.dueDate}
+--   - {raw: supplier_documents.payment_date, field: supplierDocument.paymentDate}
+-- ---
 -- one row per supplier invoice or credit note that exists upstream.
 -- status: toApprove, approved, refused, disputed, paid; a payable is `approved` (no payment declared).
 -- the contract names the statuses and the credit-note type but not their spelling: status_key and
 -- is_credit_note compare letters only, case-free (`creditNote`, `CREDIT_NOTE`, `credit-note` are one
 -- value); the check supplier_document_values_known names any other value.
 
--- materialized: view
 with source as (
     select * from invoicing_raw.supplier_documents
 ),

@@ -1,6 +1,10 @@
+-- ---
+-- description: one row per supplier that exists upstream.
+-- materialized: view
+-- grain: [portal_id, supplier_id]
+-- ---
 -- one row per supplier that exists upstream (suppliers are hard-deleted: _deleted_at rows dropped)
 
--- materialized: view
 with source as (
     select * from invoicing_raw.suppliers
 ),

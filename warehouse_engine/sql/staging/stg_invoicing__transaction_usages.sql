@@ -1,3 +1,13 @@
+-- ---
+-- description: >
+--   one row per allocation of a payment or credit note to an invoice, dated and typed (derived when not
+--   served).
+-- materialized: view
+-- grain: [portal_id, usage_id]
+-- date_only:
+--   - {raw: transaction_usages.date, field: transactionUsage.date}
+--   - {raw: transaction_usages.transaction__date, field: transactionUsage.transaction.date}
+-- ---
 -- one row per allocation of money to an invoice: a payment (TRANSACTION) or a credit note (CREDIT_NOTE).
 -- usage_date is the payment date or the credit note's emit date (docs/resources.md), not the day the
 -- allocation was made. the contract promises neither the usage's `date` nor its `type`: each is used when
@@ -7,7 +17,6 @@
 --   usage_type: the usage's type, else CREDIT_NOTE when a credit note is linked, TRANSACTION when a
 --               transaction is. the checks usages_dated / usages_typed stop the marts when one stays null.
 
--- materialized: view
 with source as (
     select * from invoicing_raw.transaction_usages
 ),

@@ -1,6 +1,12 @@
+-- ---
+-- description: one row per payment or refund that exists upstream.
+-- materialized: view
+-- grain: [portal_id, transaction_id]
+-- date_only:
+--   - {raw: transactions.date, field: transaction.date}
+-- ---
 -- one row per payment received (a transaction is final upstream; used_amount moves as it is used)
 
--- materialized: view
 with source as (
     select * from invoicing_raw.transactions
 ),

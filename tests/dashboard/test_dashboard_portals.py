@@ -1,0 +1,60 @@
+"""The Portals page (dashboard/screens/portals.py): hidden on the demo warehouse, which holds one portal; on a
+small warehouse of two portals (two sandboxes, each synced by the regular path that records its sync, one
+build) it shows one row per portal whose figures equal marts.dso of the readers' copy, read here with DuckDB,
+and whose last sync is the one recorded beside the warehouse."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+
+import duckdb
+from dashboard_browser import WAIT_S, open_page, parse_eur, screenshot, table_rows
+
+from harness.dashboard_process import dashboard_process
+from pipelines.invoicing.credentials import ApiSettings
+from pipelines.invoicing.portals import Portal
+from runs.gate import build_and_publish
+from runs.run_log import log_path
+from runs.sync import sync_and_record
+from sandbox.clock import Clock
+from sandbox.config import SandboxConfig
+from sandbox.server import SandboxServer
+from warehouse_engine.target import WarehouseTarget
+
+
+def test_the_portals_page_is_hidden_with_one_portal(dashboard, page):
+    with duckdb.connect(str(dashboard.snapshot), read_only=True) as connection:
+        assert connection.execute("select count(distinct portal_id) from marts.dso").fetchone() == (1,)
+    open_page(page, dashboard.url, "", "overdue_customers")
+    navigation = page.locator('[data-testid="stSidebarNav"]')
+    assert navigation.get_by_text("Receivables", exact=True).count() == 1  # the navigation is there
+    assert navigation.get_by_text("Portals", exact=True).count() == 0
+
+
+def test_two_portals_show_one_row_each_equal_to_the_marts(tmp_path, page, screenshots):
+    warehouse = tmp_path / "warehouse.duckdb"
+    target = WarehouseTarget.duckdb_file(warehouse)
+    clock = Clock(fixed=datetime(2026, 3, 2, 9))
+    for name, seed in (("acme", 41), ("globex", 42)):
+        with SandboxServer(SandboxConfig(seed=seed, scale=12, rate_limit_per_s=0, latency_ms=0), clock=clock) as sb:
+            sync_and_record(target, Portal(name, base_url=sb.base_url), rate_limit_per_s=0,
+                            settings=ApiSettings(sb.base_url, sb.client_id, sb.client_secret))
+    assert build_and_publish(target, note="two portals", as_of=clock.today().date()).ok
+    recorded = json.loads(log_path(target).read_text())["last_syncs"]
+    with duckdb.connect(str(warehouse.with_name("warehouse.read.duckdb")), read_only=True) as connection:
+        truth = {portal: (open_total, overdue) for portal, open_total, overdue in connection.execute(
+            "select portal_id, open_receivables, overdue_receivables from marts.dso").fetchall()}
+    assert sorted(truth) == ["acme", "globex"]
+
+    with dashboard_process(warehouse, tmp_path / "dashboard.log") as url:
+        open_page(page, url, "portals", "portals")
+        rows = table_rows(page, "portals", ["portal", "open_receivables", "overdue_receivables", "last_sync",
+                                                 "failing_checks"])
+        assert [row[0] for row in rows] == ["acme", "globex"]
+        for portal, open_total, overdue, last_sync, failing in rows:
+            assert (parse_eur(open_total), parse_eur(overdue)) == truth[portal]
+            assert last_sync.startswith(recorded[portal]["at"]) and failing == "none"
+        page.locator('[data-testid="stSidebarNav"]').get_by_text("Portals", exact=True).wait_for(
+            timeout=WAIT_S * 1000)
+        screenshot(page, screenshots / "portals.png")

@@ -1,0 +1,82 @@
+"""Schema notices (runs/schema_notices.py): a sandbox serving one field no contract names (the profile's
+`extra_fields`) makes the sync say so once, in its output, and not on the next run; Dagster's WARN check
+`fields_known` names the column; the doctor lists the field. The truth is the one field the test adds: the
+sandbox's other fields are all known, so nothing else may be named."""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import io
+from pathlib import Path
+
+import pytest
+from dagster import AssetKey, AssetSelection, AssetSpec, Definitions, define_asset_job
+
+from assets.resources import WarehouseResource
+from assets.schema_checks import build_fields_known_check
+from invoicing_warehouse.cli import main
+from sandbox.config import SandboxConfig
+from sandbox.contract import ContractProfile
+from sandbox.server import SandboxServer
+
+NEW = "new field served"
+
+
+@pytest.fixture(scope="module")
+def sandbox():
+    profile = dataclasses.replace(ContractProfile.default(), extra_fields=(("documents", "loyaltyTier", "gold"),))
+    with SandboxServer(SandboxConfig(seed=32, scale=20, rate_limit_per_s=0, latency_ms=0, contract=profile)) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def synced(sandbox, tmp_path_factory) -> tuple[Path, str, str]:
+    """The warehouse and the output of two syncs, one after the other."""
+    folder = tmp_path_factory.mktemp("notices")
+    warehouse = folder / "warehouse.duckdb"
+    outputs = []
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("SOURCES__INVOICING__BASE_URL", sandbox.base_url)
+        patch.setenv("SOURCES__INVOICING__CLIENT_ID", sandbox.client_id)
+        patch.setenv("SOURCES__INVOICING__CLIENT_SECRET", sandbox.client_secret)
+        patch.chdir(folder)
+        for _ in range(2):
+            out, err = io.StringIO(), io.StringIO()
+            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+                assert main(["sync", "--warehouse", str(warehouse), "--rate-limit", "0"]) == 0
+            outputs.append(out.getvalue() + err.getvalue())
+    return warehouse, outputs[0], outputs[1]
+
+
+def test_the_sync_notes_a_new_field_once(synced):
+    _, first, second = synced
+    notes = [line for line in first.splitlines() if NEW in line]
+    assert len(notes) == 1, first
+    assert "column documents.loyalty_tier is not in the contract ledger" in notes[0]
+    assert NEW not in second, second
+
+
+def test_dagster_warns_naming_the_new_column(synced):
+    warehouse, _, _ = synced
+    check = build_fields_known_check()
+    job = define_asset_job("known_only", selection=AssetSelection.checks(check))
+    keys = [AssetKey(["invoicing_raw", table]) for table in ("documents", "customers")]
+    defs = Definitions(assets=[AssetSpec(key) for key in keys], asset_checks=[check], jobs=[job],
+                       resources={"warehouse": WarehouseResource(path=str(warehouse))})
+    result = defs.resolve_job_def("known_only").execute_in_process(raise_on_error=False)
+    evaluations = {e.asset_key.path[-1]: e for e in result.get_asset_check_evaluations()}
+    assert evaluations["customers"].passed
+    documents = evaluations["documents"]
+    assert not documents.passed and documents.severity.value == "WARN"
+    assert documents.metadata["new_columns"].value == ["loyalty_tier"]
+
+
+def test_the_doctor_lists_the_new_field(sandbox, tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("SOURCES__INVOICING__BASE_URL", sandbox.base_url)
+    monkeypatch.setenv("SOURCES__INVOICING__CLIENT_ID", sandbox.client_id)
+    monkeypatch.setenv("SOURCES__INVOICING__CLIENT_SECRET", sandbox.client_secret)
+    monkeypatch.chdir(tmp_path)
+    assert main(["doctor", "--rate-limit", "0", "--json", str(tmp_path / "findings.json")]) == 0
+    listed = [line for line in capsys.readouterr().out.splitlines() if NEW in line]
+    assert listed == ["new field served, not in the ledger (docs/contract.md): documents.loyaltyTier"]
