@@ -72,6 +72,9 @@ def cell_text(value: Any, is_money: bool, style: str, currency: str = DEFAULT_CU
         return value.isoformat()
     if isinstance(value, bool):
         return "yes" if value else "no"
+    if isinstance(value, Decimal):  # a day count or a share (money is above): the style's decimal mark, as `days`
+        text = format(value, "f")
+        return text.replace(".", ",") if style == FRENCH else text
     return str(value)
 
 

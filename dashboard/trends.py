@@ -97,7 +97,7 @@ def month_end_figures(source: Source, as_of: date) -> pd.DataFrame:
             rows += reader.execute(
                 """select portal_id, as_of_date, open_receivables, overdue_receivables,
                           case when open_receivables <> 0
-                               then round(overdue_receivables / open_receivables * 100, 1) end,
+                               then cast(round(overdue_receivables / open_receivables * 100, 1) as decimal(9, 1)) end,
                           dso_days
                    from marts.dso order by portal_id"""
             ).fetchall()

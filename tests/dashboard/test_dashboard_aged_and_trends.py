@@ -168,6 +168,9 @@ def test_trends_last_month_end_equals_the_models_built_as_of_it(dashboard, page,
                                         "dso_days"])
     assert [row[0] for row in shown] == [end.isoformat() for end in ends]
     _, receivables, overdue_shown, share, dso_shown = shown[-1]
-    assert (parse_eur(receivables), parse_eur(overdue_shown), Decimal(dso_shown)) == (open_total, overdue, dso)
-    assert Decimal(share) == (overdue / open_total * 100).quantize(Decimal("0.1"))
+    # French style (the default): a decimal comma in the day count and the share too
+    assert "," in dso_shown and "," in share
+    assert (parse_eur(receivables), parse_eur(overdue_shown), Decimal(dso_shown.replace(",", "."))) == (
+        open_total, overdue, dso)
+    assert Decimal(share.replace(",", ".")) == (overdue / open_total * 100).quantize(Decimal("0.1"))
     screenshot(page, screenshots / "trends.png")
