@@ -77,7 +77,9 @@ def test_an_as_of_query_through_time_travel_equals_the_as_of_models_built_then(l
         for name, value in ((ENGINE_ENV, "ducklake"), (CATALOG_ENV, lake.catalog.public()),
                             (DATA_PATH_ENV, str(lake.data_path)), (PASSWORD_ENV, postgres_cluster.password)):
             monkeypatch.setenv(name, value)
-        assert models_command.run(argparse.Namespace(as_of=clock.today().date(), warehouse=None)) == 0
+        parser = argparse.ArgumentParser()
+        models_command.add_arguments(parser)  # the command's own arguments and defaults
+        assert models_command.run(parser.parse_args(["--as-of", clock.today().date().isoformat()])) == 0
         printed = capsys.readouterr()
         assert lake.catalog.public() in printed.out and postgres_cluster.password not in printed.out + printed.err
         with connect(lake) as writer:
