@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import sys
 from collections import defaultdict
-from collections.abc import Sequence
 from xml.etree import ElementTree
 
 from xdist.scheduler import LoadScopeScheduling
@@ -78,22 +77,44 @@ def work_unit(nodeid: str) -> str:
     return DASHBOARD if path.startswith(DASHBOARD) else path
 
 
-def _rank(nodeid: str) -> int:
-    unit = work_unit(nodeid)
+def _unit_rank(unit: str) -> int:
     return HEAVIEST.index(unit) if unit in HEAVIEST else len(HEAVIEST)
 
 
 class HeaviestFirst(LoadScopeScheduling):
-    """xdist's scope scheduling with `work_unit` as the scope, the heaviest units handed out first."""
+    """xdist's scope scheduling with `work_unit` as the scope, the heaviest units handed out first.
 
-    def __init__(self, config, log=None) -> None:
-        super().__init__(config, log)
-        # xdist would sort the units by their number of tests: the order below is the one wanted
-        config.option.loadscopereorder = False
+    Only the queue of units is reordered: the workers' collections stay as collected, because xdist sends a
+    worker the positions of its tests in its own collection (reordering a collection would run other tests
+    than the unit's, splitting files across workers)."""
 
-    def add_node_collection(self, node, collection: Sequence[str]) -> None:
-        """Every worker's collection, reordered the same way (a stable sort: a file's tests keep their order)."""
-        super().add_node_collection(node, sorted(collection, key=_rank))
+    def schedule(self) -> None:
+        """The first distribution (xdist's, with the units queued heaviest first); later calls are xdist's."""
+        assert self.collection_is_completed
+        if self.collection is not None:
+            super().schedule()
+            return
+        if not self._check_nodes_have_same_collection():
+            self.log("**Different tests collected, aborting run**")
+            return
+        self.collection = list(next(iter(self.registered_collections.values())))
+        if not self.collection:
+            return
+        units: dict[str, dict[str, bool]] = {}
+        for nodeid in self.collection:
+            units.setdefault(self._split_scope(nodeid), {})[nodeid] = False
+        for unit in sorted(units, key=_unit_rank):  # stable: the others keep their collection order
+            self.workqueue[unit] = units[unit]
+        for _ in range(max(0, len(self.nodes) - len(self.workqueue))):
+            unused, _assigned = self.assigned_work.popitem()
+            unused.shutdown()
+        for node in self.nodes:
+            self._assign_work_unit(node)
+        for node in self.nodes:
+            self._reschedule(node)
+        if not self.workqueue:
+            for node in self.nodes:
+                node.shutdown()
 
     def _split_scope(self, nodeid: str) -> str:
         return work_unit(nodeid)
