@@ -9,7 +9,8 @@ from collections.abc import Callable
 from decimal import Decimal
 from typing import TypeVar
 
-from playwright.sync_api import Page
+from playwright.sync_api import Download, Locator, Page
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 T = TypeVar("T")
 WAIT_S = 60.0
@@ -112,3 +113,21 @@ def screenshot(page: Page, path) -> None:
     page.screenshot(path=str(path), full_page=True)
     if size:
         page.set_viewport_size(size)
+
+
+DOWNLOAD_TRIES = 3
+
+
+def download(page: Page, button: Callable[[], Locator], timeout_s: float = 20.0) -> Download:
+    """Clicks the download `button()` (located again on each try) until the browser receives a file, at most
+    DOWNLOAD_TRIES times: a click that lands while Streamlit is still rerunning the page after an earlier
+    change hits a button about to be replaced, and no download follows."""
+    for attempt in range(DOWNLOAD_TRIES):
+        try:
+            with page.expect_download(timeout=timeout_s * 1000) as download_info:
+                button().click()
+            return download_info.value
+        except PlaywrightTimeout:
+            if attempt == DOWNLOAD_TRIES - 1:
+                raise
+    raise AssertionError("unreachable: the last try returns or raises")

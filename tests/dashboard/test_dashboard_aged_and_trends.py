@@ -14,6 +14,7 @@ from decimal import Decimal
 import duckdb
 from dashboard_browser import (
     WAIT_S,
+    download,
     eventually,
     metric,
     open_page,
@@ -40,10 +41,9 @@ def _rows(dashboard, sql: str, parameters=None) -> list[tuple]:
 
 def _download(page, key: str, suffix: str) -> bytes:
     """Clicks the download button of Streamlit key `key`; the downloaded file's bytes (its name ends in `suffix`)."""
-    with page.expect_download() as download_info:
-        page.locator(f".st-key-{key} button").click()
-    assert download_info.value.suggested_filename.endswith(suffix)
-    return download_info.value.path().read_bytes()
+    downloaded = download(page, lambda: page.locator(f".st-key-{key} button"))
+    assert downloaded.suggested_filename.endswith(suffix)
+    return downloaded.path().read_bytes()
 
 
 def _by_bucket(dashboard, mart: str, amount: str) -> list[Decimal]:

@@ -16,6 +16,7 @@ import duckdb
 from dashboard_browser import (
     caption_shows,
     choose_as_of,
+    download,
     eventually,
     go_to,
     metric,
@@ -99,7 +100,6 @@ def test_english_amounts_and_csv_downloads_carry_the_marts_values(dashboard, pag
     page.get_by_text("€1,234.56").click()
     english = eventually(lambda: metric(page, "Total open"), f"€{open_total:,.2f}")
     assert english == f"€{open_total:,.2f}"
-    with page.expect_download() as download_info:
-        page.get_by_role("button", name=f"Download CSV ({len(overdue)} rows)").click()
-    rows = list(csv.DictReader(io.StringIO(download_info.value.path().read_text(encoding="utf-8"))))
+    downloaded = download(page, lambda: page.get_by_role("button", name=f"Download CSV ({len(overdue)} rows)"))
+    rows = list(csv.DictReader(io.StringIO(downloaded.path().read_text(encoding="utf-8"))))
     assert [(row["customer_id"], Decimal(row["overdue_amount"])) for row in rows] == overdue
