@@ -15,6 +15,7 @@ from pathlib import Path
 import duckdb
 import pandas as pd
 
+from invoicing_warehouse.models_command import as_of_date
 from runs.as_of import AsOfRefused, attached, every_mart, marts_as_of
 from runs.gate import held_marts
 from runs.gate_state import GateState, GateStateError
@@ -36,16 +37,9 @@ class ExportRefused(RuntimeError):
     """Nothing can be exported; the message says why and what to do."""
 
 
-def _as_of_date(text: str) -> date:
-    try:
-        return date.fromisoformat(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a date (YYYY-MM-DD): {text!r}") from None
-
-
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Declares `--as-of`, `--format`, `--out` and `--warehouse`."""
-    parser.add_argument("--as-of", type=_as_of_date, default=None, metavar="DATE",
+    parser.add_argument("--as-of", type=as_of_date, default=None, metavar="DATE",
                         help="report date, YYYY-MM-DD (default: today in the portal's time zone, Europe/Paris)")
     parser.add_argument("--format", choices=FORMATS, default=CSV,
                         help="parquet, xlsx (one workbook, a sheet per mart), csv, or csv-fr (`;`, decimal comma, "

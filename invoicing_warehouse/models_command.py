@@ -32,7 +32,8 @@ from warehouse_engine.target import WarehouseConfigError, target_from_env
 DEFAULT_WAREHOUSE = Path(DEFAULT_WAREHOUSE_PATH)
 
 
-def _as_of_date(text: str) -> date:
+def as_of_date(text: str) -> date:
+    """`--as-of` of the commands that take a report date: YYYY-MM-DD, else argparse's usage error."""
     try:
         return date.fromisoformat(text)
     except ValueError:
@@ -43,7 +44,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Declares `--as-of`, `--warehouse`, `--models-dir` and `--select`."""
     parser.add_argument(
         "--as-of",
-        type=_as_of_date,
+        type=as_of_date,
         default=None,
         metavar="DATE",
         help="report date of the marts, YYYY-MM-DD (default: today in the portal's time zone, Europe/Paris)",
