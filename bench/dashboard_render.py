@@ -16,6 +16,7 @@ bench/models_build.py (harness/model_raw_tables.py's SQL generator), its models 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import tempfile
 import time
@@ -33,8 +34,8 @@ from bench.models_build import generate_raw_tables  # noqa: E402
 from dashboard_browser import choose_as_of, metric  # noqa: E402
 from harness.dashboard_process import PAGE_KEY_TABLES, PAGE_PATHS, dashboard_process  # noqa: E402
 from harness.demo_warehouse import build_demo_warehouse  # noqa: E402
-from warehouse_engine.publish import publish_snapshot  # noqa: E402
-from warehouse_engine.sql_runner import build_models  # noqa: E402
+from runs.gate import build_and_publish  # noqa: E402
+from warehouse_engine.target import WarehouseTarget  # noqa: E402
 
 CHROMIUM = "/usr/bin/chromium"
 GENERATED_AS_OF = date(2026, 1, 31)
@@ -44,9 +45,14 @@ def _generated_warehouse(path: Path, documents: int) -> date:
     started = time.perf_counter()
     with duckdb.connect(str(path)) as connection:
         generate_raw_tables(connection, documents, GENERATED_AS_OF)
-        build_models(connection, as_of=GENERATED_AS_OF)
-    publish_snapshot(path)
-    print(f"  generated, built and published {documents:,} documents in {time.perf_counter() - started:.1f} s")
+    print(f"  generated {documents:,} documents in {time.perf_counter() - started:.1f} s")
+    # built and published through the gate, as a run does: the month-end trends are computed then
+    started = time.perf_counter()
+    os.environ.setdefault("INVOICING_PUBLISH_TRENDS", "1")
+    outcome = build_and_publish(WarehouseTarget.duckdb_file(path), note="bench", as_of=GENERATED_AS_OF)
+    assert outcome.published and not outcome.failures, outcome.lines()
+    print(f"  built and published through the gate in {time.perf_counter() - started:.1f} s "
+          f"(trends {'published' if outcome.trend_refused is None else 'refused: ' + outcome.trend_refused})")
     return GENERATED_AS_OF
 
 

@@ -60,8 +60,9 @@ def warm_up(warehouse: Path) -> None:
 
 
 def warm_up_trends(warehouse: Path) -> None:
-    """Builds the Trends page's month-end figures for the landing view into the dashboard's cache, in a thread
-    beside the server at a low priority: twelve builds of the models take seconds on the demo and minutes at
+    """Puts the Trends page's month-end figures for the landing view into the dashboard's cache, in a thread
+    beside the server at a low priority. The run publishes them with the copy (one table read); a copy published
+    without them (INVOICING_PUBLISH_TRENDS=0) needs twelve builds of the models, seconds on the demo and 40 s at
     1,000,000 documents, too long to keep the server from listening, and a visitor who opens Trends meanwhile
     waits for this same computation (Streamlit computes a cached value once). Never raises."""
     started = time.perf_counter()

@@ -16,10 +16,9 @@ from pathlib import Path
 import duckdb
 
 from runs.gate import check_built
-from warehouse_engine.names import MARTS_SCHEMA, RAW_DATASET
+from warehouse_engine.names import MARTS_SCHEMA
+from warehouse_engine.scratch_catalog import SCRATCH_CATALOG, raw_views
 from warehouse_engine.sql_runner import build_models, discover_models
-
-AS_OF_CATALOG = "dashboard_as_of"
 
 
 class AsOfRefused(RuntimeError):
@@ -45,25 +44,6 @@ def attached(snapshot_path: Path) -> duckdb.DuckDBPyConnection:
     return connection
 
 
-def raw_views(reader: duckdb.DuckDBPyConnection) -> None:
-    """Makes an in-memory catalog current on `reader` (the copy's catalog current before), whose `invoicing_raw`
-    views read the copy's raw tables: the models' SQL names `invoicing_raw.x`, `staging.y`, `marts.z` without a
-    catalog, so they build there."""
-    published = reader.execute("select current_database()").fetchall()[0][0]
-    tables = [
-        row[0]
-        for row in reader.execute(
-            "select table_name from information_schema.tables where table_schema = ? and table_catalog = ?",
-            [RAW_DATASET, published],
-        ).fetchall()
-    ]
-    reader.execute(f"attach ':memory:' as {AS_OF_CATALOG}")
-    reader.execute(f"use {AS_OF_CATALOG}")
-    reader.execute(f"create schema {RAW_DATASET}")
-    for table in tables:
-        reader.execute(f'create view {RAW_DATASET}."{table}" as select * from "{published}".{RAW_DATASET}."{table}"')
-
-
 def marts_as_of(reader: duckdb.DuckDBPyConnection, as_of: date, held: Mapping[str, str],
                 marts: Iterable[str] | None = None) -> duckdb.DuckDBPyConnection:
     """A new in-memory connection whose `marts` schema holds `marts` (default every mart) built as of `as_of`
@@ -79,7 +59,7 @@ def marts_as_of(reader: duckdb.DuckDBPyConnection, as_of: date, held: Mapping[st
     built = duckdb.connect()
     built.execute(f"create schema {MARTS_SCHEMA}")
     for mart in marts or every_mart():
-        table = reader.execute(f"select * from {AS_OF_CATALOG}.{MARTS_SCHEMA}.{mart}").to_arrow_table()
+        table = reader.execute(f"select * from {SCRATCH_CATALOG}.{MARTS_SCHEMA}.{mart}").to_arrow_table()
         built.register("built_mart", table)
         built.execute(f"create table {MARTS_SCHEMA}.{mart} as select * from built_mart")
         built.unregister("built_mart")

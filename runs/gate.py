@@ -26,7 +26,7 @@ from pathlib import Path
 import duckdb
 
 from pipelines.invoicing.settings import RESOURCE_NAMES
-from runs import gate_state
+from runs import gate_state, month_end_trends
 from runs.checks import (
     REFERENCE_CHECKS,
     CheckResult,
@@ -77,6 +77,7 @@ class GateOutcome:
     held: dict[str, str] = field(default_factory=dict)  # marts kept at their last good figures, and why
     warnings: list[CheckResult] = field(default_factory=list)  # failed checks that do not block
     published: str | None = None
+    trend_refused: str | None = None  # why the copy carries no month-end trend (runs/month_end_trends.py)
 
     @property
     def ok(self) -> bool:
@@ -88,6 +89,8 @@ class GateOutcome:
         lines = [f"blocking check failed, nothing published: {failure.line()}" for failure in self.failures]
         lines += [f"held at its last good figures: {mart}: {why}" for mart, why in sorted(self.held.items())]
         lines += [f"published, but flagged: {warning.line()}" for warning in self.warnings]
+        if self.trend_refused and not self.held:
+            lines.append(f"published without its month-end trend: {self.trend_refused}")
         return lines
 
 
@@ -265,9 +268,26 @@ def _models_to_build(connection: duckdb.DuckDBPyConnection, state: gate_state.Ga
 def _publish_or_hold(target: WarehouseTarget, outcome: GateOutcome, *,
                      changed: bool, behind: bool) -> GateOutcome:
     if not outcome.failures:
+        if changed or behind or target.is_lake:  # a new copy is published: its trend is of its own raw tables
+            _write_trends(target, outcome)
         outcome.published = publish_if_changed(target, outcome.note, changed=changed, behind=behind)
     _record(target, outcome)
     return outcome
+
+
+def _write_trends(target: WarehouseTarget, outcome: GateOutcome) -> None:
+    """Writes marts.month_end_trends for the report date of the marts about to be published (or drops it: the
+    setting off, no known date, or the month-end builds refused), so the copy never carries an older trend."""
+    built_as_of = gate_state.load(target).built_as_of
+    as_of = outcome.as_of or (date.fromisoformat(built_as_of) if built_as_of else None)
+    connection = _open(target)
+    try:
+        if as_of is None or not month_end_trends.publish_trends_enabled():
+            connection.execute(f"drop table if exists {month_end_trends.TABLE}")
+            return
+        outcome.trend_refused = month_end_trends.write_table(connection, as_of, outcome.held, warehouse_checks)
+    finally:
+        connection.close()
 
 
 def _as_record(result: CheckResult) -> dict[str, object]:

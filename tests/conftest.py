@@ -21,6 +21,21 @@ def private_rate_budgets(tmp_path_factory) -> Iterator[None]:
         os.environ["INVOICING_RATE_BUDGET_DIR"] = previous
 
 
+@pytest.fixture(scope="session", autouse=True)
+def trends_published_only_where_tested() -> Iterator[None]:
+    """The gate computes the month-end trends before every publication (twelve builds of three marts: about a
+    second on a test's sandbox, on each of the suite's hundreds of publications). The suite turns that off but
+    in the tests of it (tests/models/test_month_end_trends.py) and the dashboard's warehouse, whose Trends page
+    reads the published table; a copy without it is the page's other path, tested there too."""
+    previous = os.environ.get("INVOICING_PUBLISH_TRENDS")
+    os.environ["INVOICING_PUBLISH_TRENDS"] = "0"
+    yield
+    if previous is None:
+        os.environ.pop("INVOICING_PUBLISH_TRENDS", None)
+    else:
+        os.environ["INVOICING_PUBLISH_TRENDS"] = previous
+
+
 @pytest.fixture(autouse=True)
 def own_rate_budget_dir(tmp_path, monkeypatch) -> None:
     """Within the session, every test paces and keeps its tokens (token_cache.py) in a folder of its own:

@@ -45,7 +45,8 @@ def render(context: PageContext) -> None:
         f"Open receivables, the overdue part of them and DSO at each of the last {MONTHS} month-ends up to the "
         "report date, each from the SQL models built as of that month-end over the readers' copy (what "
         "`invoicing-warehouse models --as-of` would publish for it). Overdue share: overdue / open "
-        "receivables, in percent. Built once per publication and report date."
+        "receivables, in percent. The run publishes them with the copy for its report date; another date "
+        "builds them here, once."
     )
     every_portal = cache.trends(context.view.warehouse, context.view.key, context.as_of)
     rows = every_portal[every_portal["portal_id"] == context.view.portal].drop(columns=["portal_id"])

@@ -25,7 +25,7 @@ from dashboard_browser import (
 )
 from openpyxl import load_workbook
 
-from dashboard.trends import month_ends
+from runs.month_end_trends import month_ends
 from warehouse_engine.sql_runner import build_models
 
 BUCKETS = ("current", "1-30", "31-60", "61-90", "90+")
