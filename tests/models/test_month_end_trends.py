@@ -16,7 +16,9 @@ from dashboard.source import Source, Unavailable
 from dashboard.trends import month_end_figures
 from runs.gate import build_and_publish, record_reads
 from runs.month_end_trends import COLUMNS, TABLE, month_ends
+from warehouse_engine.connection import connect
 from warehouse_engine.publish import default_snapshot_path
+from warehouse_engine.readers import connect_reader
 from warehouse_engine.sql_runner import build_models
 from warehouse_engine.target import WarehouseTarget
 
@@ -103,3 +105,14 @@ def test_a_held_mart_publishes_no_trend_and_the_page_says_why(published, tmp_pat
                                       "where table_name = 'month_end_trends'").fetchall()
     with pytest.raises(Unavailable, match="page 3 answered 500"):
         month_end_figures(Source(warehouse), D)
+
+
+def test_a_lake_publishes_its_trend_in_the_snapshot_readers_open(published, lake, monkeypatch):
+    with connect(lake) as writer:
+        load_fixture(writer)
+    monkeypatch.setenv("INVOICING_PUBLISH_TRENDS", "1")
+    outcome = build_and_publish(lake, note="lake", as_of=D)
+    assert outcome.ok and outcome.trend_refused is None
+    with connect_reader(lake) as reader:  # the last published snapshot
+        rows = reader.execute(f"select {', '.join(COLUMNS)}, report_date from {TABLE} order by month_end").fetchall()
+    assert rows == _table(default_snapshot_path(published))
