@@ -41,7 +41,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     serve.add_argument("--warehouse", default=DEFAULT_WAREHOUSE_PATH, metavar="PATH",
                        help=f"the warehouse whose spool (<dir>/<stem>.hints.sqlite) gets the hints "
                             f"(default {DEFAULT_WAREHOUSE_PATH}; a DuckLake's, by INVOICING_WAREHOUSE_ENGINE, "
-                            f"beside its data folder)")
+                            f"in its PostgreSQL catalog database; INVOICING_HINT_SPOOL: that database)")
     serve.add_argument("--portals", default=None, metavar="PATH",
                        help=f"portals file: /hooks/<token>/<name> is accepted for each of its portals "
                             f"(default {DEFAULT_PORTALS_PATH} when it exists; without one, only /hooks/<token>)")
