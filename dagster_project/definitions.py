@@ -25,8 +25,8 @@ from assets.resources import InvoicingApiResource, api_resource, default_resourc
 from assets.schema_checks import build_fields_known_check
 from assets.sync_checks import raw_sync_read_exactly
 from dagster_project.hint_sensor import build_hints_sensor
-from dagster_project.model_sensor import build_models_sensor
 from dagster_project.jobs import build_hints_job, build_jobs, build_lake_maintenance_job
+from dagster_project.model_sensor import build_models_sensor
 from dagster_project.schedules import build_schedules, sync_interval
 from dagster_project.sensors import build_publish_sensors
 from warehouse_engine.env_file import load_env_file

@@ -28,10 +28,9 @@ from dagster import (
 )
 
 from assets.hint_ops import APPLY_HINTS_OP
-from assets.resources import WarehouseResource
-from assets.resources import InvoicingApiResource
-from assets.writer_queue import WAREHOUSE_TAG, waiting_writer
+from assets.resources import InvoicingApiResource, WarehouseResource
 from assets.run_tags import PORTAL_TAG, portal_run_tags
+from assets.writer_queue import WAREHOUSE_TAG, waiting_writer
 from pipelines.invoicing.portals import Portal
 from runs.hints import spool_for
 from runs.linger import Linger

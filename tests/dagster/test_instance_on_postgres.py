@@ -24,7 +24,7 @@ SAID = "synced portal acme on host A"
 
 
 @op
-def say(context) -> None:  # noqa: ANN001 (Dagster reads the annotation; a postponed one it refuses)
+def say(context) -> None:
     context.log.info(SAID)
 
 

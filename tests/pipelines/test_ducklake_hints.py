@@ -9,13 +9,13 @@ from __future__ import annotations
 
 from invoicing_sandbox import quiet
 
+from demo.hint_feed import ListenerFeed
 from harness.marts_truth import compare_marts
 from harness.regular_build import regular_build
 from harness.warehouse_truth import mismatches
-from demo.hint_feed import ListenerFeed
 from pipelines.invoicing.credentials import ApiSettings
-from pipelines.invoicing.webhooks.hint_spool import spool_location_for
 from pipelines.invoicing.portals import Portal
+from pipelines.invoicing.webhooks.hint_spool import spool_location_for
 from runs.hints import apply_pending
 from warehouse_engine.readers import connect_reader
 

@@ -60,11 +60,11 @@ def two_hosts(postgres_cluster, tmp_path_factory):
 def _pending_in_postgres(dsn: str, password: str) -> dict[str, int]:
     """record id -> sequence of the pending hints, read with a connection of the test's own."""
     parts = parse_catalog_dsn(dsn)
-    with contextlib.closing(psycopg2.connect(host=parts.host, port=parts.port, user=parts.user,
-                                             dbname=parts.database, password=password)) as connection:
-        with connection.cursor() as cursor:
-            cursor.execute("select record_id, sequence from invoicing_hints.hints where portal_id = 'default'")
-            return {str(record): int(sequence) for record, sequence in cursor.fetchall()}
+    connection = psycopg2.connect(host=parts.host, port=parts.port, user=parts.user, dbname=parts.database,
+                                  password=password)
+    with contextlib.closing(connection), connection.cursor() as cursor:
+        cursor.execute("select record_id, sequence from invoicing_hints.hints where portal_id = 'default'")
+        return {str(record): int(sequence) for record, sequence in cursor.fetchall()}
 
 
 class ApplyingRun:

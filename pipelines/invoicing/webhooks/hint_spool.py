@@ -42,7 +42,7 @@ from typing import Self
 from pipelines.invoicing.webhooks import dead_letters
 from pipelines.invoicing.webhooks.dead_letters import DeadLetter
 from pipelines.invoicing.webhooks.spool_stores import PostgresSpool, SpoolLocation, open_spool
-from warehouse_engine.target import WarehouseTarget, WarehouseConfigError, parse_catalog_dsn
+from warehouse_engine.target import WarehouseConfigError, WarehouseTarget, parse_catalog_dsn
 
 SPOOL_SUFFIX = ".hints.sqlite"
 KEPT_DELIVERY_IDS = 100_000
@@ -134,7 +134,7 @@ class HintSpool:
                  max_pending_per_portal: int = MAX_PENDING_PER_PORTAL) -> None:
         self.location: SpoolLocation = location if isinstance(location, PostgresSpool) else Path(location)
         self.max_pending_per_portal = max_pending_per_portal
-        self._connection = open_spool(self.location, _SCHEMA)
+        self._connection = open_spool(self.location, _SCHEMA, upgrade_file=dead_letters.upgrade)
 
     @classmethod
     def for_warehouse(cls, warehouse_path: str | Path) -> HintSpool:

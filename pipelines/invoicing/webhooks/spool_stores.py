@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import sqlite3
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -40,7 +40,10 @@ WRITER_LOCK = "invoicing_hints.writer"
 class SpoolCursor(Protocol):
     """What a spool statement returns (sqlite3's and psycopg2's cursors both are this)."""
 
-    rowcount: int
+    @property
+    def rowcount(self) -> int:
+        """Rows the statement changed."""
+        ...
 
     def fetchone(self) -> Any: ...
 
@@ -122,12 +125,11 @@ class SqliteSpoolConnection:
         """Rolls back."""
         self._connection.execute("rollback")
 
-    def create_tables(self, schema: str) -> None:
-        """The spool's tables (idempotent), and the columns a spool made by an older version lacks."""
-        from pipelines.invoicing.webhooks import dead_letters
-
+    def create_tables(self, schema: str, upgrade: Callable[[sqlite3.Connection], None] | None = None) -> None:
+        """The spool's tables (idempotent), then `upgrade`: the columns a file made by an older version lacks."""
         self._connection.executescript(schema)
-        dead_letters.upgrade(self._connection)
+        if upgrade is not None:
+            upgrade(self._connection)
 
     def tables(self) -> set[str]:
         """The tables of the file."""
@@ -192,8 +194,9 @@ class PostgresSpoolConnection:
         """Rolls back."""
         self._cursor.execute("rollback")
 
-    def create_tables(self, schema: str) -> None:
-        """The schema and its tables (idempotent; two processes creating them at once wait on the writer lock)."""
+    def create_tables(self, schema: str, upgrade: Callable[[sqlite3.Connection], None] | None = None) -> None:
+        """The schema and its tables (idempotent; two processes creating them at once wait on the writer lock).
+        `upgrade` is for files only: no PostgreSQL spool predates a column."""
         self.begin_writing()
         try:
             self._cursor.execute(f'create schema if not exists "{self.location.schema}"')
@@ -214,15 +217,17 @@ class PostgresSpoolConnection:
         self._connection.close()
 
 
-def open_spool(location: SpoolLocation, schema: str) -> SqliteSpoolConnection | PostgresSpoolConnection:
-    """The spool at `location`, its tables made from `schema` (hint_spool.py's one schema text) if missing."""
+def open_spool(location: SpoolLocation, schema: str, upgrade_file: Callable[[sqlite3.Connection], None] | None = None
+               ) -> SqliteSpoolConnection | PostgresSpoolConnection:
+    """The spool at `location`, its tables made from `schema` (hint_spool.py's one schema text) if missing; a
+    file is then upgraded by `upgrade_file` (dead_letters.upgrade: columns older versions lacked)."""
     connection: SqliteSpoolConnection | PostgresSpoolConnection
     if isinstance(location, PostgresSpool):
         connection = PostgresSpoolConnection(location)
     else:
         connection = SqliteSpoolConnection(Path(location))
     try:
-        connection.create_tables(schema)
+        connection.create_tables(schema, upgrade_file)
     except BaseException:
         connection.close()
         raise
