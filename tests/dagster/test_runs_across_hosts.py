@@ -23,9 +23,10 @@ from dagster import (
 
 from assets.resources import InvoicingApiResource, WarehouseResource
 from assets.run_tags import EGRESS_TAG, INTERVAL_TAG, PORTAL_TAG
+from assets.writer_queue import WAREHOUSE_TAG
 from dagster_project.definitions import build_definitions
 from pipelines.invoicing.portals import configured_portals
-from pipelines.invoicing.webhooks.hint_spool import Hint, HintSpool, spool_path
+from pipelines.invoicing.webhooks.hint_spool import Hint, HintSpool, spool_location_for, spool_path
 
 PORTALS = {"acme": "https://api.one.example/api/v2", "beta": "https://api.one.example/api/v2",
            "gamma": "https://eu.two.example:8443/api/v2"}
@@ -122,3 +123,23 @@ def test_the_portals_runs_of_an_interval_trigger_one_model_build(portals_file, t
             built += requested
             assert evaluate() == []  # once per interval, however often it is evaluated
         assert len(built) == 2  # 2 intervals x 3 portal runs: 2 model builds
+
+
+def test_on_a_lake_only_a_waiting_run_of_the_same_portal_holds_its_hints_back(portals_file, lake, tmp_path,
+                                                                               monkeypatch):
+    # a DuckLake takes a writer per portal: with runs of other portals in the queue, a portal's hints still go
+    for name, value in {"INVOICING_WAREHOUSE_ENGINE": "ducklake", "INVOICING_DUCKLAKE_CATALOG": lake.catalog.public(),
+                        "INVOICING_DUCKLAKE_DATA_PATH": str(lake.data_path),
+                        "INVOICING_DUCKLAKE_PASSWORD": lake.catalog.password}.items():
+        monkeypatch.setenv(name, value)
+    defs, resources = _definitions(str(tmp_path / "w.duckdb"), configured_portals(portals_file, required=True))
+    with HintSpool(spool_location_for(lake)) as spool:  # the lake's spool: its catalog database
+        for portal in ("acme", "beta"):
+            spool.append(f"d-{portal}", Hint(portal, "documents", "0123456789abcdef01234567", "document.updated"))
+    sensor = next(s for s in defs.sensors if s.name == "apply_hints_when_pending")
+    with DagsterInstance.ephemeral() as instance:
+        [request] = _scheduled(defs, "sync_schedule", instance)[:1]  # acme's scheduled sync, not started yet
+        instance.create_run_for_job(defs.resolve_job_def("portal_sync_job"), tags={**request.tags, **{
+            WAREHOUSE_TAG: str(tmp_path / "w.duckdb")}}, status=DagsterRunStatus.NOT_STARTED)
+        requests = sensor.evaluate_tick(build_sensor_context(instance=instance, resources=resources)).run_requests
+    assert [r.tags[PORTAL_TAG] for r in requests] == ["beta"]  # acme's hints follow its waiting sync
