@@ -139,7 +139,7 @@ def test_on_a_lake_only_a_waiting_run_of_the_same_portal_holds_its_hints_back(po
     sensor = next(s for s in defs.sensors if s.name == "apply_hints_when_pending")
     with DagsterInstance.ephemeral() as instance:
         [request] = _scheduled(defs, "sync_schedule", instance)[:1]  # acme's scheduled sync, not started yet
-        instance.create_run_for_job(defs.resolve_job_def("portal_sync_job"), tags={**request.tags, **{
-            WAREHOUSE_TAG: str(tmp_path / "w.duckdb")}}, status=DagsterRunStatus.NOT_STARTED)
+        instance.create_run_for_job(defs.resolve_job_def("portal_sync_job"), tags={**request.tags, 
+            WAREHOUSE_TAG: str(tmp_path / "w.duckdb")}, status=DagsterRunStatus.NOT_STARTED)
         requests = sensor.evaluate_tick(build_sensor_context(instance=instance, resources=resources)).run_requests
     assert [r.tags[PORTAL_TAG] for r in requests] == ["beta"]  # acme's hints follow its waiting sync

@@ -14,12 +14,17 @@ import sys
 import pytest
 from hint_support import apply, scheduled_sync
 
+from demo.hint_feed import ListenerFeed
 from harness.hint_crash import STEPS
 from harness.hinted_changes import HintedMutator
 from harness.sync_process import Workspace
 from harness.warehouse_truth import compare_raw_tables
-from demo.hint_feed import ListenerFeed
-from pipelines.invoicing.webhooks.hint_spool import SPOOL_ENV, SPOOL_PASSWORD_ENV, HintSpool, spool_location_for
+from pipelines.invoicing.webhooks.hint_spool import (
+    SPOOL_ENV,
+    SPOOL_PASSWORD_ENV,
+    HintSpool,
+    spool_location_for,
+)
 from warehouse_engine.target import WarehouseTarget
 
 
