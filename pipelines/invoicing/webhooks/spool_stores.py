@@ -9,7 +9,7 @@ make their tables, and serialise writers:
 |---|---|---|
 | where | beside the warehouse file (one host: the receiver and the runs share the disk) | schema `invoicing_hints` of a database (a DuckLake's catalog, or `INVOICING_HINT_SPOOL`) |
 | a writer excludes the others | `begin immediate` (SQLite's one writer) | `begin` + a transaction-scoped advisory lock |
-| durable before 200 | WAL, `synchronous=full` | the commit (PostgreSQL's `synchronous_commit`, on by default) |
+| durable before 200 | WAL, `synchronous=full` | the commit (`synchronous_commit=on` for the spool's sessions, whatever the server's default) |
 | a waiting writer gives up after | `BUSY_TIMEOUT_S` | `lock_timeout` = `BUSY_TIMEOUT_S` |
 | a killed process | its transaction rolled back by the journal | its transaction rolled back when its connection drops; the advisory lock with it |
 
@@ -171,8 +171,9 @@ class PostgresSpoolConnection:
         self._connection = psycopg2.connect(
             host=dsn.host, port=dsn.port, user=dsn.user, dbname=dsn.database, password=dsn.password,
             connect_timeout=CONNECT_TIMEOUT_S, application_name="invoicing-hints",
+            # synchronous_commit on whatever the server's default: a commit is on disk before the 200
             options=f"-c search_path={location.schema} -c lock_timeout={timeout_ms} "
-                    f"-c statement_timeout={3 * timeout_ms}")
+                    f"-c statement_timeout={3 * timeout_ms} -c synchronous_commit=on")
         self._connection.autocommit = True
         self._cursor = self._connection.cursor()
 
