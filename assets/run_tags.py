@@ -4,7 +4,7 @@ The service limits requests per source IP (10/s), so the unit of capacity is an 
 host's runs share its budget, and running 200 portal runs at once behind one IP only makes each wait longer.
 Each portal's run (scheduled sync and reconcile, webhook hints) carries
 
-| tag | value | what limits on it (deploy/dagster/dagster.yaml) |
+| tag | value | what limits on it (docs/deploy/dagster/dagster.yaml) |
 |---|---|---|
 | `EGRESS_TAG` | `<API host> via <egress>`: the portal's API host, and `INVOICING_EGRESS` (the name of the egress IP this host's runs leave through; default the host's name: one host, one egress IP) | a few runs at once per value (`tag_concurrency_limits`, `applyLimitPerUniqueValue`) |
 | `PORTAL_TAG` | the portal's name | one run per portal at once (a DuckLake takes several writers, never two of one portal's pipeline) |

@@ -1,4 +1,4 @@
-"""Dagster's instance on PostgreSQL (issue 33, point 4): the deployment's dagster.yaml (deploy/dagster/dagster.yaml,
+"""Dagster's instance on PostgreSQL (issue 33, point 4): the deployment's dagster.yaml (docs/deploy/dagster/dagster.yaml,
 the file docs/deploy.md tells to install), loaded by Dagster itself against the session's real PostgreSQL.
 
 Two instances from two DAGSTER_HOME folders that share no file, as two hosts would: a run executed with the
@@ -19,7 +19,7 @@ from dagster_postgres import PostgresEventLogStorage, PostgresRunStorage, Postgr
 from assets.run_tags import EGRESS_TAG, PORTAL_TAG
 from warehouse_engine.target import parse_catalog_dsn
 
-DEPLOYED_YAML = Path(__file__).resolve().parents[2] / "deploy" / "dagster" / "dagster.yaml"
+DEPLOYED_YAML = Path(__file__).resolve().parents[2] / "docs" / "deploy" / "dagster" / "dagster.yaml"
 SAID = "synced portal acme on host A"
 
 

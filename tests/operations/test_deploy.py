@@ -1,9 +1,9 @@
-"""docs/deploy.md and the files under deploy/ it shows (issue 33, point 6): what the page shows is the files, the
+"""docs/deploy.md and the files under docs/deploy/ it shows (issue 33, point 6): what the page shows is the files, the
 systemd units are valid units, and every command line of the page and of the units names a command and options
 that exist.
 
 Truths: the files themselves (each ```block under an `<!-- include: path -->` marker equals its file, and every
-file of deploy/ is shown); systemd's own parser (`systemd-analyze verify` on each unit, its program paths pointed
+file of docs/deploy/ is shown); systemd's own parser (`systemd-analyze verify` on each unit, its program paths pointed
 at this checkout); each command's own `--help` (run in this process: argparse's and click's help texts), which
 must list every option the line uses; docs/settings.md for every INVOICING_* variable the environment file sets.
 System commands (useradd, git, install, systemctl...) are named in an allowed list, not run.
@@ -26,7 +26,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "deploy.md"
-DEPLOY = ROOT / "deploy"
+DEPLOY = ROOT / "docs" / "deploy"
 INSTALLED_AT = "/opt/invoicing-warehouse"  # where the page and the units install the checkout
 INCLUDE = re.compile(r"<!-- include: (\S+) -->\n```[a-z]*\n(.*?)```", re.DOTALL)
 SHELL_BLOCK = re.compile(r"```sh\n(.*?)```", re.DOTALL)
