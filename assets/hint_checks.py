@@ -24,7 +24,7 @@ from assets.keys import raw_asset_key
 from assets.resources import WarehouseResource
 from pipelines.invoicing.webhooks.dead_letters import read_dead_letters
 from pipelines.invoicing.webhooks.hint_events import EVENTS
-from pipelines.invoicing.webhooks.hint_spool import spool_path_for
+from pipelines.invoicing.webhooks.hint_spool import spool_location_for
 
 DEAD_HINTS_CHECK_NAME = "no_dead_hints"
 HINTED_TABLES = sorted({resource for resource, _ in EVENTS.values()})
@@ -47,7 +47,7 @@ SHOWN = 20  # records named in a check's description and metadata
 def raw_no_dead_hints(context: AssetCheckExecutionContext, warehouse: WarehouseResource
                       ) -> Iterator[AssetCheckResult]:
     """Warns for each selected table with dead letters in the warehouse's spool, naming them."""
-    spool = spool_path_for(warehouse.target())
+    spool = spool_location_for(warehouse.target())
     _, letters = read_dead_letters(spool, limit=1_000)
     for check_key in sorted(context.selected_asset_check_keys, key=str):
         table = check_key.asset_key.path[-1]

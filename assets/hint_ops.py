@@ -71,11 +71,13 @@ def _apply(context: OpExecutionContext, config: HintsConfig, portals: dict[str, 
         context.log.info(run.line())
         _record_materializations(context, portal.name, run)
 
+    target = warehouse.target()
+
     def another_writer_waits() -> str | None:
-        waiting = waiting_writer(context.instance, warehouse.path)
+        # a DuckLake takes a writer per portal: only a run of this portal waiting ends the stay
+        waiting = waiting_writer(context.instance, warehouse.path, portal.name if target.is_lake else None)
         return f"run {waiting.run_id} ({waiting.job_name}) waits to write" if waiting else None
 
-    target = warehouse.target()
     try:
         settings, rate = api_settings(portal, invoicing_api)
         with hint_client(portal, settings=settings, rate_limit_per_s=rate) as client:

@@ -9,12 +9,16 @@ from __future__ import annotations
 
 from dagster import DagsterInstance, DagsterRun, DagsterRunStatus, RunsFilter
 
+from assets.run_tags import PORTAL_TAG
+
 WAREHOUSE_TAG = "invoicing-warehouse/warehouse"
 # queued, or launched but not yet working: each will want the warehouse next
 WAITING = [DagsterRunStatus.QUEUED, DagsterRunStatus.NOT_STARTED, DagsterRunStatus.STARTING]
 
 
-def waiting_writer(instance: DagsterInstance, warehouse_path: str) -> DagsterRun | None:
-    """A writing run of the warehouse at `warehouse_path` that waits for its turn, if any."""
-    runs = instance.get_runs(RunsFilter(tags={WAREHOUSE_TAG: warehouse_path}, statuses=WAITING), limit=1)
+def waiting_writer(instance: DagsterInstance, warehouse_path: str, portal: str | None = None) -> DagsterRun | None:
+    """A writing run of the warehouse at `warehouse_path` (of `portal` only, when given) that waits for its
+    turn, if any."""
+    tags = {WAREHOUSE_TAG: warehouse_path} if portal is None else {WAREHOUSE_TAG: warehouse_path, PORTAL_TAG: portal}
+    runs = instance.get_runs(RunsFilter(tags=tags, statuses=WAITING), limit=1)
     return runs[0] if runs else None

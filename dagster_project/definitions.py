@@ -26,6 +26,7 @@ from assets.schema_checks import build_fields_known_check
 from assets.sync_checks import raw_sync_read_exactly
 from dagster_project.hint_sensor import build_hints_sensor
 from dagster_project.jobs import build_hints_job, build_jobs, build_lake_maintenance_job
+from dagster_project.model_sensor import build_models_sensor
 from dagster_project.schedules import build_schedules, sync_interval
 from dagster_project.sensors import build_publish_sensors
 from warehouse_engine.env_file import load_env_file
@@ -46,6 +47,7 @@ def build_definitions(resources: dict, portals: dict | None = None) -> Definitio
             build_lake_maintenance_job(resources["warehouse"].path)]
     jobs_by_name = {job.name: job for job in jobs}
     api = resources.get("invoicing_api")
+    api_values = api if isinstance(api, InvoicingApiResource) else None
     if isinstance(api, InvoicingApiResource):
         # bound with an empty config schema: no run config may name another API host or secret (review M3)
         resources = {**resources, "invoicing_api": api_resource(api)}
@@ -64,9 +66,11 @@ def build_definitions(resources: dict, portals: dict | None = None) -> Definitio
             build_fields_known_check(),
         ],
         jobs=jobs,
-        schedules=build_schedules(jobs_by_name, interval, list(portals)),
-        sensors=[*build_publish_sensors([jobs_by_name["sync_job"], jobs_by_name["reconcile_job"]]),
-                 build_hints_sensor(jobs_by_name["apply_hints_job"], list(portals))],
+        schedules=build_schedules(jobs_by_name, interval, portals, api_values),
+        sensors=[*build_publish_sensors([jobs_by_name["sync_job"], jobs_by_name["reconcile_job"],
+                                         jobs_by_name["models_job"]]),
+                 build_hints_sensor(jobs_by_name["apply_hints_job"], portals, api=api_values),
+                 build_models_sensor(jobs_by_name["models_job"])],
         resources=resources,
         # Steps run one after another in the run's process: DuckDB takes one writing process per
         # file, so parallel step processes would lock each other out.

@@ -28,14 +28,15 @@ from dagster import (
 )
 
 from assets.hint_ops import APPLY_HINTS_OP
-from assets.resources import WarehouseResource
+from assets.resources import InvoicingApiResource, WarehouseResource
+from assets.run_tags import PORTAL_TAG, portal_run_tags
 from assets.writer_queue import WAREHOUSE_TAG, waiting_writer
+from pipelines.invoicing.portals import Portal
 from runs.hints import spool_for
 from runs.linger import Linger
 
 INTERVAL_ENV = "INVOICING_HINTS_SENSOR_INTERVAL_S"
 HINTS_KEY_TAG = "invoicing-warehouse/hints"
-PORTAL_TAG = "invoicing-warehouse/portal"
 ENDED_BADLY = [DagsterRunStatus.FAILURE, DagsterRunStatus.CANCELED]
 
 
@@ -47,9 +48,13 @@ def sensor_interval_s() -> int:
     return int(raw)
 
 
-def build_hints_sensor(job, portals: list[str], default_status: DefaultSensorStatus = DefaultSensorStatus.STOPPED):
+def build_hints_sensor(job, portals: dict[str, Portal] | list[str],
+                       default_status: DefaultSensorStatus = DefaultSensorStatus.STOPPED,
+                       api: InvoicingApiResource | None = None):
     """The sensor launching `job` (the hints job) for each portal of `portals` with pending hints (hints of a
-    portal not configured are left alone: there is no API to fetch them from)."""
+    portal not configured are left alone: there is no API to fetch them from). Its runs carry the portal's
+    egress tag (run_tags.py; the API host of the portal, or of `api` for the portal `default`)."""
+    by_name = portals if isinstance(portals, dict) else {name: Portal(name) for name in portals}
 
     @sensor(name="apply_hints_when_pending", job=job, minimum_interval_seconds=sensor_interval_s(),
             default_status=default_status,
@@ -59,16 +64,26 @@ def build_hints_sensor(job, portals: list[str], default_status: DefaultSensorSta
         with spool_for(warehouse.target()) as spool:
             newest: dict[str, int] = {}
             for hint in spool.pending():
-                if hint.portal_id not in portals:
+                if hint.portal_id not in by_name:
                     continue
                 newest[hint.portal_id] = max(newest.get(hint.portal_id, 0), hint.sequence)
         if not newest:
             yield SkipReason("no pending hints")
             return
-        waiting = waiting_writer(context.instance, warehouse.path)
-        if waiting:
-            yield SkipReason(f"run {waiting.run_id} waits to write {warehouse.path}; the hints follow it")
-            return
+        if warehouse.target().is_lake:
+            # a DuckLake takes a writer per portal: only a run of the same portal waiting holds its hints back
+            # (with a thousand portals' runs in the queue, a warehouse-wide wait would hold every hint back)
+            for portal in list(newest):
+                if waiting_writer(context.instance, warehouse.path, portal):
+                    del newest[portal]
+            if not newest:
+                yield SkipReason("a run of each portal with hints waits to write; the hints follow them")
+                return
+        else:
+            waiting = waiting_writer(context.instance, warehouse.path)
+            if waiting:
+                yield SkipReason(f"run {waiting.run_id} waits to write {warehouse.path}; the hints follow it")
+                return
         if Linger.from_environment().enabled:
             for portal in list(newest):
                 if _hints_run_working(context, job.name, warehouse.path, portal):
@@ -82,7 +97,7 @@ def build_hints_sensor(job, portals: list[str], default_status: DefaultSensorSta
             yield RunRequest(
                 run_key=key if attempt == 0 else f"{key}:retry{attempt}",
                 run_config={"ops": {APPLY_HINTS_OP: {"config": {"portal": portal}}}},
-                tags={WAREHOUSE_TAG: warehouse.path, HINTS_KEY_TAG: key, PORTAL_TAG: portal},
+                tags={WAREHOUSE_TAG: warehouse.path, HINTS_KEY_TAG: key, **portal_run_tags(by_name[portal], api)},
             )
 
     return apply_hints_when_pending

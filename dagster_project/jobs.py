@@ -1,4 +1,6 @@
-"""Jobs: the incremental sync with every model, the daily reconcile, and the freshness checks.
+"""Jobs: the incremental sync with every model, the daily reconcile, and the freshness checks; for the schedules, the
+same syncs of one portal's raw tables only (`portal_sync_job`, `portal_reconcile_job`) and the models once after
+them (`models_job`, launched by model_sensor.py once per interval).
 
 The writing jobs (and the webhook hints job, `build_hints_job`) carry the tag WAREHOUSE_TAG with the warehouse
 path as value (assets/writer_queue.py: one writing run per warehouse at a time).
@@ -9,6 +11,7 @@ from __future__ import annotations
 from dagster import AssetChecksDefinition, AssetSelection, Backoff, Jitter, RetryPolicy, define_asset_job, job
 
 from assets.hint_ops import build_apply_hints_op
+from assets.ingestion import RAW_ASSET_KEYS
 from assets.lake_ops import maintain_lake
 from assets.writer_queue import WAREHOUSE_TAG
 from pipelines.invoicing.portals import Portal
@@ -48,7 +51,32 @@ def build_jobs(warehouse_path: str, freshness_checks: list[AssetChecksDefinition
         description="Only the freshness and dead-hint checks of the raw tables (they read the instance and "
                     "the hints spool, not DuckDB).",
     )
-    return [sync_job, reconcile_job, freshness_job]
+    raw_tables = AssetSelection.assets(*RAW_ASSET_KEYS)
+    portal_sync_job = define_asset_job(
+        "portal_sync_job",
+        selection=raw_tables,
+        description="Incremental sync of one portal's raw tables with their checks (the sync schedule's run per "
+                    "portal); the models follow once per interval (models_job).",
+        tags=writer_tags,
+        op_retry_policy=TRANSIENT_RETRY_POLICY,
+    )
+    portal_reconcile_job = define_asset_job(
+        "portal_reconcile_job",
+        selection=raw_tables,
+        description="The portal's sync plus a full id scan per endpoint (the reconcile schedule's run per portal).",
+        tags=writer_tags,
+        op_retry_policy=TRANSIENT_RETRY_POLICY,
+        config={"ops": {INGESTION_OP: {"config": {"reconcile": True}}}},
+    )
+    models_job = define_asset_job(
+        "models_job",
+        selection=AssetSelection.all() - raw_tables,
+        description="Every SQL model with its checks, once after an interval's portal runs (model_sensor.py); "
+                    "published through the gate when it succeeds.",
+        tags=writer_tags,
+        op_retry_policy=TRANSIENT_RETRY_POLICY,
+    )
+    return [sync_job, reconcile_job, freshness_job, portal_sync_job, portal_reconcile_job, models_job]
 
 
 def build_hints_job(warehouse_path: str, portals: dict[str, Portal]):

@@ -20,7 +20,7 @@ import pandas as pd
 
 from dashboard.queries import frame
 from pipelines.invoicing.webhooks.dead_letters import read_dead_letters
-from pipelines.invoicing.webhooks.hint_spool import spool_path_for
+from pipelines.invoicing.webhooks.hint_spool import spool_location_for
 from runs.gate import run_checks
 from warehouse_engine.names import RAW_DATASET
 from warehouse_engine.publish import unpublished_mark
@@ -112,7 +112,7 @@ def checks(connection: duckdb.DuckDBPyConnection) -> pd.DataFrame:
 def dead_hints(target: WarehouseTarget) -> tuple[int, pd.DataFrame]:
     """(how many, the newest DEAD_HINTS_SHOWN) webhook hints kept dead in the warehouse's spool: portal,
     resource, record, event, attempts, last error, first received and died (UTC); (0, empty) without a spool."""
-    total, letters = read_dead_letters(spool_path_for(target), limit=DEAD_HINTS_SHOWN)
+    total, letters = read_dead_letters(spool_location_for(target), limit=DEAD_HINTS_SHOWN)
     rows = [(letter.portal_id, letter.resource, letter.record_id, letter.event, letter.attempts, letter.last_error,
              datetime.fromtimestamp(letter.received_at, tz=UTC), datetime.fromtimestamp(letter.dead_at, tz=UTC),
              letter.deliveries_since) for letter in letters]

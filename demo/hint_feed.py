@@ -21,6 +21,7 @@ from pathlib import Path
 
 from pipelines.invoicing.webhooks.hint_events import UnknownEvent, hint_for_event
 from pipelines.invoicing.webhooks.hint_spool import HintSpool
+from pipelines.invoicing.webhooks.spool_stores import PostgresSpool
 
 STOP_WAIT_S = 10.0
 
@@ -40,10 +41,10 @@ class Write:
 class ListenerFeed:
     """Feeds a spool from `portal.listeners`; `start()` registers, `stop()` unregisters and drains."""
 
-    def __init__(self, portal, spool_path: str | Path, portal_id: str = "default", *, drop: float = 0.0,
-                 seed: int = 0, record_only: bool = False) -> None:
+    def __init__(self, portal, spool_path: str | Path | PostgresSpool, portal_id: str = "default", *,
+                 drop: float = 0.0, seed: int = 0, record_only: bool = False) -> None:
         self.portal = portal
-        self.spool_path = Path(spool_path)
+        self.spool_path = spool_path if isinstance(spool_path, PostgresSpool) else Path(spool_path)
         self.portal_id = portal_id
         self.drop = drop
         self.record_only = record_only  # only `writes` (the hints arrive some other way: the receiver)

@@ -3,8 +3,9 @@
 - `serve`: the receiver (pipelines/invoicing/webhooks/receiver.py) on 127.0.0.1:8787 until Ctrl-C / SIGTERM. It needs
   `INVOICING_WEBHOOK_TOKEN` (the secret path token of `/hooks/<token>[/<portal>]`) and refuses to start
   without one; `INVOICING_WEBHOOK_HMAC_SECRET`, when set, makes it require `X-Invoicing-Signature`. Hints go
-  to the warehouse's one spool (`hint_spool.spool_path_for`): beside `--warehouse` (`data/warehouse.hints.sqlite`),
-  or beside the DuckLake's data folder when `INVOICING_WAREHOUSE_ENGINE=ducklake` (where the applying runs read).
+  to the warehouse's one spool (`hint_spool.spool_location_for`): beside `--warehouse` (`data/warehouse.hints.sqlite`),
+  or in the DuckLake's PostgreSQL catalog database when `INVOICING_WAREHOUSE_ENGINE=ducklake` (or the database
+  `INVOICING_HINT_SPOOL` names), where the applying runs read, on this host or another.
   The server bounds headers, read time and connections (pipelines/invoicing/webhooks/receiver_server.py).
 - `register --receiver ROOT | --url URL [--events E ...]`, `list`, `remove --receiver ROOT | --url URL | --id ID`:
   the portal's subscriptions, idempotent, with the write-scope client `sources.invoicing.webhook_client_id` /
@@ -40,7 +41,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     serve.add_argument("--warehouse", default=DEFAULT_WAREHOUSE_PATH, metavar="PATH",
                        help=f"the warehouse whose spool (<dir>/<stem>.hints.sqlite) gets the hints "
                             f"(default {DEFAULT_WAREHOUSE_PATH}; a DuckLake's, by INVOICING_WAREHOUSE_ENGINE, "
-                            f"beside its data folder)")
+                            f"in its PostgreSQL catalog database; INVOICING_HINT_SPOOL: that database)")
     serve.add_argument("--portals", default=None, metavar="PATH",
                        help=f"portals file: /hooks/<token>/<name> is accepted for each of its portals "
                             f"(default {DEFAULT_PORTALS_PATH} when it exists; without one, only /hooks/<token>)")
@@ -85,11 +86,11 @@ class ServeRefused(Exception):
 def receiver_settings(args: argparse.Namespace, environ: Mapping[str, str] | None = None):
     """What `serve` receives with: the token and HMAC secret from the environment (checked: L9), the portals,
     and the spool of the configured warehouse (`target_from_env`: the DuckLake's when the engine says so, the
-    same path the applying runs use, `hint_spool.spool_path_for`). Raises ServeRefused."""
+    same path the applying runs use, `hint_spool.spool_location_for`). Raises ServeRefused."""
     from pipelines.invoicing.errors import InvoicingApiError
     from pipelines.invoicing.hook_urls import HMAC_SECRET_ENV, TOKEN_ENV, hmac_secret_problem, token_problem
     from pipelines.invoicing.portals import configured_portals
-    from pipelines.invoicing.webhooks.hint_spool import spool_path_for
+    from pipelines.invoicing.webhooks.hint_spool import spool_location_for
     from pipelines.invoicing.webhooks.receiver import ReceiverSettings
     from warehouse_engine.target import WarehouseConfigError, target_from_env
 
@@ -107,11 +108,16 @@ def receiver_settings(args: argparse.Namespace, environ: Mapping[str, str] | Non
         portals = configured_portals(args.portals or DEFAULT_PORTALS_PATH, required=args.portals is not None)
     except InvoicingApiError as error:
         raise ServeRefused(1, str(error)) from None
-    return ReceiverSettings(token, spool_path_for(target), frozenset(portals), secret)
+    try:
+        spool = spool_location_for(target, env)
+    except WarehouseConfigError as error:
+        raise ServeRefused(2, str(error)) from None
+    return ReceiverSettings(token, spool, frozenset(portals), secret)
 
 
 def serve(args: argparse.Namespace) -> int:
     """Serves the receiver until interrupted; 2 without a usable token, 1 when it cannot listen."""
+    import psycopg2
     import uvicorn
 
     from pipelines.invoicing.webhooks.receiver import SIGNATURE_HEADER, Receiver
@@ -131,7 +137,7 @@ def serve(args: argparse.Namespace) -> int:
         listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         listener.bind((args.host, args.port))
         listener.listen(2048)  # connections queue from now on, so the address printed below is already good
-    except (OSError, sqlite3.Error) as error:
+    except (OSError, sqlite3.Error, psycopg2.Error) as error:
         receiver.close()
         print(f"webhooks serve: cannot start on {args.host}:{args.port} with the spool "
               f"{receiver.settings.spool_path}: {error}", file=sys.stderr)

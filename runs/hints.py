@@ -32,7 +32,7 @@ from pipelines.invoicing.load.portal_sync import DEFAULT_RATE_LIMIT, portal_sett
 from pipelines.invoicing.load.sync import SyncReport, make_pipeline
 from pipelines.invoicing.portals import Portal
 from pipelines.invoicing.webhooks.hint_apply import PAYMENT_TABLES, HintLoad, load_hints
-from pipelines.invoicing.webhooks.hint_spool import Hint, HintSpool, spool_path_for
+from pipelines.invoicing.webhooks.hint_spool import Hint, HintSpool, spool_location_for
 from runs.gate import GateOutcome, build_and_publish, publish_checked
 from runs.sync import sync_and_record
 from warehouse_engine.lake_lock import SHARED, lake_lock
@@ -44,9 +44,9 @@ HINTS_PER_RUN = 500  # a burst beyond this is applied over several runs, each co
 
 
 def spool_for(target: WarehouseTarget) -> HintSpool:
-    """The hints spool beside the warehouse: `<stem>.hints.sqlite` beside the DuckDB file, or beside a
-    DuckLake's data folder."""
-    return HintSpool(spool_path_for(target))
+    """The warehouse's hints spool (hint_spool.spool_location_for): `<stem>.hints.sqlite` beside the DuckDB file,
+    or a DuckLake's PostgreSQL catalog database."""
+    return HintSpool(spool_location_for(target))
 
 
 @dataclass

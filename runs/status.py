@@ -16,7 +16,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from pipelines.invoicing.webhooks.dead_letters import counts_by_portal
-from pipelines.invoicing.webhooks.hint_spool import spool_path_for
+from pipelines.invoicing.webhooks.hint_spool import spool_location_for
 from runs import gate_state, run_log
 from warehouse_engine.publish import default_snapshot_path
 from warehouse_engine.target import WarehouseTarget
@@ -115,7 +115,7 @@ def warehouse_status(target: WarehouseTarget, portals: list[str] | None = None, 
     threshold = threshold or stale_after()
     state = gate_state.load(target)
     syncs = run_log.last_syncs(target)
-    pending, dead = counts_by_portal(spool_path_for(target))
+    pending, dead = counts_by_portal(spool_location_for(target))
     failing = [f"{f.get('check')} on {f.get('relation')}" for f in state.failures]
     lines = []
     for name in sorted(set(portals or []) | set(syncs)):

@@ -140,7 +140,7 @@ def test_writing_jobs_queue_on_the_warehouse_tag_and_retry(tmp_path):
     upkeep = defs.resolve_job_def("lake_maintenance_job")
     assert upkeep.tags.get("invoicing-warehouse/warehouse") == "data/warehouse.duckdb"
     assert upkeep.op_retry_policy is not None and upkeep.op_retry_policy.max_retries == 3
-    for name in ("sync_job", "reconcile_job"):
+    for name in ("sync_job", "reconcile_job", "portal_sync_job", "portal_reconcile_job", "models_job"):
         job = defs.resolve_job_def(name)
         assert job.tags.get("invoicing-warehouse/warehouse") == "data/warehouse.duckdb"
         assert job.op_retry_policy is not None and job.op_retry_policy.max_retries == 3
@@ -161,7 +161,9 @@ def test_schedules_follow_the_configured_interval(monkeypatch):
     by_name = {schedule.name: schedule for schedule in _defs().schedules}
     assert by_name["sync_schedule"].cron_schedule == "0-59/15 * * * *"
     assert by_name["reconcile_schedule"].cron_schedule == "30 3 * * *"
-    assert by_name["sync_schedule"].job_name == "sync_job"
+    # one run per portal of its raw tables; the models once after them (model_sensor.py)
+    assert by_name["sync_schedule"].job_name == "portal_sync_job"
+    assert by_name["reconcile_schedule"].job_name == "portal_reconcile_job"
     assert (by_name["lake_maintenance_schedule"].job_name, by_name["lake_maintenance_schedule"].cron_schedule) == \
         ("lake_maintenance_job", "30 4 * * *")
     monkeypatch.setenv("INVOICING_SYNC_INTERVAL_MINUTES", "5")

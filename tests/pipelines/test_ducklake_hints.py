@@ -1,5 +1,5 @@
 """Webhook hints applied to a DuckLake (issue 16 on the engine of issue 15): PostgreSQL catalog started by the
-session, local data folder, spool beside it. The applying run lands the hinted records, confirms a deletion,
+session, local data folder, the spool in the catalog database. The applying run lands the hinted records, confirms a deletion,
 rebuilds the models downstream, and a reader opened on the lake afterwards sees all of it.
 
 Truths: the sandbox's own records (harness/warehouse_truth.py) and the API's figures (harness/marts_truth.py).
@@ -9,13 +9,13 @@ from __future__ import annotations
 
 from invoicing_sandbox import quiet
 
+from demo.hint_feed import ListenerFeed
 from harness.marts_truth import compare_marts
 from harness.regular_build import regular_build
 from harness.warehouse_truth import mismatches
-from demo.hint_feed import ListenerFeed
 from pipelines.invoicing.credentials import ApiSettings
-from pipelines.invoicing.webhooks.hint_spool import spool_path
 from pipelines.invoicing.portals import Portal
+from pipelines.invoicing.webhooks.hint_spool import spool_location_for
 from runs.hints import apply_pending
 from warehouse_engine.readers import connect_reader
 
@@ -37,7 +37,7 @@ def test_hints_applied_to_a_lake_land_exactly_and_a_reader_sees_them(start_sandb
     paid = next(d["id"] for d in portal.snapshot("documents") if d["type"] == "INVOICE" and d["status"] == "VALIDATED"
                 and not d.get("subtype") and float(d.get("remaining") or 0) > 0)
     assert lake.data_path is not None
-    feed = ListenerFeed(portal, spool_path(lake.data_path)).start()  # the receiver's spool, beside the lake
+    feed = ListenerFeed(portal, spool_location_for(lake)).start()  # the receiver's spool: the lake's catalog database
     try:
         portal.validate_document(validated)
         portal.pay_document(paid, None)

@@ -11,8 +11,8 @@ headers (RFC 6585), 400 for deeply nested JSON, 404 for any method but POST, a d
 One sandbox, one regular build and one applying run serve every row (module fixture `battle`): a row's
 probe and its genuine delivery go into the one batch that run applies, so every row also shows that no probe
 held the others' hints back. M6 runs `webhooks serve`'s own settings (`receiver_settings`, what the command starts from) with the
-environment of a DuckLake, and checks that the hint lands in the spool the documentation names for a lake
-(`<data folder>.hints.sqlite`), not beside `--warehouse`.
+environment of a DuckLake (its catalog the session's real PostgreSQL), and checks that the hint lands in the spool
+the documentation names for a lake (schema `invoicing_hints` of the catalog database), not beside `--warehouse`.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ import httpx
 import pytest
 
 from harness.common import quiet
+from harness.postgres_cluster import PostgresCluster
 from harness.regular_build import regular_build
 from harness.warehouse_truth import mismatches
 from invoicing_warehouse.cli import build_parser
@@ -39,12 +40,13 @@ from pipelines.invoicing.portals import Portal
 from pipelines.invoicing.webhooks.hint_spool import WHOLE_RESOURCE, HintSpool
 from pipelines.invoicing.webhooks.receiver import Receiver
 from pipelines.invoicing.webhooks.receiver_server import ServerLimits
+from pipelines.invoicing.webhooks.spool_stores import PostgresSpool
 from runs.hints import HintRun, apply_pending
 from sandbox.config import SandboxConfig
 from sandbox.server import SandboxServer
 from tests.support.webhook_receiver import ServedReceiver, envelope, serving_app, serving_receiver
 from warehouse_engine.readers import connect_reader
-from warehouse_engine.target import WarehouseTarget
+from warehouse_engine.target import WarehouseTarget, parse_catalog_dsn
 
 READ_TIMEOUT_S = 1.0  # the receiver's read timeout in this module (10 s in production)
 FLOOD_BOUND = 30  # pending hints per portal in this module (50,000 in production)
@@ -59,6 +61,7 @@ class Battle:
     sandbox: SandboxServer
     warehouse: Path
     served: ServedReceiver
+    postgres: PostgresCluster
     observed: dict[str, object] = field(default_factory=dict)
     genuine: dict[str, tuple[str, str]] = field(default_factory=dict)  # row -> (resource, record id)
     pending_before_apply: list = field(default_factory=list)
@@ -194,8 +197,9 @@ def probe_ducklake_spool(battle: Battle) -> object:
     """`webhooks serve`'s own settings (the function serve starts from) on a DuckLake, then a receiver on them."""
     lake = battle.warehouse.parent / "lake"
     token = secrets.token_urlsafe(24)
-    env = {"INVOICING_WAREHOUSE_ENGINE": "ducklake", "INVOICING_DUCKLAKE_CATALOG": "postgresql://u@127.0.0.1:1/c",
-           "INVOICING_DUCKLAKE_DATA_PATH": str(lake / "data"), "INVOICING_DUCKLAKE_PASSWORD": "unused-here",
+    catalog = battle.postgres.create_database("attacks_m6_lake")
+    env = {"INVOICING_WAREHOUSE_ENGINE": "ducklake", "INVOICING_DUCKLAKE_CATALOG": catalog,
+           "INVOICING_DUCKLAKE_DATA_PATH": str(lake / "data"), "INVOICING_DUCKLAKE_PASSWORD": battle.postgres.password,
            "INVOICING_WEBHOOK_TOKEN": token}
     # --warehouse names a file the lake must ignore: the hint has to go where the applying runs read
     argv = ["webhooks", "serve", "--warehouse", str(battle.warehouse.parent / "ignored.duckdb")]
@@ -209,7 +213,8 @@ def probe_ducklake_spool(battle: Battle) -> object:
                                json=envelope("lake-1", "customer.updated", "0123456789abcdef01234567")).status_code
     finally:
         receiver.close()
-    documented = lake / "data.hints.sqlite"  # docs/webhook-receiver.md: beside the lake's data folder
+    # docs/webhook-receiver.md: in the lake's catalog database, where every host's applying runs read
+    documented = PostgresSpool(parse_catalog_dsn(catalog, battle.postgres.password))
     with HintSpool(documented) as spool:
         in_lake_spool = [h.record_id for h in spool.pending()]
     return status, in_lake_spool, (battle.warehouse.parent / "ignored.hints.sqlite").exists()
@@ -242,7 +247,7 @@ ROWS = [
 
 
 @pytest.fixture(scope="module")
-def battle(tmp_path_factory) -> Iterator[Battle]:
+def battle(tmp_path_factory, postgres_cluster) -> Iterator[Battle]:
     """A sandbox, its regular build, a receiver beside it; a warm-up run (the portal's API id learnt from the
     records), then every row's genuine delivery and probe in one batch, and the one run applying it."""
     folder = tmp_path_factory.mktemp("attacks")
@@ -256,7 +261,7 @@ def battle(tmp_path_factory) -> Iterator[Battle]:
         regular_build(sandbox, warehouse)
         limits = ServerLimits(request_read_timeout_s=READ_TIMEOUT_S)
         with serving_receiver(folder, limits=limits, max_pending_per_portal=FLOOD_BOUND) as served:
-            battle = Battle(sandbox, warehouse, served)
+            battle = Battle(sandbox, warehouse, served, postgres_cluster)
             _genuine(battle, "warm-up", "items")  # items: one model downstream, the cheapest run to learn from
             quiet(sandbox)
             warm = _apply(battle)

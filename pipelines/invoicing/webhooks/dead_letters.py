@@ -12,8 +12,9 @@ on its dead letter (`deliveries_since`) and spool nothing, so a forged id costs 
 An operator who fixed the cause deletes its row (`delete from dead_letters where record_id = ...`); the
 scheduled sync reads the record anyway. The table keeps the newest `KEPT_DEAD_LETTERS` rows.
 
-Readers (the dashboard's Freshness page, the Dagster check) use `read_dead_letters`, which opens the file
-read-only and never creates it.
+Readers (the dashboard's Freshness page, the Dagster check) use `read_dead_letters`, which opens the spool
+(a file read-only, or its PostgreSQL schema) and never creates it. The statements here run on either store
+(spool_stores.py).
 """
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ from __future__ import annotations
 import sqlite3
 import time
 from dataclasses import dataclass
-from pathlib import Path
+
+from pipelines.invoicing.webhooks.spool_stores import SpoolConnection, SpoolLocation, open_for_reading
 
 MAX_ATTEMPTS = 3
 RETRY_DELAY_S = 60.0  # then 120 s: a record the service refuses now is rarely served a minute later
@@ -34,10 +36,10 @@ create table if not exists dead_letters (
     resource text not null,
     record_id text not null,
     event text not null,
-    received_at real not null,      -- the first delivery of the hint that died
+    received_at double precision not null,  -- the first delivery of the hint that died
     attempts integer not null,
     last_error text not null,
-    dead_at real not null,
+    dead_at double precision not null,
     deliveries_since integer not null default 0,  -- later deliveries of the record, not spooled
     primary key (portal_id, resource, record_id)
 );
@@ -63,7 +65,8 @@ class DeadLetter:
 
 
 def upgrade(connection: sqlite3.Connection) -> None:
-    """Adds the dead-letter table and the hints' failure columns to a spool made before them (idempotent)."""
+    """Adds the dead-letter table and the hints' failure columns to a spool file made before them (idempotent;
+    a PostgreSQL spool was never made without them)."""
     connection.executescript(SCHEMA)
     if set(HINT_COLUMNS) <= _hint_columns(connection):
         return
@@ -82,7 +85,7 @@ def _hint_columns(connection: sqlite3.Connection) -> set[str]:
     return {row[1] for row in connection.execute("pragma table_info(hints)")}
 
 
-def set_aside(connection: sqlite3.Connection, key: tuple[str, str, str], error: str, *, hopeless: bool,
+def set_aside(connection: SpoolConnection, key: tuple[str, str, str], error: str, *, hopeless: bool,
               now: float | None = None) -> bool:
     """Counts a failed attempt of the pending hint `key` (portal, resource, record id) inside the caller's
     transaction: it waits `RETRY_DELAY_S * 2**(attempts-1)`, or moves to the dead letters at MAX_ATTEMPTS
@@ -104,19 +107,19 @@ def set_aside(connection: sqlite3.Connection, key: tuple[str, str, str], error: 
                        "on conflict (portal_id, resource, record_id) do update set event = excluded.event, "
                        "attempts = dead_letters.attempts + excluded.attempts, last_error = excluded.last_error, "
                        "dead_at = excluded.dead_at", (*key, event, received_at, attempts, error, now))
-    connection.execute("delete from dead_letters where rowid not in "
-                       "(select rowid from dead_letters order by dead_at desc limit ?)", (KEPT_DEAD_LETTERS,))
+    connection.execute("delete from dead_letters where (portal_id, resource, record_id) not in (select portal_id, "
+                       "resource, record_id from dead_letters order by dead_at desc limit ?)", (KEPT_DEAD_LETTERS,))
     return True
 
 
-def count_delivery(connection: sqlite3.Connection, key: tuple[str, str, str]) -> bool:
+def count_delivery(connection: SpoolConnection, key: tuple[str, str, str]) -> bool:
     """Inside the caller's transaction: when the record of `key` is dead, counts one more delivery of it
     and returns True (the delivery spools nothing); False when it is not dead."""
     return connection.execute("update dead_letters set deliveries_since = deliveries_since + 1 where "
                               "portal_id = ? and resource = ? and record_id = ?", key).rowcount > 0
 
 
-def listed(connection: sqlite3.Connection, portal_id: str | None = None, limit: int = 100) -> list[DeadLetter]:
+def listed(connection: SpoolConnection, portal_id: str | None = None, limit: int = 100) -> list[DeadLetter]:
     """The dead letters, newest first (of one portal when `portal_id` is given)."""
     query = "select * from dead_letters"
     parameters: tuple = ()
@@ -127,16 +130,15 @@ def listed(connection: sqlite3.Connection, portal_id: str | None = None, limit: 
     return [DeadLetter(*row) for row in rows]
 
 
-def read_dead_letters(spool_file: str | Path, limit: int = 100) -> tuple[int, list[DeadLetter]]:
-    """(how many, the newest `limit`) dead letters of the spool at `spool_file`, opened read-only: (0, [])
-    when there is no spool yet or it has no dead-letter table. Raises sqlite3.Error on an unreadable file."""
-    path = Path(spool_file)
-    if not path.exists():
+def read_dead_letters(spool: SpoolLocation, limit: int = 100) -> tuple[int, list[DeadLetter]]:
+    """(how many, the newest `limit`) dead letters of the spool at `spool`, opened for reading: (0, []) when
+    there is no spool yet or it has no dead-letter table. Raises what the store raises on an unreadable spool
+    (sqlite3.Error, psycopg2.Error)."""
+    connection = open_for_reading(spool)
+    if connection is None:
         return 0, []
-    connection = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=5.0)
     try:
-        if connection.execute("select 1 from sqlite_master where type = 'table' and name = 'dead_letters'"
-                              ).fetchone() is None:
+        if "dead_letters" not in connection.tables():
             return 0, []
         total = int(connection.execute("select count(*) from dead_letters").fetchone()[0])
         return total, listed(connection, limit=limit)
@@ -144,15 +146,14 @@ def read_dead_letters(spool_file: str | Path, limit: int = 100) -> tuple[int, li
         connection.close()
 
 
-def counts_by_portal(spool_file: str | Path) -> tuple[dict[str, int], dict[str, int]]:
-    """(pending hints, dead letters) per portal in the spool at `spool_file`, opened read-only (the status
-    never creates a spool): ({}, {}) when there is none. Raises sqlite3.Error on an unreadable file."""
-    path = Path(spool_file)
-    if not path.exists():
+def counts_by_portal(spool: SpoolLocation) -> tuple[dict[str, int], dict[str, int]]:
+    """(pending hints, dead letters) per portal in the spool at `spool`, opened for reading (the status never
+    creates a spool): ({}, {}) when there is none. Raises what the store raises on an unreadable spool."""
+    connection = open_for_reading(spool)
+    if connection is None:
         return {}, {}
-    connection = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=5.0)
     try:
-        tables = {row[0] for row in connection.execute("select name from sqlite_master where type = 'table'")}
+        tables = connection.tables()
         counts = []
         for table in ("hints", "dead_letters"):
             rows = (connection.execute(f"select portal_id, count(*) from {table} group by 1").fetchall()

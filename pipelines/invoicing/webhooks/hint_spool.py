@@ -6,9 +6,12 @@ applying run (Dagster sensor or `sync --follow`) reads the pending hints, fetche
 commits them to the warehouse, and only then acknowledges the hints. A crash in between loses nothing: the
 hints are still pending and are applied again (at least once; the warehouse merge makes it idempotent).
 
-Why SQLite and not the warehouse: the receiver must answer 200 within milliseconds after a durable append,
-and DuckDB lets one process hold the warehouse file, so an append there would wait for a running sync.
-SQLite in WAL mode lets the receiver append while an applying run reads, across processes.
+Why not the warehouse: the receiver must answer 200 within milliseconds after a durable append, and DuckDB
+lets one process hold the warehouse file, so an append there would wait for a running sync. The spool is a
+SQLite file in WAL mode beside the warehouse (the receiver appends while an applying run reads, across
+processes of one host), or, for a DuckLake, a schema of its PostgreSQL catalog database (or of the database
+`INVOICING_HINT_SPOOL` names): the receiver on one host, the applying runs on another (`spool_location_for`).
+The logic below is written once for both (spool_stores.py: the two stores and what differs between them).
 
 Bounded under a flood: one pending hint per (portal, resource, id). A second delivery for a pending record
 updates that hint (newest event, a new sequence number) instead of adding a row, so a burst of 1,000 updates
@@ -29,22 +32,24 @@ others (dead_letters.py); the portal's API id, once an applying run learnt it fr
 
 from __future__ import annotations
 
-import sqlite3
+import os
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Self
 
 from pipelines.invoicing.webhooks import dead_letters
 from pipelines.invoicing.webhooks.dead_letters import DeadLetter
-from warehouse_engine.private_files import make_private, private_dir, private_umask
-from warehouse_engine.target import WarehouseTarget
+from pipelines.invoicing.webhooks.spool_stores import PostgresSpool, SpoolLocation, open_spool
+from warehouse_engine.target import WarehouseConfigError, WarehouseTarget, parse_catalog_dsn
 
 SPOOL_SUFFIX = ".hints.sqlite"
 KEPT_DELIVERY_IDS = 100_000
-BUSY_TIMEOUT_S = 10.0
-WAL_SWITCH_RETRY_S = 0.01
+# A PostgreSQL database for the spool of any warehouse (`postgresql://user@host:port/dbname`, password apart):
+# unset, a DuckLake's spool is in its catalog database and a DuckDB file's beside it.
+SPOOL_ENV = "INVOICING_HINT_SPOOL"
+SPOOL_PASSWORD_ENV = "INVOICING_HINT_SPOOL_PASSWORD"
 MAX_PENDING_PER_PORTAL = 50_000  # one GET each: 50,000 hints are ~1.4 h of the 10 requests/s budget
 WHOLE_RESOURCE = "*"  # the record id of a "re-read this resource" hint: never a record id (record_ids.py)
 # What `receive` did with a delivery.
@@ -56,43 +61,25 @@ create table if not exists hints (
     resource text not null,
     record_id text not null,
     event text not null,
-    received_at real not null,   -- unix seconds of the first delivery still pending for this record
-    sequence integer not null,   -- grows with every delivery; acknowledgement matches it
+    received_at double precision not null,  -- unix seconds of the first delivery still pending for this record
+    sequence bigint not null,   -- grows with every delivery; acknowledgement matches it
     attempts integer not null default 0,  -- failed attempts (dead_letters.py)
     last_error text,
-    next_try_at real not null default 0,  -- a failed hint is not tried again before
+    next_try_at double precision not null default 0,  -- a failed hint is not tried again before
     primary key (portal_id, resource, record_id)
 );
 create table if not exists deliveries (
     delivery_id text primary key,
-    received_at real not null
+    received_at double precision not null
 );
-create table if not exists counters (name text primary key, value integer not null);
-insert or ignore into counters values ('sequence', 0);
+create table if not exists counters (name text primary key, value bigint not null);
+insert into counters values ('sequence', 0) on conflict do nothing;
 create table if not exists portal_ids (
     portal_id text primary key,   -- the portal's name (the path's)
     api_portal_id text not null,  -- the service's `portalId`, as the API served it on the portal's records
-    learnt_at real not null
+    learnt_at double precision not null
 );
-"""
-
-
-def _enter_wal_mode(connection: sqlite3.Connection) -> None:
-    """Switches a (new) spool file to WAL, waiting up to `BUSY_TIMEOUT_S` for another process doing the same.
-
-    Why a loop of our own: SQLite does not call the busy handler for the exclusive lock that the switch to WAL
-    takes, so when the receiver and an applying run open a new spool at the same moment one of them gets
-    "database is locked" at once (seen in 80 of 600 concurrent opens here). Once the file is in WAL mode the
-    pragma is a no-op and this returns at the first try."""
-    deadline = time.monotonic() + BUSY_TIMEOUT_S
-    while True:
-        try:
-            connection.execute("pragma journal_mode=wal")
-            return
-        except sqlite3.OperationalError as error:
-            if "locked" not in str(error) or time.monotonic() >= deadline:
-                raise
-            time.sleep(WAL_SWITCH_RETRY_S)
+""" + dead_letters.SCHEMA
 
 
 @dataclass(frozen=True)
@@ -120,31 +107,34 @@ def spool_path(warehouse_path: str | Path) -> Path:
     return warehouse_path.with_name(warehouse_path.stem + SPOOL_SUFFIX)
 
 
-def spool_path_for(target: WarehouseTarget) -> Path:
-    """The one spool of a warehouse, for every engine: beside the DuckDB file, or beside a DuckLake's data
-    folder (`/srv/lake/data` -> `/srv/lake/data.hints.sqlite`). The receiver (`webhooks serve`) and the
-    applying runs both call this, so they can never disagree on where hints wait."""
-    where = target.data_path if target.is_lake else target.path
-    assert where is not None, "a target is a file or a lake with a data folder"
-    return spool_path(where)
+def spool_location_for(target: WarehouseTarget, environ: Mapping[str, str] | None = None) -> SpoolLocation:
+    """The one spool of a warehouse: the PostgreSQL database `INVOICING_HINT_SPOOL` names when set; else a
+    DuckLake's catalog database (any host that reaches it serves hints); else the file beside the DuckDB file.
+    The receiver (`webhooks serve`), the applying runs and the readers all call this, so they can never
+    disagree on where hints wait. Raises WarehouseConfigError on a malformed `INVOICING_HINT_SPOOL`."""
+    env = os.environ if environ is None else environ
+    named = (env.get(SPOOL_ENV) or "").strip()
+    if named:
+        try:
+            return PostgresSpool(parse_catalog_dsn(named, env.get(SPOOL_PASSWORD_ENV) or None))
+        except WarehouseConfigError as error:
+            raise WarehouseConfigError(str(error).replace("INVOICING_DUCKLAKE_CATALOG", SPOOL_ENV)) from None
+    if target.is_lake:
+        assert target.catalog is not None
+        return PostgresSpool(target.catalog)
+    assert target.path is not None, "a target is a file or a lake"
+    return spool_path(target.path)
 
 
 class HintSpool:
-    """The spool file. One instance per thread (sqlite3 connections are not shared between threads)."""
+    """The spool, in a file or in PostgreSQL (`location`: a path or a `PostgresSpool`). One instance per thread
+    (neither sqlite3's nor psycopg2's connections are shared between threads here)."""
 
-    def __init__(self, path: str | Path, *, max_pending_per_portal: int = MAX_PENDING_PER_PORTAL) -> None:
-        self.path = Path(path)
+    def __init__(self, location: str | SpoolLocation, *,
+                 max_pending_per_portal: int = MAX_PENDING_PER_PORTAL) -> None:
+        self.location: SpoolLocation = location if isinstance(location, PostgresSpool) else Path(location)
         self.max_pending_per_portal = max_pending_per_portal
-        private_umask()  # the spool, its WAL and shared memory: the owner's only (warehouse_engine/private_files.py)
-        if not self.path.parent.exists():
-            private_dir(self.path.parent)
-        make_private(self.path)  # a spool an older version left 0644
-        self._connection = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None)
-        _enter_wal_mode(self._connection)
-        # FULL: an append is on disk before the receiver answers 200 (the sender will not retry after it)
-        self._connection.execute("pragma synchronous=full")
-        self._connection.executescript(_SCHEMA)
-        dead_letters.upgrade(self._connection)
+        self._connection = open_spool(self.location, _SCHEMA, upgrade_file=dead_letters.upgrade)
 
     @classmethod
     def for_warehouse(cls, warehouse_path: str | Path) -> HintSpool:
@@ -176,16 +166,16 @@ class HintSpool:
         now = time.time() if received_at is None else received_at
         connection = self._connection
         key = (hint.portal_id, hint.resource, hint.record_id)
-        connection.execute("begin immediate")
+        connection.begin_writing()
         try:
             if api_portal_id is not None and self._learnt(hint.portal_id) not in (None, api_portal_id):
-                connection.execute("rollback")
+                connection.rollback()
                 return PORTAL_MISMATCH
             seen = connection.execute(
-                "insert or ignore into deliveries values (?, ?)", (delivery_id, now)
+                "insert into deliveries values (?, ?) on conflict do nothing", (delivery_id, now)
             ).rowcount == 0
             if seen:
-                connection.execute("rollback")
+                connection.rollback()
                 return REPLAYED
             outcome = SPOOLED
             if dead_letters.count_delivery(connection, key):
@@ -208,10 +198,10 @@ class HintSpool:
                         "(select delivery_id from deliveries order by received_at desc limit ?)",
                         (KEPT_DELIVERY_IDS,),
                     )
-            connection.execute("commit")
+            connection.commit()
             return outcome
         except BaseException:
-            connection.execute("rollback")
+            connection.rollback()
             raise
 
     def _pending(self, key: tuple[str, str, str]) -> bool:
@@ -221,7 +211,7 @@ class HintSpool:
     def _at_bound(self, portal_id: str) -> bool:
         # counts at most the bound (an index range), so the check costs the same however full the spool is
         counted = self._connection.execute(
-            "select count(*) from (select 1 from hints where portal_id = ? limit ?)",
+            "select count(*) from (select 1 from hints where portal_id = ? limit ?) as bounded",
             (portal_id, self.max_pending_per_portal)).fetchone()[0]
         return int(counted) >= self.max_pending_per_portal
 
@@ -259,7 +249,7 @@ class HintSpool:
         (newer sequence) stays pending. Returns how many were removed."""
         rows = [(h.portal_id, h.resource, h.record_id, h.sequence) for h in hints]
         connection = self._connection
-        connection.execute("begin immediate")
+        connection.begin_writing()
         try:
             removed = 0
             for row in rows:
@@ -267,10 +257,10 @@ class HintSpool:
                     "delete from hints where portal_id = ? and resource = ? and record_id = ? and sequence = ?",
                     row,
                 ).rowcount
-            connection.execute("commit")
+            connection.commit()
             return removed
         except BaseException:
-            connection.execute("rollback")
+            connection.rollback()
             raise
 
     def acknowledge_resource(self, portal_id: str, resource: str, through_sequence: int) -> int:
@@ -278,14 +268,14 @@ class HintSpool:
         `through_sequence` (`last_sequence()` read before the re-read began): that read saw their changes.
         A hint delivered since keeps its newer sequence and stays. Returns how many were removed."""
         connection = self._connection
-        connection.execute("begin immediate")
+        connection.begin_writing()
         try:
             removed = connection.execute("delete from hints where portal_id = ? and resource = ? and sequence <= ?",
                                          (portal_id, resource, through_sequence)).rowcount
-            connection.execute("commit")
+            connection.commit()
             return removed
         except BaseException:
-            connection.execute("rollback")
+            connection.rollback()
             raise
 
     def last_sequence(self) -> int:
@@ -296,14 +286,14 @@ class HintSpool:
         """Counts one failed attempt of each (hint, error, hopeless) (dead_letters.set_aside): retried later,
         or kept dead; returns how many died now."""
         connection = self._connection
-        connection.execute("begin immediate")
+        connection.begin_writing()
         try:
             died = sum(dead_letters.set_aside(connection, (h.portal_id, h.resource, h.record_id), error,
                                               hopeless=hopeless) for h, error, hopeless in failures)
-            connection.execute("commit")
+            connection.commit()
             return died
         except BaseException:
-            connection.execute("rollback")
+            connection.rollback()
             raise
 
     def dead_letters(self, portal_id: str | None = None, limit: int = 100) -> list[DeadLetter]:

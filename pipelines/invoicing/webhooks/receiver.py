@@ -16,7 +16,8 @@ this order, each answering before anything is spooled:
 | `portalId` differs from the path portal's id, as an applying run learnt it from the API | 422 |
 | the spool cannot be written (disk full, locked longer than its busy timeout) | 503: the sender retries |
 
-Then `HintSpool.receive(delivery id, hint)` commits (synchronous=FULL: on disk before the answer) and the
+Then `HintSpool.receive(delivery id, hint)` commits (a file: synchronous=FULL, on disk before the answer; PostgreSQL:
+the commit returned) and the
 answer is 200 `spooled` (or `collapsed` into its resource's re-read hint when the portal is at its bound, or
 `dead` when the record's hint is a dead letter: counted, not spooled); a delivery id seen before (a retry of a
 delivery already spooled) is also 200 `replayed` and spools nothing. Header size, a request's read time and
@@ -24,9 +25,10 @@ the number of connections are the server's to bound (receiver_server.py). Why 40
 even that a receiver listens there, and a 401 would invite guessing. The payload is read for the record's
 id only and never written anywhere, nor logged; log lines show the path with the token masked.
 
-The spool's SQLite connection lives on one writer thread: an append waits on an fsync (milliseconds, more on
-a busy disk) and must not stall the event loop that reads other deliveries; SQLite serialises writers
-anyway, so a second writer thread would only wait on the first one's lock.
+The spool's connection lives on one writer thread: an append waits on an fsync (milliseconds, more on
+a busy disk, or a round trip to PostgreSQL) and must not stall the event loop that reads other deliveries; the
+spool serialises writers anyway, so a second writer thread would only wait on the first one's lock. An append
+that fails drops the connection: the next delivery opens a new one (a PostgreSQL restart heals itself).
 """
 
 from __future__ import annotations
@@ -41,7 +43,6 @@ from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from starlette.applications import Starlette
 from starlette.requests import ClientDisconnect, Request
@@ -51,6 +52,7 @@ from starlette.routing import Route
 from pipelines.invoicing.hook_urls import masked
 from pipelines.invoicing.webhooks.hint_events import UnknownEvent, hint_for_event
 from pipelines.invoicing.webhooks.hint_spool import MAX_PENDING_PER_PORTAL, PORTAL_MISMATCH, Hint, HintSpool
+from pipelines.invoicing.webhooks.spool_stores import SpoolLocation
 from warehouse_engine.names import DEFAULT_PORTAL
 
 MAX_BODY_BYTES = 256 * 1024
@@ -70,10 +72,11 @@ class Refused(Exception):
 
 @dataclass(frozen=True)
 class ReceiverSettings:
-    """What one receiver accepts: its token, the spool file, the portal names, the optional HMAC secret."""
+    """What one receiver accepts: its token, the spool (a file or a `PostgresSpool`), the portal names, the
+    optional HMAC secret."""
 
     token: str
-    spool_path: Path
+    spool_path: SpoolLocation
     portals: frozenset[str] = frozenset({DEFAULT_PORTAL})
     hmac_secret: str | None = field(default=None)
     max_pending_per_portal: int = MAX_PENDING_PER_PORTAL
@@ -174,7 +177,19 @@ class Receiver:
         return 200, outcome
 
     def _append(self, delivery_id: str, hint: Hint, api_portal_id: str | None) -> str:
-        return self._open().receive(delivery_id, hint, api_portal_id=api_portal_id)
+        try:
+            return self._open().receive(delivery_id, hint, api_portal_id=api_portal_id)
+        except Exception:
+            self._drop_spool()  # a broken connection (a database restarted) is not reused: the next one reconnects
+            raise
+
+    def _drop_spool(self) -> None:
+        spool, self._spool = self._spool, None
+        if spool is not None:
+            try:
+                spool.close()
+            except Exception:  # noqa: BLE001, S110 (closing a broken connection may fail too; it is dropped anyway)
+                pass
 
     def _check_signature(self, request: Request, body: bytes) -> None:
         secret = self.settings.hmac_secret
