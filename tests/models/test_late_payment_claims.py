@@ -73,6 +73,19 @@ def _load(conn: duckdb.DuckDBPyConnection) -> None:
                  last_update="2025-08-04T12:00:00Z"),
         # an invoice in dollars, due 08-21, open
         _invoice("inv_h", "b1", "1000.00", "2025-07-22", "2025-08-21", currency="USD"),
+        # terms against the caps of L441-10 I (paid on time: no claim): beyond every reading, and just at the cap
+        _invoice("inv_x", "b1", "100.00", "2025-01-15", "2025-04-30", status="PAID"),
+        _invoice("inv_y", "b1", "100.00", "2025-01-15", "2025-03-31", status="PAID"),
+    ])
+    insert(conn, "suppliers", [{"id": "s1", "name": "Fournil"}])
+    insert(conn, "supplier_documents", [
+        {"id": "sd_x", "supplier_id": "s1", "status": "approved", "type": "invoice", "reference": "B-1",
+         "issue_date": midnight("2025-06-10"), "due_date": midnight("2025-08-31"), "amount": "500.00",
+         "amount_vat": "600.00", "last_update": "2025-06-10T08:00:00Z"},
+        # a credit note with a long term: not an invoice, never flagged
+        {"id": "sd_cn", "supplier_id": "s1", "status": "approved", "type": "creditNote", "reference": "AV-1",
+         "issue_date": midnight("2025-06-10"), "due_date": midnight("2025-12-31"), "amount": "50.00",
+         "amount_vat": "60.00", "last_update": "2025-06-10T08:00:00Z"},
     ])
     insert(conn, "transaction_usages", [
         _payment("u_a", "b1", "inv_a", "1000.00", "2025-07-10"),
@@ -82,6 +95,8 @@ def _load(conn: duckdb.DuckDBPyConnection) -> None:
         _payment("u_c2", "b2", "inv_c", "400.00", "2025-08-04"),
         _payment("u_d", "b1", "inv_d", "300.00", "2025-07-20"),
         _payment("u_g", "b2", "inv_g", "800.00", "2025-08-04"),
+        _payment("u_x", "b1", "inv_x", "100.00", "2025-04-01"),
+        _payment("u_y", "b1", "inv_y", "100.00", "2025-03-01"),
     ])
 
 
@@ -209,3 +224,16 @@ def test_the_shipped_rates_in_force_on_the_half_years_published_by_the_administr
         for day in (date(2023, 1, 1), date(2023, 7, 1), date(2024, 1, 1), date(2024, 7, 1), date(2025, 1, 1),
                     date(2025, 7, 1))}
     assert list(in_force.values()) == [dec("2.50"), dec("4.00"), dec("4.50"), dec("4.25"), dec("3.15"), dec("2.15")]
+
+
+def test_terms_beyond_the_legal_caps_are_flagged(claims):
+    # inv_x emitted 2025-01-15: emit + 60 = 03-16; end of the month of emit + 45 (03-01) = 03-31; end of the emit
+    # month + 45 = 01-31 + 45 = 03-17; the cap is the latest, 03-31: due 04-30 is 30 days beyond (term 105 days).
+    # inv_y due 03-31 sits on the cap: not flagged. sd_x issued 06-10: 08-09, 07-31 (end of month of 07-25),
+    # 06-30 + 45 = 08-14: cap 08-14, due 08-31 is 17 days beyond (term 82 days). the credit note is no invoice.
+    assert claims.execute(
+        "select side, document_id, term_days, cap_date, days_beyond_cap from marts.payment_terms_over_cap"
+        " order by side, document_id").fetchall() == [
+        ("issued", "inv_x", 105, date(2025, 3, 31), 30),
+        ("received", "sd_x", 82, date(2025, 8, 14), 17),
+    ]
