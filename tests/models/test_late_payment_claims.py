@@ -203,16 +203,30 @@ def test_the_claims_hold_exactly_the_late_invoices(claims):
                           ).fetchone() == (dec("200.00"), dec("14.92"))
 
 
-def test_a_rate_table_of_ones_own_replaces_the_shipped_one(tmp_path, monkeypatch):
+def test_a_rate_table_of_ones_own_replaces_the_shipped_one(claims, tmp_path, monkeypatch):
     # a table that says 5.00 % from 2025-01-01 and 1.00 % from 2025-07-01: inv_a's lines become
     # 1000 x 15 x 10 / 36500 = 4.1096 -> 4.11 and 1000 x 11 x 10 / 36500 = 3.0137 -> 3.01
     own = tmp_path / "my rates, 2025.csv"
     own.write_text("effective_date,rate_percent,source\n2025-01-01,5.00,mine\n2025-07-01,1.00,mine\n")
     monkeypatch.setenv("INVOICING_ECB_RATES_PATH", str(own))
+    rebuilt = ["ecb_main_refinancing_rates+"]  # the rate table and what reads it, on the module's warehouse
+    try:
+        build_models(claims, as_of=D, select=rebuilt)
+        assert [line[-1] for line in _lines(claims, "inv_a")] == [dec("4.11"), dec("3.01")]
+    finally:
+        monkeypatch.delenv("INVOICING_ECB_RATES_PATH")
+        build_models(claims, as_of=D, select=rebuilt)  # the shipped table again, for the other tests
+    assert [line[-1] for line in _lines(claims, "inv_a")] == [dec("3.60"), dec("3.33")]
+
+
+def test_a_rate_table_setting_naming_no_file_stops_the_build_naming_it(tmp_path, monkeypatch):
+    from warehouse_engine.seed_files import SeedFileError
+
+    monkeypatch.setenv("INVOICING_ECB_RATES_PATH", str(tmp_path / "missing.csv"))
     conn = duckdb.connect()
     _load(conn)
-    build_models(conn, as_of=D)
-    assert [line[-1] for line in _lines(conn, "inv_a")] == [dec("4.11"), dec("3.01")]
+    with pytest.raises(SeedFileError, match="INVOICING_ECB_RATES_PATH=.*missing.csv: no such file"):
+        build_models(conn, as_of=D)
     conn.close()
 
 
