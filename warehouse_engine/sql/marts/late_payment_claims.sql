@@ -9,7 +9,7 @@
 --   accepted_range: {days_late: {min: 1}, amount_late: {min: 0.01}}
 -- ---
 -- an invoice is late when money was still owed at the end of its due date: overdue on the report date, or paid
--- after its due date (intermediate.int_late_invoice_balances, whose rules warehouse_engine/sql/README.md states).
+-- after its due date (marts.late_payment_balances, whose rules warehouse_engine/sql/README.md states).
 -- days_late = (paid_date, else the report date) - due_date. amount_late = what was unpaid at the end of the due
 -- date (credit notes deducted whatever their date); open_amount = what is still unpaid on the report date.
 -- between professionals (customer_type business) the claim is:
@@ -22,37 +22,37 @@
 -- claim_excluded_reason 'consumer' and 0 claimed: L441-10 and D441-5 apply between professionals only, and the
 -- dashboard counts them beside the claims.
 with balances as (
-    select * from intermediate.int_late_invoice_balances
+    select * from marts.late_payment_balances
 ),
 
 periods as (
     select * from marts.late_payment_interest_periods
 ),
 
+-- the first stretch of each invoice (from its due date) carries every invoice-level column: one row per invoice
 late_invoices as (
     select
         as_of_date,
         portal_id,
         invoice_id,
-        any_value(reference) as reference,
-        any_value(customer_id) as customer_id,
-        any_value(customer_name) as customer_name,
-        any_value(customer_type) as customer_type,
-        any_value(is_customer_type_inferred) as is_customer_type_inferred,
-        any_value(emit_date) as emit_date,
-        any_value(due_date) as due_date,
-        any_value(is_due_date_assumed) as is_due_date_assumed,
-        any_value(paid_date) as paid_date,
-        any_value(is_paid_date_assumed) as is_paid_date_assumed,
-        any_value(claim_end) - any_value(due_date) as days_late,
-        any_value(total_incl_tax) as total_incl_tax,
-        any_value(credited_amount) as credited_amount,
-        any_value(amount_late_at_due) as amount_late,
-        -- what the usages dated by the report date leave; 0 once paid or closed
-        case when any_value(paid_date) is null then arg_max(amount_late, balance_from) else 0 end as open_amount,
-        any_value(currency) as currency
+        reference,
+        customer_id,
+        customer_name,
+        customer_type,
+        is_customer_type_inferred,
+        emit_date,
+        due_date,
+        is_due_date_assumed,
+        paid_date,
+        is_paid_date_assumed,
+        claim_end - due_date as days_late,
+        total_incl_tax,
+        credited_amount,
+        amount_late_at_due as amount_late,
+        open_amount,
+        currency
     from balances
-    group by as_of_date, portal_id, invoice_id
+    where balance_from = due_date
 ),
 
 interest as (

@@ -11,7 +11,7 @@
 -- interest runs from the day after the due date, without a reminder, at the rate of the european central bank's
 -- most recent main refinancing operation + 10 points: the rate in force on 1 january for the days of january to
 -- june, on 1 july for july to december (L441-10 II). a run of days late at one amount (a stretch of
--- intermediate.int_late_invoice_balances) that crosses 30 june / 1 july or 31 december / 1 january is cut in two,
+-- marts.late_payment_balances) that crosses 30 june / 1 july or 31 december / 1 january is cut in two,
 -- each part at its half-year's rate. interest of a line = amount late x (rate + 10) % x days / 365, rounded to
 -- the cent per line (the claim is the sum of its lines, so the letter adds up).
 -- consumers are left out (the article applies between professionals): marts.late_payment_claims shows them.
@@ -21,7 +21,7 @@ with report_date as (
 ),
 
 balances as (
-    select * from intermediate.int_late_invoice_balances
+    select * from marts.late_payment_balances
 ),
 
 rates as (

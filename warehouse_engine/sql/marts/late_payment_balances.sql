@@ -2,9 +2,12 @@
 -- description: >
 --   every invoice late on the report date (overdue, or paid after its due date), with the amount late from each
 --   date on: at the due date, then after each late payment; the customer's type (business or consumer).
--- materialized: view
 -- grain: [portal_id, invoice_id, balance_from]
+-- tests:
+--   not_null: [as_of_date, due_date, balance_until, amount_late, customer_type]
 -- ---
+-- a table, not an intermediate view: both marts.late_payment_claims and marts.late_payment_interest_periods read it,
+-- and the invoices and usages as of the report date it starts from are the costly part of the build.
 -- the amounts the late-payment claims (c. com. L441-10, D441-5) run on, one row per stretch of days at one amount
 -- late: from balance_from (the due date, then each late payment's date) to balance_until (the next payment's
 -- date, else the end of the claim). a stretch covers the days after balance_from up to and including
@@ -119,6 +122,12 @@ balance_changes as (
     where late_invoices.amount_late_at_due > 0
 ),
 
+late_paid as (
+    select portal_id, invoice_id, sum(paid_amount) as late_paid_amount
+    from late_payments
+    group by portal_id, invoice_id
+),
+
 paid_off as (
     select portal_id, invoice_id, min(balance_from) as paid_off_date
     from balance_changes
@@ -132,6 +141,12 @@ claims as (
         -- paid in full by payments, else closed as PAID with a residual, else still open on the report date
         coalesce(paid_off.paid_off_date, late_invoices.closed_date) as paid_date,
         paid_off.paid_off_date is null and late_invoices.closed_date is not null as is_paid_date_assumed,
+        -- what is still unpaid on the report date: 0 once paid off or closed
+        case
+            when coalesce(paid_off.paid_off_date, late_invoices.closed_date) is null
+                then late_invoices.amount_late_at_due - coalesce(late_paid.late_paid_amount, 0)
+            else 0
+        end as open_amount,
         least(
             coalesce(paid_off.paid_off_date, late_invoices.closed_date, late_invoices.as_of_date),
             late_invoices.as_of_date
@@ -139,6 +154,8 @@ claims as (
     from late_invoices
     left join paid_off
         on paid_off.portal_id = late_invoices.portal_id and paid_off.invoice_id = late_invoices.invoice_id
+    left join late_paid
+        on late_paid.portal_id = late_invoices.portal_id and late_paid.invoice_id = late_invoices.invoice_id
     -- an invoice closed as PAID by its due date was not late
     where late_invoices.amount_late_at_due > 0
         and coalesce(late_invoices.closed_date, late_invoices.as_of_date) > late_invoices.due_date
