@@ -73,6 +73,9 @@ def _load(conn: duckdb.DuckDBPyConnection) -> None:
                  last_update="2025-08-04T12:00:00Z"),
         # an invoice in dollars, due 08-21, open
         _invoice("inv_h", "b1", "1000.00", "2025-07-22", "2025-08-21", currency="USD"),
+        # PAID with a residual its payments leave (450 of 500 paid 07-20), closed on its last change, 07-25
+        _invoice("inv_r", "b2", "500.00", "2025-06-10", "2025-07-10", status="PAID",
+                 last_update="2025-07-25T12:00:00Z"),
         # terms against the caps of L441-10 I (paid on time: no claim): beyond every reading, and just at the cap
         _invoice("inv_x", "b1", "100.00", "2025-01-15", "2025-04-30", status="PAID"),
         _invoice("inv_y", "b1", "100.00", "2025-01-15", "2025-03-31", status="PAID"),
@@ -95,6 +98,7 @@ def _load(conn: duckdb.DuckDBPyConnection) -> None:
         _payment("u_c2", "b2", "inv_c", "400.00", "2025-08-04"),
         _payment("u_d", "b1", "inv_d", "300.00", "2025-07-20"),
         _payment("u_g", "b2", "inv_g", "800.00", "2025-08-04"),
+        _payment("u_r", "b2", "inv_r", "450.00", "2025-07-20"),
         _payment("u_x", "b1", "inv_x", "100.00", "2025-04-01"),
         _payment("u_y", "b1", "inv_y", "100.00", "2025-03-01"),
     ])
@@ -197,10 +201,20 @@ def test_an_invoice_in_another_currency_is_flagged_not_converted(claims):
 def test_the_claims_hold_exactly_the_late_invoices(claims):
     assert [r[0] for r in claims.execute(
         "select invoice_id from marts.late_payment_claims order by invoice_id").fetchall()] == [
-        "inv_a", "inv_b", "inv_c", "inv_e", "inv_f", "inv_g", "inv_h"]
-    # 5 business invoices x 40 EUR; euro interest 6.93 + 4.80 + 2.66 + 0.53 = 14.92
+        "inv_a", "inv_b", "inv_c", "inv_e", "inv_f", "inv_g", "inv_h", "inv_r"]
+    # 6 business invoices x 40 EUR; euro interest 6.93 + 4.80 + 2.66 + 0.53 + 1.74 = 16.66
     assert claims.execute("select sum(flat_indemnity_eur), sum(interest_eur) from marts.late_payment_claims"
-                          ).fetchone() == (dec("200.00"), dec("14.92"))
+                          ).fetchone() == (dec("240.00"), dec("16.66"))
+
+
+def test_a_paid_invoice_with_a_residual_ends_on_its_last_change(claims):
+    # 07-11..07-20: 10 days on 500: 500 x 12.15 x 10 / 36500 = 1.6644 -> 1.66; 07-21..07-25: 5 days on the 50 the
+    # payment left, until the invoice was closed as PAID (its lastUpdate): 50 x 12.15 x 5 / 36500 = 0.0832 -> 0.08
+    assert [line[-1] for line in _lines(claims, "inv_r")] == [dec("1.66"), dec("0.08")]
+    claim = _claim(claims, "inv_r")
+    assert (claim["paid_date"], claim["is_paid_date_assumed"], claim["days_late"], claim["open_amount"]) == (
+        date(2025, 7, 25), True, 15, dec("0"))
+    assert claim["interest_eur"] == dec("1.74")
 
 
 def test_a_rate_table_of_ones_own_replaces_the_shipped_one(claims, tmp_path, monkeypatch):
