@@ -16,14 +16,14 @@ from dashboard.queries import DISPLAY_ROWS, Listing, frame
 # the claims of business customers only: a consumer's late invoice claims nothing (L441-10 is between
 # professionals) and is counted apart
 _BY_CUSTOMER = """
-    select coalesce(customer_name, customer_id) as customer_name, count(*) as late_invoice_count,
+    select coalesce(any_value(customer_name), customer_id) as customer_name, count(*) as late_invoice_count,
            sum(amount_late) as amount_late, sum(open_amount) as open_amount,
            sum(flat_indemnity_eur) as flat_indemnity_eur, sum(interest_eur) as interest_eur,
            sum(flat_indemnity_eur) + coalesce(sum(interest_eur), 0) as claim_eur,
            count(*) filter (where interest_eur is null) as interest_unknown_count, customer_id
     from marts.late_payment_claims
     where portal_id = ? and customer_type = 'business'
-    group by customer_id, customer_name"""
+    group by customer_id"""
 BY_CUSTOMER_ORDER = "claim_eur desc, customer_name, customer_id"
 
 
@@ -52,10 +52,12 @@ def claims(connection: duckdb.DuckDBPyConnection, portal_id: str) -> ClaimsFigur
         [portal_id],
     ).fetchone()
     assert row is not None  # an aggregate always yields a row
-    total = connection.execute(f"select count(*) from ({_BY_CUSTOMER})", [portal_id]).fetchone()
-    rows = frame(connection, f"{_BY_CUSTOMER} order by {BY_CUSTOMER_ORDER} limit {DISPLAY_ROWS}", [portal_id])
+    # one pass over the claims: the head of the list and, beside each row, how many customers the list has
+    rows = frame(connection, f"select *, count(*) over () as customer_count from ({_BY_CUSTOMER}) "
+                             f"order by {BY_CUSTOMER_ORDER} limit {DISPLAY_ROWS}", [portal_id])
+    total = int(rows["customer_count"].iloc[0]) if len(rows) else 0
     return ClaimsFigures(int(row[0]), row[1], row[2], int(row[3]), row[4], int(row[5]),
-                         Listing(rows, int(total[0]) if total else 0))
+                         Listing(rows.drop(columns=["customer_count"]), total))
 
 
 def claims_by_customer(connection: duckdb.DuckDBPyConnection, portal_id: str) -> pd.DataFrame:
