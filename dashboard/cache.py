@@ -15,7 +15,7 @@ import duckdb
 import pandas as pd
 import streamlit as st
 
-from dashboard import freshness, queries
+from dashboard import freshness, payment_law_queries, queries
 from dashboard.source import Source, Unavailable
 from dashboard.trends import month_end_figures
 from warehouse_engine.sql_runner import today_in_portal_zone
@@ -109,6 +109,34 @@ def full_list(view: View, name: str, parameters: tuple) -> pd.DataFrame:
 def cash_outlook(view: View) -> pd.DataFrame:
     """The Cash outlook page's rows."""
     return _load(view, lambda connection: queries.cash_outlook(connection, view.portal))
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def claims(view: View) -> payment_law_queries.ClaimsFigures:
+    """The Late-payment claims page's figures."""
+    return _load(view, lambda connection: payment_law_queries.claims(connection, view.portal))
+
+
+@st.cache_data(max_entries=256, show_spinner=False)
+def customer_claims(view: View, customer_id: str) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """One customer's late invoices and their interest lines."""
+    return _load(view, lambda connection: (
+        payment_law_queries.customer_claims(connection, view.portal, customer_id),
+        payment_law_queries.customer_interest_lines(connection, view.portal, customer_id)))
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def payment_terms(view: View) -> payment_law_queries.PaymentTermsFigures:
+    """The Payment terms (D441-6) page's figures."""
+    return _load(view, lambda connection: payment_law_queries.payment_terms(connection, view.portal))
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def payment_law_list(view: View, name: str) -> pd.DataFrame:
+    """Every row of `claims_by_customer` or `over_cap`, for the CSV download."""
+    read = {"claims_by_customer": payment_law_queries.claims_by_customer,
+            "over_cap": payment_law_queries.over_cap}[name]
+    return _load(view, lambda connection: read(connection, view.portal))
 
 
 @st.cache_data(max_entries=32, show_spinner=False)

@@ -131,6 +131,16 @@ LABELS = {
     "check": "Check", "asset": "Asset", "passed": "Passed", "severity": "Severity", "detail": "Detail",
     "portal": "Portal", "open_receivables": "Open receivables", "overdue_receivables": "Overdue",
     "dso_days": "DSO (days)", "last_sync": "Last sync (UTC)", "failing_checks": "Failing checks",
+    # late-payment claims and the payment-terms table (the French legal terms beside the English ones)
+    "late_invoice_count": "Late invoices", "amount_late": "Amount late", "flat_indemnity_eur": "Indemnity (40 €)",
+    "interest_eur": "Interest (€)", "claim_eur": "Claim (€)", "interest_unknown_count": "Interest unknown",
+    "paid_date": "Paid", "days_late": "Days late", "interest_amount": "Interest",
+    "claim_excluded_reason": "Not claimed", "period_start": "From", "period_end": "To",
+    "days_late_in_period": "Days", "ecb_rate_percent": "ECB rate (%)", "interest_rate_percent": "Rate applied (%)",
+    "delay_bucket": "Days late (tranche de retard)", "amount_incl_tax": "Amount incl. tax (TTC)",
+    "share_of_year_percent": "Share of the year (%)", "year_total_incl_tax": "Year's purchases / sales (TTC)",
+    "side": "Side", "counterparty_name": "Customer / supplier", "term_days": "Term (days)",
+    "cap_date": "Legal cap", "days_beyond_cap": "Days beyond cap",
 }
 
 TABLE_CSS = """<style>

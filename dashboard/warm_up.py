@@ -37,7 +37,15 @@ def warm_up(warehouse: Path) -> None:
     quiet.setLevel(logging.ERROR)
     try:
         from dashboard import cache
-        from dashboard.screens import cash_outlook, freshness, payables, receivables, trends  # noqa: F401  (pandas, Altair)
+        from dashboard.screens import (  # noqa: F401  (pandas, Altair)
+            cash_outlook,
+            freshness,
+            late_payment_claims,
+            payables,
+            payment_terms,
+            receivables,
+            trends,
+        )
         from dashboard.source import Source, Unavailable
 
         try:
@@ -47,6 +55,10 @@ def warm_up(warehouse: Path) -> None:
                 cache.customer_invoices(view, figures.customers.rows["customer_id"].iloc[0])
             cache.payables(view, as_of)
             cache.cash_outlook(view)
+            claims = cache.claims(view)
+            if not claims.by_customer.rows.empty:
+                cache.customer_claims(view, claims.by_customer.rows["customer_id"].iloc[0])
+            cache.payment_terms(view)
             cache.freshness_tables(view.warehouse, view.key)
         except Unavailable as problem:
             log.info("the readers' copy is not readable yet (%s)", str(problem).splitlines()[0])

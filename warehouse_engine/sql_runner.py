@@ -9,7 +9,8 @@ schema `analyst`, after the product's models, in the same transaction. The Dagst
 `invoicing-warehouse models` command share this module.
 
 The report date reaches the SQL through the DuckDB variable `as_of_date` (`getvariable('as_of_date')`), the
-portal's time zone (the calendar of date-only fields) through `portal_time_zone`.
+portal's time zone (the calendar of date-only fields) through `portal_time_zone`, the seed files (data the
+models read, warehouse_engine/seed_files.py) through one variable each.
 `build_models` runs every model inside one transaction: readers on other connections see either the
 previous marts or the new ones, never a half-built set (staging views always read the current raw tables).
 """
@@ -30,6 +31,7 @@ import duckdb
 from warehouse_engine.model_manifest import Manifest, ManifestError, parse_manifest
 from warehouse_engine.model_selection import UnknownModelError, resolve_selection
 from warehouse_engine.names import RAW_DATASET as RAW_SCHEMA
+from warehouse_engine.seed_files import set_seed_variables
 from warehouse_engine.sql_references import SqlParseError, parse_references
 
 # The models ship inside this package (package data), so an installed wheel finds them as a checkout does.
@@ -254,6 +256,7 @@ def build_model(conn: duckdb.DuckDBPyConnection, model: SqlModel, as_of: date | 
     conn.execute(f"create schema if not exists {model.schema}")
     conn.execute(f"set variable as_of_date = date '{as_of.isoformat()}'")
     conn.execute(f"set variable portal_time_zone = '{PORTAL_TIME_ZONE}'")
+    set_seed_variables(conn)
     # `create or replace` cannot turn a table into a view or back: drop the other kind first
     other_kind = "table" if model.materialized == "view" else "view"
     if one_row(

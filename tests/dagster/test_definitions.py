@@ -49,6 +49,7 @@ def test_groups_and_kinds():
             "staging": "staging",
             "intermediate": "intermediate",
             "marts": "marts",
+            "reference": "reference",  # the seeds' tables (warehouse_engine/seeds/)
         }[key.path[0]]
         assert node.group_name == expected_group, key
         expected_kinds = {"dlt", "duckdb"} if key.path[0] == "invoicing_raw" else {"sql", "duckdb"}

@@ -21,7 +21,7 @@ from warehouse_engine.sql_runner import build_models
 from warehouse_engine.target import CATALOG_ENV, DATA_PATH_ENV, ENGINE_ENV, LAKE_NAME, PASSWORD_ENV
 
 START = datetime(2026, 3, 16, 9, 30, tzinfo=UTC)
-MODEL_SCHEMAS = ("staging", "intermediate", "marts")
+MODEL_SCHEMAS = ("staging", "intermediate", "marts", "reference")
 
 
 def credentials(sb: SandboxServer) -> dict:

@@ -18,6 +18,7 @@ Absent = Literal["derive", "check", "note", "fine"]
 Kind = Literal["field", "parameter", "header", "behaviour"]
 
 RECEIVABLES = ("receivables", "receivables_by_customer", "overdue_customers")
+CLAIMS = ("late_payment_claims", "late_payment_interest_periods")
 PAYABLES = ("supplier_payables", "payables_by_supplier", "payables_schedule")
 
 
@@ -158,6 +159,11 @@ LEDGER: tuple[LedgerRow, ...] = (
     _r("customers", "deleted customers listed", "assumption", "reader.py (id scan)", "note", "N9",
        ("receivables_by_customer", "overdue_customers"), "customers are read in full every run and known "
        "ids missing from the list are read by id: hidden deletions are seen (N9)", "behaviour"),
+    _r("customers", "type", "contract", "late_payment_balances.sql (customer_type)", "derive", "", CLAIMS,
+       "absent (optional in the contract) or another value: the contract's inference, business when the customer "
+       "has a siret, else consumer (is_customer_type_inferred); a consumer's late invoice claims nothing"),
+    _r("customers", "siret", "contract", "late_payment_balances.sql (customer_type)", "fine", "", CLAIMS,
+       "read only to infer a missing type: no siret is a consumer, as the contract says"),
     # --- documents ----------------------------------------------------------------------------------
     _r("documents", "customerId", "contract", "receivables.sql, checks.py customers_exist", "check",
        "customers_exist", RECEIVABLES, "a customer never listed is read by id; otherwise customers_exist "

@@ -1,0 +1,267 @@
+"""marts.late_payment_claims and marts.late_payment_interest_periods on hand-made invoices, every figure worked
+out by hand below (warehouse_engine/sql/README.md, "Late-payment claims", states the rules).
+
+Report date D = 2025-08-31. Rates of the shipped seed (warehouse_engine/seeds/ecb_main_refinancing_rates.csv):
+in force on 1 January 2025, 3.15 % (since 2024-12-18) -> 13.15 % for January-June 2025; on 1 July 2025, 2.15 %
+(since 2025-06-11) -> 12.15 % for July-December 2025. Interest of a line = amount x rate x days / 36500, rounded
+to the cent per line.
+
+Customers: b1 Bistro (no type served, a siret: business by the contract's inference), b2 Atelier (type
+`Business`, no siret: the served type wins), k1 Dupont (type `consumer` served, a siret all the same), k2 Martin
+(no type, no siret: consumer by inference).
+"""
+
+from __future__ import annotations
+
+from datetime import date
+from decimal import Decimal
+
+import duckdb
+import pytest
+from model_fixture import fetch, midnight
+
+from harness.model_raw_tables import create_raw_tables, insert
+from warehouse_engine.sql_runner import build_models
+
+D = date(2025, 8, 31)
+dec = Decimal
+
+
+def _invoice(doc_id: str, customer: str, amount: str, emit: str, due: str, status: str = "VALIDATED",
+             **extra) -> dict:
+    row = {"id": doc_id, "customer_id": customer, "type": "INVOICE", "status": status, "reference": doc_id.upper(),
+           "emit_date": midnight(emit), "due_date": midnight(due), "amount_vat_net": amount, "amount_vat": amount,
+           "version": "1.0", "last_update": "2025-06-01T08:00:00Z"}
+    row.update(extra)
+    return row
+
+
+def _payment(usage_id: str, customer: str, invoice: str, amount: str, day: str) -> dict:
+    return {"id": usage_id, "type": "TRANSACTION", "customer_id": customer, "invoice_id": invoice,
+            "transaction_id": f"t-{usage_id}", "transaction__id": f"t-{usage_id}", "amount": amount,
+            "date": f"{day}T10:00:00Z"}
+
+
+def _load(conn: duckdb.DuckDBPyConnection) -> None:
+    create_raw_tables(conn)
+    insert(conn, "customers", [
+        {"id": "b1", "name": "Bistro", "siret": "12345678900011"},
+        {"id": "b2", "name": "Atelier", "type": "Business"},
+        {"id": "k1", "name": "Dupont", "type": "consumer", "siret": "98765432100012"},
+        {"id": "k2", "name": "Martin"},
+    ])
+    insert(conn, "documents", [
+        # a payment straddling 30 June / 1 July: due 06-20, paid in full 07-10
+        _invoice("inv_a", "b1", "1000.00", "2025-05-21", "2025-06-20", status="PAID",
+                 last_update="2025-07-10T12:00:00Z"),
+        # a partial payment: due 07-31, 200 paid 08-10, 400 still open on D
+        _invoice("inv_b", "b1", "600.00", "2025-07-01", "2025-07-31"),
+        # a credit note after the due date: due 07-15, credit note 100 on 07-25, the other 400 paid 08-04
+        _invoice("inv_c", "b2", "500.00", "2025-06-15", "2025-07-15", status="PAID",
+                 last_update="2025-08-04T12:00:00Z"),
+        {"id": "cn_c", "customer_id": "b2", "type": "INVOICE", "subtype": "CREDIT_NOTE", "status": "VALIDATED",
+         "reference": "A-1", "emit_date": midnight("2025-07-25"), "amount_vat_net": "100.00",
+         "amount_vat": "100.00", "invoice_id": "inv_c", "version": "1.0"},
+        # paid early: due 07-31, paid 07-20
+        _invoice("inv_d", "b1", "300.00", "2025-07-01", "2025-07-31", status="PAID",
+                 last_update="2025-07-20T12:00:00Z"),
+        # consumers: k1 (served type), k2 (inferred)
+        _invoice("inv_e", "k1", "250.00", "2025-06-01", "2025-07-01"),
+        _invoice("inv_f", "k2", "120.00", "2025-06-01", "2025-07-01"),
+        # due on a Saturday (2025-08-02), paid the Monday after
+        _invoice("inv_g", "b2", "800.00", "2025-07-03", "2025-08-02", status="PAID",
+                 last_update="2025-08-04T12:00:00Z"),
+        # an invoice in dollars, due 08-21, open
+        _invoice("inv_h", "b1", "1000.00", "2025-07-22", "2025-08-21", currency="USD"),
+        # PAID with a residual its payments leave (450 of 500 paid 07-20), closed on its last change, 07-25
+        _invoice("inv_r", "b2", "500.00", "2025-06-10", "2025-07-10", status="PAID",
+                 last_update="2025-07-25T12:00:00Z"),
+        # terms against the caps of L441-10 I (paid on time: no claim): beyond every reading, and just at the cap
+        _invoice("inv_x", "b1", "100.00", "2025-01-15", "2025-04-30", status="PAID"),
+        _invoice("inv_y", "b1", "100.00", "2025-01-15", "2025-03-31", status="PAID"),
+    ])
+    insert(conn, "suppliers", [{"id": "s1", "name": "Fournil"}])
+    insert(conn, "supplier_documents", [
+        {"id": "sd_x", "supplier_id": "s1", "status": "approved", "type": "invoice", "reference": "B-1",
+         "issue_date": midnight("2025-06-10"), "due_date": midnight("2025-08-31"), "amount": "500.00",
+         "amount_vat": "600.00", "last_update": "2025-06-10T08:00:00Z"},
+        # a credit note with a long term: not an invoice, never flagged
+        {"id": "sd_cn", "supplier_id": "s1", "status": "approved", "type": "creditNote", "reference": "AV-1",
+         "issue_date": midnight("2025-06-10"), "due_date": midnight("2025-12-31"), "amount": "50.00",
+         "amount_vat": "60.00", "last_update": "2025-06-10T08:00:00Z"},
+    ])
+    insert(conn, "transaction_usages", [
+        _payment("u_a", "b1", "inv_a", "1000.00", "2025-07-10"),
+        _payment("u_b", "b1", "inv_b", "200.00", "2025-08-10"),
+        {"id": "u_c1", "type": "CREDIT_NOTE", "customer_id": "b2", "invoice_id": "inv_c", "credit_note_id": "cn_c",
+         "amount": "100.00", "date": midnight("2025-07-25")},
+        _payment("u_c2", "b2", "inv_c", "400.00", "2025-08-04"),
+        _payment("u_d", "b1", "inv_d", "300.00", "2025-07-20"),
+        _payment("u_g", "b2", "inv_g", "800.00", "2025-08-04"),
+        _payment("u_r", "b2", "inv_r", "450.00", "2025-07-20"),
+        _payment("u_x", "b1", "inv_x", "100.00", "2025-04-01"),
+        _payment("u_y", "b1", "inv_y", "100.00", "2025-03-01"),
+    ])
+
+
+@pytest.fixture(scope="module")
+def claims() -> duckdb.DuckDBPyConnection:
+    conn = duckdb.connect()
+    _load(conn)
+    build_models(conn, as_of=D)
+    yield conn
+    conn.close()
+
+
+def _claim(conn, invoice_id: str) -> dict:
+    rows = fetch(conn, f"select * from marts.late_payment_claims where invoice_id = '{invoice_id}'")
+    assert len(rows) <= 1
+    return rows[0] if rows else {}
+
+
+def _lines(conn, invoice_id: str) -> list[tuple]:
+    return conn.execute(
+        "select period_start, period_end, days_late_in_period, amount_late, ecb_rate_percent, interest_rate_percent,"
+        " interest_amount from marts.late_payment_interest_periods where invoice_id = ? order by period_start",
+        [invoice_id]).fetchall()
+
+
+def test_a_payment_straddling_the_half_year_change_uses_both_rates(claims):
+    # 06-21..06-30: 10 days at 13.15 %: 1000 x 13.15 x 10 / 36500 = 3.6027 -> 3.60
+    # 07-01..07-10: 10 days at 12.15 %: 1000 x 12.15 x 10 / 36500 = 3.3288 -> 3.33; total 6.93
+    assert _lines(claims, "inv_a") == [
+        (date(2025, 6, 21), date(2025, 6, 30), 10, dec("1000.00"), dec("3.15"), dec("13.15"), dec("3.60")),
+        (date(2025, 7, 1), date(2025, 7, 10), 10, dec("1000.00"), dec("2.15"), dec("12.15"), dec("3.33")),
+    ]
+    claim = _claim(claims, "inv_a")
+    assert (claim["paid_date"], claim["days_late"], claim["amount_late"], claim["open_amount"]) == (
+        date(2025, 7, 10), 20, dec("1000.00"), dec("0"))
+    assert (claim["flat_indemnity_eur"], claim["interest_eur"], claim["customer_type"]) == (
+        dec("40.00"), dec("6.93"), "business")
+    assert claim["is_customer_type_inferred"] is True  # no type served: the siret says business
+
+
+def test_a_partial_payment_lowers_the_amount_late_from_its_date(claims):
+    # 08-01..08-10: 10 days on 600 at 12.15 %: 600 x 12.15 x 10 / 36500 = 1.9973 -> 2.00
+    # 08-11..08-31: 21 days on 400: 400 x 12.15 x 21 / 36500 = 2.7962 -> 2.80; total 4.80, still open on D
+    assert _lines(claims, "inv_b") == [
+        (date(2025, 8, 1), date(2025, 8, 10), 10, dec("600.00"), dec("2.15"), dec("12.15"), dec("2.00")),
+        (date(2025, 8, 11), date(2025, 8, 31), 21, dec("400.00"), dec("2.15"), dec("12.15"), dec("2.80")),
+    ]
+    claim = _claim(claims, "inv_b")
+    assert (claim["paid_date"], claim["days_late"], claim["amount_late"], claim["open_amount"]) == (
+        None, 31, dec("600.00"), dec("400.00"))
+    assert (claim["flat_indemnity_eur"], claim["interest_eur"]) == (dec("40.00"), dec("4.80"))
+
+
+def test_a_credit_note_after_the_due_date_lowers_the_amount_late_from_the_due_date(claims):
+    # 500 - credit note 100 (dated 07-25, after the due date, deducted all the same) = 400 late from 07-16;
+    # paid 08-04: 07-16..07-31 16 days + 08-01..08-04 4 days = 20 days, all in the second half-year:
+    # 400 x 12.15 x 20 / 36500 = 2.6630 -> 2.66
+    assert _lines(claims, "inv_c") == [
+        (date(2025, 7, 16), date(2025, 8, 4), 20, dec("400.00"), dec("2.15"), dec("12.15"), dec("2.66")),
+    ]
+    claim = _claim(claims, "inv_c")
+    assert (claim["credited_amount"], claim["amount_late"], claim["paid_date"], claim["days_late"]) == (
+        dec("100.00"), dec("400.00"), date(2025, 8, 4), 20)
+    assert (claim["flat_indemnity_eur"], claim["interest_eur"], claim["customer_type"]) == (
+        dec("40.00"), dec("2.66"), "business")
+    assert claim["is_customer_type_inferred"] is False  # served `Business`, read case-free
+
+
+def test_an_invoice_paid_early_claims_nothing(claims):
+    assert _claim(claims, "inv_d") == {}
+    assert _lines(claims, "inv_d") == []
+
+
+def test_consumers_are_shown_and_claim_nothing(claims):
+    # inv_e: k1 says consumer (its siret does not override the served type); inv_f: k2 has neither: consumer
+    for invoice_id, inferred in (("inv_e", False), ("inv_f", True)):
+        claim = _claim(claims, invoice_id)
+        assert (claim["customer_type"], claim["is_customer_type_inferred"], claim["claim_excluded_reason"]) == (
+            "consumer", inferred, "consumer")
+        assert (claim["flat_indemnity_eur"], claim["interest_eur"], claim["days_late"]) == (dec("0"), dec("0"), 61)
+        assert _lines(claims, invoice_id) == []
+
+
+def test_a_due_date_on_a_saturday_is_not_moved(claims):
+    # due Saturday 08-02, paid Monday 08-04: 2 days late (08-03, 08-04); 800 x 12.15 x 2 / 36500 = 0.5326 -> 0.53
+    claim = _claim(claims, "inv_g")
+    assert (claim["days_late"], claim["interest_eur"], claim["flat_indemnity_eur"]) == (2, dec("0.53"), dec("40.00"))
+
+
+def test_an_invoice_in_another_currency_is_flagged_not_converted(claims):
+    # 08-22..08-31: 10 days, 1000 x 12.15 x 10 / 36500 = 3.3288 -> 3.33 USD; the indemnity is 40 EUR by law
+    claim = _claim(claims, "inv_h")
+    assert (claim["currency"], claim["interest_amount"], claim["interest_eur"]) == ("USD", dec("3.33"), None)
+    assert (claim["flat_indemnity_eur"], claim["claim_excluded_reason"]) == (
+        dec("40.00"), "interest not converted to EUR")
+
+
+def test_the_claims_hold_exactly_the_late_invoices(claims):
+    assert [r[0] for r in claims.execute(
+        "select invoice_id from marts.late_payment_claims order by invoice_id").fetchall()] == [
+        "inv_a", "inv_b", "inv_c", "inv_e", "inv_f", "inv_g", "inv_h", "inv_r"]
+    # 6 business invoices x 40 EUR; euro interest 6.93 + 4.80 + 2.66 + 0.53 + 1.74 = 16.66
+    assert claims.execute("select sum(flat_indemnity_eur), sum(interest_eur) from marts.late_payment_claims"
+                          ).fetchone() == (dec("240.00"), dec("16.66"))
+
+
+def test_a_paid_invoice_with_a_residual_ends_on_its_last_change(claims):
+    # 07-11..07-20: 10 days on 500: 500 x 12.15 x 10 / 36500 = 1.6644 -> 1.66; 07-21..07-25: 5 days on the 50 the
+    # payment left, until the invoice was closed as PAID (its lastUpdate): 50 x 12.15 x 5 / 36500 = 0.0832 -> 0.08
+    assert [line[-1] for line in _lines(claims, "inv_r")] == [dec("1.66"), dec("0.08")]
+    claim = _claim(claims, "inv_r")
+    assert (claim["paid_date"], claim["is_paid_date_assumed"], claim["days_late"], claim["open_amount"]) == (
+        date(2025, 7, 25), True, 15, dec("0"))
+    assert claim["interest_eur"] == dec("1.74")
+
+
+def test_a_rate_table_of_ones_own_replaces_the_shipped_one(claims, tmp_path, monkeypatch):
+    # a table that says 5.00 % from 2025-01-01 and 1.00 % from 2025-07-01: inv_a's lines become
+    # 1000 x 15 x 10 / 36500 = 4.1096 -> 4.11 and 1000 x 11 x 10 / 36500 = 3.0137 -> 3.01
+    own = tmp_path / "my rates, 2025.csv"
+    own.write_text("effective_date,rate_percent,source\n2025-01-01,5.00,mine\n2025-07-01,1.00,mine\n")
+    monkeypatch.setenv("INVOICING_ECB_RATES_PATH", str(own))
+    rebuilt = ["ecb_main_refinancing_rates+"]  # the rate table and what reads it, on the module's warehouse
+    try:
+        build_models(claims, as_of=D, select=rebuilt)
+        assert [line[-1] for line in _lines(claims, "inv_a")] == [dec("4.11"), dec("3.01")]
+    finally:
+        monkeypatch.delenv("INVOICING_ECB_RATES_PATH")
+        build_models(claims, as_of=D, select=rebuilt)  # the shipped table again, for the other tests
+    assert [line[-1] for line in _lines(claims, "inv_a")] == [dec("3.60"), dec("3.33")]
+
+
+def test_a_rate_table_setting_naming_no_file_stops_the_build_naming_it(tmp_path, monkeypatch):
+    from warehouse_engine.seed_files import SeedFileError
+
+    monkeypatch.setenv("INVOICING_ECB_RATES_PATH", str(tmp_path / "missing.csv"))
+    conn = duckdb.connect()
+    _load(conn)
+    with pytest.raises(SeedFileError, match="INVOICING_ECB_RATES_PATH=.*missing.csv: no such file"):
+        build_models(conn, as_of=D)
+    conn.close()
+
+
+def test_the_shipped_rates_in_force_on_the_half_years_published_by_the_administration(claims):
+    # the rates French publications give for late-payment penalties (MRO in force on 1 January / 1 July)
+    in_force = {day: claims.execute(
+        "select rate_percent from reference.ecb_main_refinancing_rates where effective_date <= ?"
+        " order by effective_date desc limit 1", [day]).fetchone()[0]
+        for day in (date(2023, 1, 1), date(2023, 7, 1), date(2024, 1, 1), date(2024, 7, 1), date(2025, 1, 1),
+                    date(2025, 7, 1))}
+    assert list(in_force.values()) == [dec("2.50"), dec("4.00"), dec("4.50"), dec("4.25"), dec("3.15"), dec("2.15")]
+
+
+def test_terms_beyond_the_legal_caps_are_flagged(claims):
+    # inv_x emitted 2025-01-15: emit + 60 = 03-16; end of the month of emit + 45 (03-01) = 03-31; end of the emit
+    # month + 45 = 01-31 + 45 = 03-17; the cap is the latest, 03-31: due 04-30 is 30 days beyond (term 105 days).
+    # inv_y due 03-31 sits on the cap: not flagged. sd_x issued 06-10: 08-09, 07-31 (end of month of 07-25),
+    # 06-30 + 45 = 08-14: cap 08-14, due 08-31 is 17 days beyond (term 82 days). the credit note is no invoice.
+    assert claims.execute(
+        "select side, document_id, term_days, cap_date, days_beyond_cap from marts.payment_terms_over_cap"
+        " order by side, document_id").fetchall() == [
+        ("issued", "inv_x", 105, date(2025, 3, 31), 30),
+        ("received", "sd_x", 82, date(2025, 8, 14), 17),
+    ]
