@@ -122,11 +122,10 @@ def spool_path(warehouse_path: str | Path) -> Path:
 
 def spool_path_for(target: WarehouseTarget) -> Path:
     """The one spool of a warehouse, for every engine: beside the DuckDB file, or beside a DuckLake's data
-    folder (`/srv/lake/data` -> `/srv/lake/data.hints.sqlite`). The receiver (`webhooks serve`) and the
+    folder (`/srv/lake/data` -> `/srv/lake/data.hints.sqlite`), or for a lake on object storage in its local state
+    folder (`data/<dbname>/lake.hints.sqlite`, target.py). The receiver (`webhooks serve`) and the
     applying runs both call this, so they can never disagree on where hints wait."""
-    where = target.data_path if target.is_lake else target.path
-    assert where is not None, "a target is a file or a lake with a data folder"
-    return spool_path(where)
+    return spool_path(target.local_anchor())
 
 
 class HintSpool:
