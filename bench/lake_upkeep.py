@@ -14,7 +14,7 @@ so the default horizon lets every snapshot but the last publication's expire; mo
   the bucket (the expired snapshots' files remain until upkeep deletes them);
 - a no-change sync's time (best of three), and a reader's time to open the published snapshot.
 
-It checks that the upkeep changed no figure: every raw table's rows at the publication, before and after.
+It checks that the upkeep changed no figure: every raw table's rows at the publication, just before and after it.
 """
 
 from __future__ import annotations
@@ -66,13 +66,14 @@ def stored_files(target: WarehouseTarget, server: S3Server | None) -> int:
     return sum(1 for path in Path(target.data_path).rglob("*.parquet") if path.is_file())
 
 
-def published_rows(target: WarehouseTarget) -> dict[str, int]:
-    """Every raw table's row count as readers see it (the last publication)."""
+def published_rows(target: WarehouseTarget) -> dict[str, list[str]]:
+    """Every raw table's rows as readers see them (the last publication), each as a sorted list of text."""
     with connect_reader(target) as reader:
         tables = [name for (name,) in reader.execute(
             "select table_name from duckdb_tables() where database_name = ? and schema_name = 'invoicing_raw'",
             [LAKE_NAME]).fetchall()]
-        return {name: reader.execute(f'select count(*) from invoicing_raw."{name}"').fetchone()[0] for name in tables}
+        return {name: sorted(map(repr, reader.execute(f'select * from invoicing_raw."{name}"').fetchall()))
+                for name in tables}
 
 
 def figures(target: WarehouseTarget, server: S3Server | None, sync) -> dict[str, float]:
@@ -138,14 +139,14 @@ def run(args: argparse.Namespace, target: WarehouseTarget, server: S3Server | No
             publish(target, "bench: a small sync")
         print(f"{args.syncs + 1} syncs ({args.changes} changes each) in {time.perf_counter() - started:.0f} s; "
               f"data {target.data_location()}", flush=True)
-        truth = published_rows(target)
         before = figures(target, server, sync)
+        truth = published_rows(target)
         started = time.perf_counter()
         report = maintain(target, now=datetime.now(UTC) + DEFAULT_HORIZON + timedelta(days=1))
         upkeep_s = time.perf_counter() - started
+        assert published_rows(target) == truth, "the upkeep changed what readers see"
         print(f"upkeep ({upkeep_s:.1f} s): {report.line()}")
         after = figures(target, server, sync)
-        assert published_rows(target) == truth, "the upkeep changed what readers see"
         print(f"{'':18} {'before':>10} {'after':>10}")
         for name, value in before.items():
             shown = (f"{value:>10.2f} {after[name]:>10.2f}" if name.endswith(" s")

@@ -38,7 +38,7 @@ from warehouse_engine.target import LAKE_NAME, WarehouseTarget
 
 LAKE_EXTENSIONS = ("ducklake", "postgres")
 OBJECT_STORE_EXTENSIONS = (*LAKE_EXTENSIONS, HTTPFS)  # a lake whose data path is object storage
-# Set when a lake instance opens: nothing but the two checked files is ever loaded into it, and nothing downloaded.
+# Set when a lake instance opens: nothing but the checked files is ever loaded into it, and nothing downloaded.
 LAKE_INSTANCE_CONFIG = {
     "allow_unsigned_extensions": "true",  # skips the second hash of the checked files (see the module's doc)
     "autoinstall_known_extensions": "false",
