@@ -38,22 +38,27 @@ from pipelines.invoicing.load.sync import make_pipeline, run_sync
 from sandbox.config import SandboxConfig
 from sandbox.mutator import Mutator
 from sandbox.server import SandboxServer
-from warehouse_engine.connection import connect
+from warehouse_engine.connection import give_catalog_password, open_lake_instance
 from warehouse_engine.lake_maintenance import DEFAULT_HORIZON, maintain
 from warehouse_engine.readers import connect_reader, publish
 from warehouse_engine.target import LAKE_NAME, WarehouseTarget
 
-METADATA = f"__ducklake_metadata_{LAKE_NAME}"
-
 
 def catalog_rows(target: WarehouseTarget) -> dict[str, int]:
-    """Rows of each `ducklake_*` table of the lake's catalog (PostgreSQL), by table."""
-    with connect(target, read_only=True) as connection:
+    """Rows of each `ducklake_*` table of the lake's catalog (its schema in PostgreSQL), by table."""
+    assert target.catalog is not None
+    connection = open_lake_instance()
+    try:
+        give_catalog_password(connection, target)
+        libpq = target.catalog.libpq().replace("'", "''")
+        connection.execute(f"attach '{libpq}' as catalog (type postgres, read_only)")
         tables = [name for (name,) in connection.execute(
-            "select table_name from duckdb_tables() where database_name = ? and table_name like 'ducklake%'",
-            [METADATA]).fetchall()]
-        return {name: connection.execute(f'select count(*) from {METADATA}.{LAKE_NAME}."{name}"').fetchone()[0]
+            "select table_name from duckdb_tables() where database_name = 'catalog' and schema_name = ? "
+            "and table_name like 'ducklake%'", [LAKE_NAME]).fetchall()]
+        return {name: connection.execute(f'select count(*) from catalog.{LAKE_NAME}."{name}"').fetchone()[0]
                 for name in tables}
+    finally:
+        connection.close()
 
 
 def stored_files(target: WarehouseTarget, server: S3Server | None) -> int:
