@@ -55,7 +55,7 @@ def catalog_rows(target: WarehouseTarget) -> dict[str, int]:
         tables = [name for (name,) in connection.execute(
             "select table_name from duckdb_tables() where database_name = 'catalog' and schema_name = ? "
             "and table_name like 'ducklake%'", [LAKE_NAME]).fetchall()]
-        return {name: connection.execute(f'select count(*) from catalog.{LAKE_NAME}."{name}"').fetchone()[0]
+        return {name: connection.execute(f'select count(*) from catalog.{LAKE_NAME}."{name}"').fetchall()[0][0]
                 for name in tables}
     finally:
         connection.close()
