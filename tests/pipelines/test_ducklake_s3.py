@@ -119,7 +119,7 @@ def both_rows(connection, version: int | None = None) -> tuple[tuple[int, ...], 
 
 @pytest.fixture(scope="module")
 def loads_at_once(s3_lake, sandboxes, first_publication):
-    """beta's first load and acme's second (4 changes), three tables each, at once, while a
+    """beta's first load (three tables) and acme's second (4 changes to its customers) at once, while a
     dashboard refreshes on the published snapshot; then published. What the readers saw, the rows before and
     after, the loads' spans."""
     first = first_publication
@@ -148,7 +148,8 @@ def loads_at_once(s3_lake, sandboxes, first_publication):
     def load(name: str) -> None:
         started = time.monotonic()
         try:
-            sync_portal(s3_lake, sandboxes[name], name, resources=COUNTED)
+            # acme's changes are all customers: its load reads that table only (the others are unchanged)
+            sync_portal(s3_lake, sandboxes[name], name, resources=COUNTED if name == "beta" else ["customers"])
         except BaseException as error:  # noqa: BLE001 - reported by the tests
             errors.append((name, error))
         spans[name] = (started, time.monotonic())
