@@ -12,7 +12,9 @@ Credentials, the standard way:
   of each lake instance (memory only, scoped to the lake's bucket), as the catalog's password does;
 - else a DuckDB secret the operator made once, `CREATE PERSISTENT SECRET (TYPE s3, KEY_ID ..., SECRET ...,
   SCOPE 's3://bucket')` in DuckDB's own secret folder (`~/.duckdb/stored_secrets`, the owner's only), which
-  every DuckDB instance of that user finds.
+  every DuckDB instance of that user finds (checked by hand: no AWS variable, a persistent secret, files in the
+  bucket). `PROVIDER credential_chain` (instance roles, `~/.aws` profiles) needs DuckDB's `aws` extension, which
+  the product does not ship: such a deployment exports the role's temporary keys into the AWS variables.
 The keys never appear in a text the product prints: `register_secret` masks them (redaction.py).
 """
 
