@@ -139,7 +139,7 @@ def run(args: argparse.Namespace) -> int:
     except WarehouseConfigError as error:
         print(f"error: {error}", file=sys.stderr)
         return 1
-    out = args.out or Path(str(target.data_path if target.is_lake else target.path)).parent / "exports" / as_of.isoformat()
+    out = args.out or target.local_anchor().parent / "exports" / as_of.isoformat()
     try:
         written = export(target, as_of, args.format, out)
     except (ExportRefused, GateStateError, WarehouseUnavailable) as error:

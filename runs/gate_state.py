@@ -66,10 +66,9 @@ def now_iso() -> str:
 
 
 def state_path(target: WarehouseTarget) -> Path:
-    """`data/warehouse.duckdb` -> `data/warehouse.gate.json` (beside a DuckLake's data folder for a lake)."""
-    where = target.data_path if target.is_lake else target.path
-    assert where is not None, "a target is a file or a lake with a data folder"
-    where = Path(str(where).rstrip("/"))
+    """`data/warehouse.duckdb` -> `data/warehouse.gate.json` (beside a DuckLake's data folder for a lake,
+    in its local state folder for a lake on object storage: `data/<dbname>/lake.gate.json`)."""
+    where = Path(str(target.local_anchor()).rstrip("/"))
     return where.with_name(where.stem + SUFFIX)
 
 

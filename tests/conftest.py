@@ -1,4 +1,5 @@
-"""Session-wide settings of the whole suite, and its one PostgreSQL server (the DuckLake catalogs)."""
+"""Session-wide settings of the whole suite, its one PostgreSQL server (the DuckLake catalogs) and its one
+S3-compatible server (the object store of the lakes on `s3://`)."""
 
 from __future__ import annotations
 
@@ -59,6 +60,23 @@ def postgres_cluster():
         yield cluster
     finally:
         cluster.stop()
+
+
+@pytest.fixture(scope="session")
+def s3_server():
+    """One S3-compatible server (moto's, a real HTTP server) on 127.0.0.1 for the session: the object store of
+    the lakes whose data path is `s3://`. Stopped at the end, also when tests fail. Each user makes its own
+    bucket (`s3_server.create_bucket`)."""
+    from harness.s3_server import S3Server, S3ServerMissing
+
+    try:
+        server = S3Server().start()
+    except S3ServerMissing as missing:
+        pytest.fail(str(missing), pytrace=False)
+    try:
+        yield server
+    finally:
+        server.stop()
 
 
 @pytest.fixture

@@ -4,7 +4,8 @@ On a DuckLake the connection is an in-memory DuckDB with the lake attached and m
 `invoicing_raw.documents`, `staging.x` and `marts.y` name the lake's tables and the SQL models run unchanged.
 DuckDB cannot download extensions here: `ducklake` and `postgres` come from the PyPI wheels
 `duckdb-extension-*` (pinned with DuckDB itself in pyproject.toml), installed into DuckDB's extension
-folder once per process so that dlt's own connections autoload them too.
+folder once per process so that dlt's own connections autoload them too. A lake on object storage also loads
+`httpfs` (its wheel too), checked the same way; a lake in a local folder never loads it.
 
 Every lake connection is a new in-memory DuckDB instance (dlt's too: its DuckLake connections cannot be
 duplicated), and DuckDB checks an extension's signature at each load into a new instance by hashing the whole
@@ -30,12 +31,14 @@ from pathlib import Path
 
 import duckdb
 
+from warehouse_engine.object_storage import HTTPFS, give_storage_credentials
 from warehouse_engine.private_files import make_private, private_dir, private_umask
 from warehouse_engine.redaction import redact
 from warehouse_engine.target import LAKE_NAME, WarehouseTarget
 
 LAKE_EXTENSIONS = ("ducklake", "postgres")
-# Set when a lake instance opens: nothing but the two checked files is ever loaded into it, and nothing downloaded.
+OBJECT_STORE_EXTENSIONS = (*LAKE_EXTENSIONS, HTTPFS)  # a lake whose data path is object storage
+# Set when a lake instance opens: nothing but the checked files is ever loaded into it, and nothing downloaded.
 LAKE_INSTANCE_CONFIG = {
     "allow_unsigned_extensions": "true",  # skips the second hash of the checked files (see the module's doc)
     "autoinstall_known_extensions": "false",
@@ -44,18 +47,25 @@ LAKE_INSTANCE_CONFIG = {
 _installed = threading.Lock()
 # extension file -> (device, inode, size, modification ns, change ns) when DuckDB last checked its signature here
 _checked_files: dict[str, tuple[int, int, int, int, int]] = {}
+_checked_names: set[str] = set()  # the extensions those files are
 
 
 class WarehouseUnavailable(RuntimeError):
     """The warehouse cannot be opened (catalog unreachable, bad password, file locked); no secret inside."""
 
 
-def install_lake_extensions() -> None:
-    """Installs the DuckLake and PostgreSQL extensions from their wheels, and has DuckDB check their signatures
-    (once per process, and again when a file changed since)."""
+def extensions_for(target: WarehouseTarget | None) -> tuple[str, ...]:
+    """The extensions a lake instance for `target` loads: `httpfs` too when its data is on object storage."""
+    return OBJECT_STORE_EXTENSIONS if target is not None and target.on_object_storage else LAKE_EXTENSIONS
+
+
+def install_lake_extensions(extensions: tuple[str, ...] = LAKE_EXTENSIONS) -> None:
+    """Installs the DuckLake and PostgreSQL extensions (and `httpfs` when asked) from their wheels, and has DuckDB
+    check their signatures (once per process, and again when a file changed since or another is asked for)."""
     with _installed:
-        if _checked_files and _files_unchanged():
+        if _checked_files and set(extensions) <= _checked_names and _files_unchanged():
             return
+        extensions = tuple(dict.fromkeys((*extensions, *_checked_names)))  # check again what was checked
         import duckdb_extensions  # the wheels' installer: INSTALL '<file shipped in the wheel>'
 
         probe = duckdb.connect()  # signature checks on: DuckDB's default
@@ -64,7 +74,7 @@ def install_lake_extensions() -> None:
                 name for (name,) in probe.execute(
                     "select extension_name from duckdb_extensions() where installed").fetchall()
             }
-            for name in LAKE_EXTENSIONS:
+            for name in extensions:
                 # the postgres wheel's extension registers as postgres_scanner
                 if name not in installed and f"{name}_scanner" not in installed:
                     duckdb_extensions.import_extension(name, con=probe)
@@ -74,6 +84,8 @@ def install_lake_extensions() -> None:
             ).fetchall()]
             _checked_files.clear()
             _checked_files.update({path: _identity(path) for path in files})
+            _checked_names.clear()
+            _checked_names.update(extensions)
         finally:
             probe.close()
 
@@ -91,18 +103,19 @@ def _files_unchanged() -> bool:
         return False
 
 
-def open_lake_instance() -> duckdb.DuckDBPyConnection:
-    """A new in-memory DuckDB with the `ducklake` and `postgres` extensions loaded.
+def open_lake_instance(extensions: tuple[str, ...] = LAKE_EXTENSIONS) -> duckdb.DuckDBPyConnection:
+    """A new in-memory DuckDB with the `ducklake` and `postgres` extensions loaded (and `httpfs` for a lake on
+    object storage: `extensions_for`).
 
     The extension files were checked by DuckDB in this process (`install_lake_extensions`); while each is the
     same file (device, inode, size, modification and change times), the instance loads them without hashing them
     again (`allow_unsigned_extensions`, which is what skips the check). A changed file is checked again first.
     No other extension is installed or autoloaded (`LAKE_INSTANCE_CONFIG`). Only the product's own SQL and
     dlt's run on these instances; `seal` locks their configuration once they are set up."""
-    install_lake_extensions()
+    install_lake_extensions(extensions)
     connection = duckdb.connect(config=dict(LAKE_INSTANCE_CONFIG))
     try:
-        for name in LAKE_EXTENSIONS:
+        for name in extensions:
             connection.execute(f"load {name}")
     except BaseException:
         connection.close()
@@ -114,9 +127,9 @@ def attach_statement(target: WarehouseTarget, *, read_only: bool = False,
                      snapshot_version: int | None = None) -> str:
     """`ATTACH 'ducklake:postgres:dbname=... host=... port=... user=...' AS invoicing_lake (...)`: no password
     (`attach_lake` gives it to DuckDB apart, in a secret)."""
-    assert target.catalog is not None and target.data_path is not None
-    data_path = str(target.data_path).replace("'", "''")
-    options = [f"DATA_PATH '{data_path}/'", f"METADATA_SCHEMA '{LAKE_NAME}'"]
+    assert target.catalog is not None
+    data_path = target.data_location().replace("'", "''")
+    options = [f"DATA_PATH '{data_path}'", f"METADATA_SCHEMA '{LAKE_NAME}'"]
     if read_only:
         options.append("READ_ONLY")
     if snapshot_version is not None:
@@ -139,10 +152,12 @@ def attach_lake(connection: duckdb.DuckDBPyConnection, target: WarehouseTarget, 
                 snapshot_version: int | None = None) -> None:
     """Attaches the lake to a lake instance and makes it current (`USE`). The catalog's password goes into a
     temporary PostgreSQL secret of this instance only (memory, never a file), which the postgres extension
-    adds to the connection string's options. Raises WarehouseUnavailable, its message free of the password."""
+    adds to the connection string's options; the object store's keys (AWS variables) into another
+    (object_storage.py). Raises WarehouseUnavailable, its message free of the password and the keys."""
     assert target.catalog is not None
     try:
         give_catalog_password(connection, target)
+        give_storage_credentials(connection, target)
         connection.execute(attach_statement(target, read_only=read_only, snapshot_version=snapshot_version))
         connection.execute(f"use {LAKE_NAME}")
     except duckdb.Error as error:
@@ -174,11 +189,11 @@ def connect(target: WarehouseTarget, *, read_only: bool = False,
                 private_dir(path.parent)
             make_private(path)  # a warehouse an older version left 0644
         return duckdb.connect(str(target.path), read_only=read_only)
-    install_lake_extensions()
-    assert target.data_path is not None
-    if not read_only and snapshot_version is None:
-        private_dir(target.data_path)
-    connection = open_lake_instance()
+    extensions = extensions_for(target)
+    install_lake_extensions(extensions)
+    if not read_only and snapshot_version is None and target.data_path is not None:
+        private_dir(target.data_path)  # a local folder's files: the owner's only
+    connection = open_lake_instance(extensions)
     try:
         attach_lake(connection, target, read_only=read_only or snapshot_version is not None,
                     snapshot_version=snapshot_version)

@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[2]
 TAMPERING = """
 import os, sys
 import duckdb
-from warehouse_engine.connection import open_lake_instance
+from warehouse_engine.connection import OBJECT_STORE_EXTENSIONS, open_lake_instance
 
 def loaded(connection):
     return sorted(n for (n,) in connection.execute(
@@ -38,16 +38,36 @@ first.close()
 second = open_lake_instance()
 print("second", loaded(second))
 second.close()
-data = bytearray(open(path, "rb").read())
-data[len(data) // 2] ^= 0xFF  # one byte of the code, the signature at the end unchanged
-with open(path + ".tampered", "wb") as out:
-    out.write(data)
-os.replace(path + ".tampered", path)  # a new file, as an upgrade or an attacker would leave it
+def replace(path, data):
+    with open(path + ".new", "wb") as out:
+        out.write(data)
+    os.replace(path + ".new", path)  # a new file, as an upgrade or an attacker would leave it
+
+def tampered(path):
+    original = open(path, "rb").read()
+    data = bytearray(original)
+    data[len(data) // 2] ^= 0xFF  # one byte of the code, the signature at the end unchanged
+    replace(path, bytes(data))
+    return original
+
+original = tampered(path)
 try:
     open_lake_instance().close()
     print("tampered loaded")
 except duckdb.Error as error:
     print("tampered refused:", str(error).splitlines()[0])
+replace(path, original)  # the genuine file again: checked again, and loaded
+third = open_lake_instance(OBJECT_STORE_EXTENSIONS)  # a lake on object storage: httpfs too, checked the same way
+print("third", loaded(third))
+httpfs = third.execute(
+    "select install_path from duckdb_extensions() where extension_name = 'httpfs'").fetchone()[0]
+third.close()
+tampered(httpfs)
+try:
+    open_lake_instance(OBJECT_STORE_EXTENSIONS).close()
+    print("tampered httpfs loaded")
+except duckdb.Error as error:
+    print("tampered httpfs refused:", str(error).splitlines()[0])
 """
 
 
@@ -60,6 +80,8 @@ def test_a_changed_extension_file_is_checked_again_and_refused_when_its_signatur
     assert lines[:2] == ["first ['ducklake', 'postgres_scanner']", "second ['ducklake', 'postgres_scanner']"]
     assert lines[2].startswith("tampered refused:"), lines
     assert "signature" in lines[2].lower(), lines
+    assert lines[3] == "third ['ducklake', 'httpfs', 'postgres_scanner']", lines
+    assert lines[4].startswith("tampered httpfs refused:") and "signature" in lines[4].lower(), lines
     assert (tmp_path / ".duckdb" / "extensions").is_dir()  # the copy was the one tampered with
 
 

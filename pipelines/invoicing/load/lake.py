@@ -11,6 +11,12 @@ dlt never holds the catalog's password: its catalog credentials have none (so no
 state, config traces or error texts, can repeat it), and each instance `LakeConnections` lends has the lake
 already attached by `attach_lake` (password in a DuckDB secret of that instance). dlt's own
 `ATTACH IF NOT EXISTS ... AS invoicing_lake` then finds it attached and does nothing.
+
+The same holds for a lake on object storage: dlt holds no storage credentials either. Its client would make a
+storage secret of its own on each connection (from dlt's filesystem credentials, or DuckDB's `credential_chain`,
+which needs an extension the product does not ship); `LakeClient` skips that, since `attach_lake` gave the
+instance its storage secret (object_storage.py) before dlt sees it. dlt writes the Parquet files to the bucket
+through that instance.
 """
 
 from __future__ import annotations
@@ -22,8 +28,10 @@ from dlt.common.configuration.specs.connection_string_credentials import Connect
 from dlt.destinations import ducklake
 from dlt.destinations.impl.duckdb.configuration import DuckDbConnectionPool
 from dlt.destinations.impl.ducklake.configuration import DuckLakeCredentials
+from dlt.destinations.impl.ducklake.ducklake import DuckLakeClient
+from dlt.destinations.impl.ducklake.sql_client import DuckLakeSqlClient
 
-from warehouse_engine.connection import attach_lake, open_lake_instance, seal
+from warehouse_engine.connection import attach_lake, extensions_for, open_lake_instance, seal
 from warehouse_engine.private_files import private_dir
 from warehouse_engine.target import LAKE_NAME, WarehouseTarget
 
@@ -32,8 +40,9 @@ def lake_destination(target: WarehouseTarget, pipeline_name: str) -> Any:
     """A `ducklake` destination on `target`; its staging dataset is the pipeline's own
     (`invoicing_raw_staging_<pipeline>`), so pipelines loading one lake at once never truncate each
     other's staging tables."""
-    assert target.catalog is not None and target.data_path is not None
-    private_dir(target.data_path)
+    assert target.catalog is not None
+    if target.data_path is not None:
+        private_dir(target.data_path)
     catalog = ConnectionStringCredentials({  # no password: LakeConnections attaches the lake itself
         "drivername": "postgres",
         "username": target.catalog.user,
@@ -41,11 +50,16 @@ def lake_destination(target: WarehouseTarget, pipeline_name: str) -> Any:
         "port": target.catalog.port,
         "database": target.catalog.database,
     })
-    credentials = DuckLakeCredentials(ducklake_name=LAKE_NAME, catalog=catalog, storage=str(target.data_path))
+    credentials = DuckLakeCredentials(ducklake_name=LAKE_NAME, catalog=catalog, storage=_storage(target))
     destination = CheckedOnceDuckLake(credentials=credentials,
                                       staging_dataset_name_layout=f"%s_staging_{pipeline_name}")
     destination.lake_target = target
     return destination
+
+
+def _storage(target: WarehouseTarget) -> str:
+    """The data path as dlt's `storage`: the folder (as before: it is in the pipelines' state), or the URL."""
+    return target.data_url if target.data_url is not None else str(target.data_path)
 
 
 DUCKLAKE_TYPE = "dlt.destinations.ducklake"
@@ -67,7 +81,7 @@ class LakeConnections(DuckDbConnectionPool):
         (`SET GLOBAL ...`), refused once locked; its `USE` and `search_path`, which follow the borrow, are not."""
         settings = {**(self.credentials.global_config or {}), **(global_config or {})}
         settings.pop("custom_user_agent", None)  # a connect-time option of dlt's, which this instance goes without
-        connection = open_lake_instance()
+        connection = open_lake_instance(extensions_for(self.target))
         try:
             for extension in self.credentials.extensions or ():
                 connection.sql(f"LOAD {extension}")
@@ -84,6 +98,31 @@ class LakeConnections(DuckDbConnectionPool):
         return connection
 
 
+class LakeSqlClient(DuckLakeSqlClient):
+    """dlt's DuckLake SQL client on instances from `LakeConnections`, which carry the object store's secret
+    already: dlt makes none of its own."""
+
+    # dlt's own two classes disagree on the return type (bool in DuckDB's client, None in DuckLake's): DuckLake's here
+    def create_secret(self, scope: str, credentials: Any, secret_name: str | None = None,  # type: ignore[override]
+                      persist_secrets: bool = False) -> None:
+        """Nothing to create: `attach_lake` gave this instance the lake's storage secret (or DuckDB's own)."""
+
+
+class LakeClient(DuckLakeClient):
+    """dlt's DuckLake client with `LakeSqlClient`."""
+
+    def __init__(self, schema: Any, config: Any, capabilities: Any) -> None:
+        super().__init__(schema, config, capabilities)
+        self.sql_client = LakeSqlClient(
+            dataset_name=self.sql_client.dataset_name,
+            staging_dataset_name=self.sql_client.staging_dataset_name,
+            credentials=config.credentials,
+            capabilities=capabilities,
+            override_data_path=config.override_data_path,
+            automatic_migration=config.automatic_migration,
+        )
+
+
 class CheckedOnceDuckLake(ducklake):
     """dlt's `ducklake` destination whose clients borrow from `LakeConnections`; the same destination to dlt
     (type `dlt.destinations.ducklake`, so config sections and pipeline state are those of `ducklake`).
@@ -94,6 +133,10 @@ class CheckedOnceDuckLake(ducklake):
     @property
     def destination_type(self) -> str:
         return DUCKLAKE_TYPE
+
+    @property
+    def client_class(self) -> type:
+        return LakeClient
 
     def configuration(self, initial_config: Any, accept_partial: bool = False) -> Any:
         """dlt's resolved configuration, its credentials lending from a `LakeConnections` pool."""
