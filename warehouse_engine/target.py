@@ -146,8 +146,8 @@ class WarehouseTarget:
         return self.data_url if self.data_url is not None else f"{self.data_path}/"
 
     def local_anchor(self) -> Path:
-        """The local path the warehouse's working files are named after (`.<name>.dlt`, `<name>.hints.sqlite`,
-        `<name>.gate.json` beside it): the DuckDB file, the lake's data folder, or for a lake on object storage
+        """The local path the warehouse's working files are named after (`.<name>.dlt`, `<name>.gate.json`
+        beside it; a DuckDB file's `<name>.hints.sqlite` too, a lake's hints wait in its catalog database): the DuckDB file, the lake's data folder, or for a lake on object storage
         `<state_dir>/lake` (no file of the lake itself is there)."""
         if not self.is_lake:
             assert self.path is not None
