@@ -16,7 +16,7 @@ import streamlit as st
 from dashboard import cache
 from dashboard.formatting import ENGLISH, FRENCH, STYLES
 from dashboard.gate_banner import banner_lines, flag_lines
-from dashboard.screens import cash_outlook, freshness, payables, portals, receivables, trends
+from dashboard.screens import benchmarks, cash_outlook, freshness, payables, portals, receivables, trends
 from dashboard.source import Source, Unavailable, warehouse_argument
 from dashboard.widgets import PageContext
 from warehouse_engine.sql_runner import today_in_portal_zone
@@ -76,6 +76,7 @@ def main() -> None:
         st.Page(lambda: payables.render(context), title="Payables", url_path="payables"),
         st.Page(lambda: cash_outlook.render(context), title="Cash outlook", url_path="cash_outlook"),
         st.Page(lambda: trends.render(context), title="Trends", url_path="trends"),
+        st.Page(lambda: benchmarks.render(context), title="Benchmarks", url_path="benchmarks"),
         st.Page(lambda: freshness.render(context), title="Freshness", url_path="freshness"),
     ]
     firm = cache.landing_view(source)[2]

@@ -37,7 +37,7 @@ def warm_up(warehouse: Path) -> None:
     quiet.setLevel(logging.ERROR)
     try:
         from dashboard import cache
-        from dashboard.screens import cash_outlook, freshness, payables, receivables, trends  # noqa: F401  (pandas, Altair)
+        from dashboard.screens import benchmarks, cash_outlook, freshness, payables, receivables, trends  # noqa: F401  (pandas, Altair)
         from dashboard.source import Source, Unavailable
 
         try:
@@ -47,6 +47,8 @@ def warm_up(warehouse: Path) -> None:
                 cache.customer_invoices(view, figures.customers.rows["customer_id"].iloc[0])
             cache.payables(view, as_of)
             cache.cash_outlook(view)
+            cache.expected_payments(view)
+            cache.payment_behaviour(view)
             cache.freshness_tables(view.warehouse, view.key)
         except Unavailable as problem:
             log.info("the readers' copy is not readable yet (%s)", str(problem).splitlines()[0])

@@ -16,13 +16,14 @@ from harness.common import free_port
 
 START_TIMEOUT_S = 60.0
 PAGE_PATHS = {"Receivables": "", "Payables": "payables", "Cash outlook": "cash_outlook", "Trends": "trends",
-              "Freshness": "freshness"}
+              "Benchmarks": "benchmarks", "Freshness": "freshness"}
 # the element whose appearance means a page has rendered its figures
 PAGE_KEY_TABLES = {
     "Receivables": "overdue_customers",
     "Payables": "payables_this_week",
     "Cash outlook": "cash_outlook",
     "Trends": "trends",  # built at the last 12 month-ends on its first visit per publication
+    "Benchmarks": "benchmarks",
     "Freshness": "raw_tables",  # its checks, run on the copy, follow below (bench/dashboard_render.py times them)
 }
 
