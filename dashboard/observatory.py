@@ -77,7 +77,7 @@ def load_benchmarks(path: Path) -> list[Benchmark]:
     missing = [column for column in COLUMNS if column not in (reader.fieldnames or [])]
     if missing:
         raise BenchmarksFileError(f"{path}: missing column(s) {', '.join(missing)} (expected {', '.join(COLUMNS)})")
-    rows = []
+    rows: list[Benchmark] = []
     for line, record in enumerate(reader, start=2):
         if len(rows) >= MAX_ROWS:
             raise BenchmarksFileError(f"{path}: more than {MAX_ROWS} rows, not a benchmarks file")

@@ -11,8 +11,17 @@ import streamlit as st
 
 from dashboard import cache
 from dashboard.formatting import days
-from dashboard.observatory import (ALL_SIZES, FILE_SETTING, SIZE_SETTING, Benchmark, BenchmarksFileError,
-                                   benchmarks_file, benchmarks_for, company_size, load_benchmarks)
+from dashboard.observatory import (
+    ALL_SIZES,
+    FILE_SETTING,
+    SIZE_SETTING,
+    Benchmark,
+    BenchmarksFileError,
+    benchmarks_file,
+    benchmarks_for,
+    company_size,
+    load_benchmarks,
+)
 from dashboard.widgets import PageContext, heading, table
 
 # measure -> (what the row says, the portal's figure in marts.payment_behaviour or None when not computed)

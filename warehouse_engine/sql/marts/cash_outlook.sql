@@ -53,7 +53,8 @@ periods as (
     cross join report_date
 ),
 
--- the period of a flow's date (a due date, or an expected payment date) on D: past due before D, the week holding it up to week 8's sunday, else later
+-- the period of a flow's date (a due date, or an expected payment date) on D: past due before D, the week
+-- holding it up to week 8's sunday, else later
 flows as (
     select portal_id, due_date as flow_date, open_amount as inflow, 0 as outflow, 1 as inflow_count, 0 as outflow_count,
         0 as forecast_inflow, 0 as forecast_count, currency
@@ -117,15 +118,15 @@ final as (
         ) as decimal(18, 2)) as cumulative_net,
         cast(coalesce(per_period.receivable_count, 0) as bigint) as receivable_count,
         cast(coalesce(per_period.payable_count, 0) as bigint) as payable_count,
-        portal_ids.currency,
-        portal_ids.portal_id,
         cast(coalesce(per_period.forecast_inflows, 0) as decimal(18, 2)) as forecast_inflows,
         cast(coalesce(per_period.forecast_inflows, 0) - coalesce(per_period.expected_outflows, 0) as decimal(18, 2))
             as forecast_net_flow,
         cast(sum(coalesce(per_period.forecast_inflows, 0) - coalesce(per_period.expected_outflows, 0)) over (
             partition by portal_ids.portal_id order by periods.period_index
         ) as decimal(18, 2)) as forecast_cumulative_net,
-        cast(coalesce(per_period.forecast_receivable_count, 0) as bigint) as forecast_receivable_count
+        cast(coalesce(per_period.forecast_receivable_count, 0) as bigint) as forecast_receivable_count,
+        portal_ids.currency,
+        portal_ids.portal_id
     from portal_ids
     cross join periods
     cross join report_date
