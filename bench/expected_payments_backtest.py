@@ -12,7 +12,7 @@ intermediate.int_invoices_paid_as_of dates it as of today). Compared, on the sam
   the threshold of full credibility K (customer weight min(n, K) / K), the median against the mean.
 Invoices still open today are left out (no truth yet) and counted.
 
-    .venv/bin/python bench/expected_payments_backtest.py [--seeds 1,2] [--scale 1000] [--cuts 180,120,60]
+    .venv/bin/python bench/expected_payments_backtest.py [--seeds 1,2] [--scale 1000] [--cuts 240,180,120,60,30]
 """
 
 from __future__ import annotations
@@ -128,7 +128,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", default="1,2", help="sandbox seeds (1: the demo portal's)")
     parser.add_argument("--scale", type=int, default=1000, help="documents (1000: the demo's)")
-    parser.add_argument("--cuts", default="180,120,60", help="cut dates, in days before the sandbox's today")
+    parser.add_argument("--cuts", default="240,180,120,60,30", help="cut dates, in days before the sandbox's today")
     args = parser.parse_args()
     today = DEMO_NOW.date()
     totals: dict[str, list[tuple[float, int]]] = defaultdict(list)
