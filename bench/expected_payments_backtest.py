@@ -4,7 +4,7 @@ For each seed: the demo portal's sandbox (harness/demo_warehouse.py: seed, scale
 synced into a fresh warehouse; for each cut date C the models are built as of C (they learn only from invoices
 paid by C) and the invoices open on C that were paid after C, by the sandbox's today, are the test set: the
 error of a prediction is |predicted date - last payment date| in days (the paid date as
-intermediate.int_invoices_paid_as_of dates it as of today). Compared, on the same invoices:
+marts.payment_history dates it as of today). Compared, on the same invoices:
 - `mart`: marts.expected_payments.expected_payment_date as built on C (the product's rule);
 - `due date`: the "paid on its due date" baseline;
 - `due date, not before C+1`: the baseline moved to C + 1 when the due date is past (an invoice open on C is
@@ -35,10 +35,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from harness.demo_warehouse import DEMO_NOW, build_demo_warehouse
 from warehouse_engine.sql_runner import build_models
 
-HISTORY = "select customer_id, days_after_due, days_after_emit from intermediate.int_invoices_paid_as_of"
+HISTORY = "select customer_id, days_after_due, days_after_emit from marts.payment_history"
 OPEN = """select invoice_id, customer_id, emit_date, due_date, expected_payment_date, basis
           from marts.expected_payments where due_date is not null"""
-TRUTH = "select invoice_id, paid_date from intermediate.int_invoices_paid_as_of"
+TRUTH = "select invoice_id, paid_date from marts.payment_history"
 
 
 def _history_rule(history: list[tuple], anchor: int, credibility: int, centre) -> tuple[dict, float]:

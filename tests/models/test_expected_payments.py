@@ -120,7 +120,7 @@ EXPECTED_COLUMNS = ("invoice_id, days_open_after_due, basis, customer_history_co
 
 
 def test_history_is_what_was_paid_in_full_by_the_report_date(warehouse):
-    rows = warehouse.execute("select invoice_id, paid_date, days_after_due from intermediate.int_invoices_paid_as_of "
+    rows = warehouse.execute("select invoice_id, paid_date, days_after_due from marts.payment_history "
                              "order by invoice_id").fetchall()
     assert rows == [
         ("a1", date(2025, 6, 28), -2), ("a2", date(2025, 7, 31), 0), ("a3", date(2025, 9, 3), 3),

@@ -18,7 +18,7 @@ Absent = Literal["derive", "check", "note", "fine"]
 Kind = Literal["field", "parameter", "header", "behaviour"]
 
 RECEIVABLES = ("receivables", "receivables_by_customer", "overdue_customers", "expected_payments",
-               "payment_behaviour")
+               "payment_history", "payment_behaviour")
 PAYABLES = ("supplier_payables", "payables_by_supplier", "payables_schedule")
 
 

@@ -8,7 +8,7 @@
 --   accepted_range: {customer_weight: {min: 0, max: 1}}
 -- ---
 -- when each invoice open on the report date D (marts.receivables) will likely be paid, learnt from the portal's
--- own history of invoices paid in full on or before D (intermediate.int_invoices_paid_as_of: the last payment
+-- own history of invoices paid in full on or before D (marts.payment_history: the last payment
 -- dates an invoice; only what was paid by D counts, so a report date in the past sees the history of its day).
 -- the rule, one an accountant can redo by hand with the history sorted by days after due:
 --   days_open_after_due = D - due date: how long after its due date the invoice is still unpaid (negative: not
@@ -42,7 +42,7 @@ receivables as (
 ),
 
 paid_invoices as (
-    select * from intermediate.int_invoices_paid_as_of
+    select * from marts.payment_history
 ),
 
 open_invoices as (

@@ -9,7 +9,7 @@
 --   accepted_range: {late_share: {min: 0, max: 1}}
 -- ---
 -- the portal's payment behaviour over the 365 days ending on the report date D (D - 364 to D), from the
--- invoices paid in full in that window (intermediate.int_invoices_paid_as_of: dated by their last payment;
+-- invoices paid in full in that window (marts.payment_history: dated by their last payment;
 -- invoices settled by credit notes alone are no payment and are left out). days late = max(0, paid date - due
 -- date): an invoice paid on or before its due date is 0 days late.
 --   average_days_late           = mean of days late over every paid invoice (on time counts 0), unweighted:
@@ -28,7 +28,7 @@ with report_date as (
 ),
 
 paid_invoices as (
-    select * from intermediate.int_invoices_paid_as_of
+    select * from marts.payment_history
 ),
 
 dso as (
