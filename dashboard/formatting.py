@@ -133,8 +133,8 @@ LABELS = {
     "dso_days": "DSO (days)", "last_sync": "Last sync (UTC)", "failing_checks": "Failing checks",
     "forecast_inflows": "Expected inflows (payment history)", "forecast_cumulative_net": "Cumulative net (expected)",
     "forecast_receivable_count": "Receivables (expected)", "expected_payment_date": "Expected payment",
-    "basis": "Basis", "customer_history_count": "Customer's history", "portal_history_count": "Portal's history",
-    "expected_days_after_due": "Days after due (expected)",
+    "basis": "Basis", "customer_paid_count": "Customer's paid invoices",
+    "expected_days_after_due": "Days after due (expected)", "is_estimate_passed": "Estimate passed",
     "measure": "Measure", "portal_days": "This portal (days)", "benchmark_days": "Observatory (days)",
     "benchmark_size": "Observatory size", "figure_year": "Figure year", "report": "Report", "source": "Source", "note": "Note",
 }

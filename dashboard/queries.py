@@ -64,7 +64,7 @@ _LISTS = {
     # every open invoice with the date it will likely be paid (marts.expected_payments), soonest first
     "expected_payments": (
         """select reference, customer_name, due_date, open_amount, expected_payment_date, basis,
-                  customer_history_count, portal_history_count, expected_days_after_due, invoice_id, customer_id
+                  customer_paid_count, expected_days_after_due, is_estimate_passed, invoice_id, customer_id
            from marts.expected_payments where portal_id = ?""",
         "expected_payment_date nulls last, reference, invoice_id",
     ),

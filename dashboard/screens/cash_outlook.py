@@ -62,12 +62,11 @@ def _expected_payments(context: PageContext, currency: str) -> None:
     st.subheader("Expected payments" + shown_of(expected.listing))
     bases = ", ".join(f"{basis}: {count}" for basis, count in sorted(expected.bases.items()))
     st.caption(
-        "When each open invoice will likely be paid: its due date + the median days after the due date of the "
-        "customer's invoices paid by the report date that took longer than this one already has (it is still open: "
-        "it will be paid later than that). A customer with fewer than 5 of them borrows the rest from the portal's "
-        "same median (weight n/5); one with none gets the portal's; when no paid invoice of the portal took that "
-        f"long, its due date (or the day after the report date). Invoices by basis: {bases or 'none'}. History: "
-        "the paid invoices counted. Backtest against \"paid on the due date\": bench/RESULTS.md."
+        "When each open invoice will likely be paid: its due date + the median days the customer paid after the "
+        "due date, over its invoices paid by the report date; a customer with fewer than 5 paid invoices borrows "
+        "the rest from the portal's median (weight n/5), one with none gets the portal's. An estimate already "
+        f"past moves to the day after the report date (estimate passed). Invoices by basis: {bases or 'none'}. "
+        "Backtest against \"paid on the due date\": bench/RESULTS.md."
     )
     table(
         expected.listing.rows,
@@ -87,7 +86,7 @@ def render(context: PageContext) -> None:
         "Open receivables and supplier payables by due date, and beside them the same receivables by the date "
         "they will likely be paid (from the customers' payment history, see Expected payments below). "
         "Outflows count every bill received and not paid: approved, awaiting approval or disputed. "
-        "Past due: due before the report date (an expected payment is always after it: it holds none). "
+        "Past due: due before the report date (an expected payment is never in the past: it holds none). "
         "Weeks run Monday to Sunday, week 1 being the report date's. Later: after week 8, or without a date. "
         "Outflows are negative in the chart; the lines are the cumulative net, by due date and expected."
     )

@@ -3,22 +3,18 @@ payment history, every expected figure worked out by hand below (the rule: wareh
 expected_payments.sql's comments).
 
 Report date D = Tuesday 2026-03-31. Paid invoices (days after due = last payment date - due date):
-- customer a (6 paid): -2, 0 (PAID at 95 of 100: the write-off closes it), 3, 5, 10, and 40 (a 400.00 invoice
-  paid in two parts, 100 on due + 10 and 300 on due + 40: its last payment dates it);
-- customer b (2 paid): 20, 30; its invoice b-late paid on 2026-04-05, after D: no history on D;
+- customer a (6 paid: basis `customer`): -2, 0 (PAID at 95 of 100: the write-off closes it), 3, 5, 10, and 40 (a
+  400.00 invoice paid in two parts, 100 on due + 10 and 300 on due + 40: its last payment dates it); median 4;
+- customer b (2 paid): 20, 30, median 25; its invoice b-late paid on 2026-04-05, after D: no history on D;
 - customer c: none (c-cn was settled by a credit note alone: no payment, no history);
 - customer e: one invoice paid on its due date 2025-01-15, more than a year before D (history, but outside the
   payment behaviour's 365-day window).
-Portal, sorted: -2 0 0 3 5 10 20 30 40 (9 paid invoices).
-Open on D, each with o = D - due date; the history = paid invoices with days after due > o; expected = due +
-round(w x customer median + (1 - w) x portal median), w = min(n customer history, 5) / 5:
-- a-open 1000.00 due 04-10, o = -10: a's 6 (median (3 + 5) / 2 = 4), w 1; portal all 9 (median 5): 4 -> 04-14;
-- b-open 200.00 due 04-01, o = -1: b's 20 30 (median 25), w 0.4; portal without -2: 0 0 3 5 10 20 30 40, median
-  7.5: 0.4 x 25 + 0.6 x 7.5 = 14.5 -> 15 -> 04-16;
-- b-late 300.00 due 03-20, o = 11: b's 20 30 (25), w 0.4; portal 20 30 40 (30): 10 + 18 = 28 -> 04-17;
-- c-old 50.00 due 03-01, o = 30: c none, w 0; portal 40 alone: 40 -> 04-10;
-- c-new 70.00 due 04-20, o = -20: portal all 9 (5) -> 04-25;
-- c-ancient 10.00 due 2025-12-01, o = 120: no paid invoice took that long: basis `due date`, D + 1 = 04-01.
+Portal: 9 paid invoices, -2 0 0 3 5 10 20 30 40, median 5.
+Open on D, expected = due + round(w x customer median + (1 - w) x 5), w = min(n, 5) / 5, never before D + 1:
+- a-open 1000.00 due 04-10, w 1: + 4 -> 04-14;
+- b-open 200.00 due 04-01, w 0.4: 0.4 x 25 + 0.6 x 5 = 13 -> 04-14; b-late 300.00 due 03-20 + 13 -> 04-02;
+- c-old 50.00 due 03-01, w 0: + 5 -> 03-06, on or before D -> D + 1 = 04-01 (is_estimate_passed);
+  c-new 70.00 due 04-20 + 5 -> 04-25.
 """
 
 from __future__ import annotations
@@ -90,7 +86,6 @@ def _raw_rows() -> tuple[list[dict], list[dict]]:
         _invoice("b-late", "b", "300.00", "2026-02-18", "2026-03-20"),
         _invoice("c-old", "c", "50.00", "2026-01-30", "2026-03-01"),
         _invoice("c-new", "c", "70.00", "2026-03-21", "2026-04-20"),
-        _invoice("c-ancient", "c", "10.00", "2025-11-01", "2025-12-01"),
     ]
     usages.append(_payment("b-late-0", "b", "b-late", "300.00", "2026-04-05"))  # after D: open on D
     return documents, usages
@@ -114,9 +109,9 @@ def warehouse() -> Iterator[duckdb.DuckDBPyConnection]:
     conn.close()
 
 
-EXPECTED_COLUMNS = ("invoice_id, days_open_after_due, basis, customer_history_count, customer_median_days_after_due, "
-                    "portal_history_count, portal_median_days_after_due, customer_weight, expected_days_after_due, "
-                    "expected_payment_date")
+EXPECTED_COLUMNS = ("invoice_id, basis, customer_paid_count, customer_median_days_after_due, portal_paid_count, "
+                    "portal_median_days_after_due, customer_weight, expected_days_after_due, expected_payment_date, "
+                    "is_estimate_passed")
 
 
 def test_history_is_what_was_paid_in_full_by_the_report_date(warehouse):
@@ -133,38 +128,35 @@ def test_expected_payment_dates_by_hand(warehouse):
     rows = warehouse.execute(f"select {EXPECTED_COLUMNS} from marts.expected_payments order by invoice_id").fetchall()
     dec = Decimal
     assert rows == [
-        ("a-open", -10, "customer", 6, dec("4.0"), 9, dec("5.0"), dec("1.00"), 4, date(2026, 4, 14)),
-        ("b-late", 11, "customer+portal", 2, dec("25.0"), 3, dec("30.0"), dec("0.40"), 28, date(2026, 4, 17)),
-        ("b-open", -1, "customer+portal", 2, dec("25.0"), 8, dec("7.5"), dec("0.40"), 15, date(2026, 4, 16)),
-        # no paid invoice took 121 days or more: the due date rule, moved to D + 1
-        ("c-ancient", 120, "due date", 0, None, 0, None, dec("0.00"), 121, date(2026, 4, 1)),
-        # no history of its own: the portal's figure
-        ("c-new", -20, "portal", 0, None, 9, dec("5.0"), dec("0.00"), 5, date(2026, 4, 25)),
-        ("c-old", 30, "portal", 0, None, 1, dec("40.0"), dec("0.00"), 40, date(2026, 4, 10)),
+        ("a-open", "customer", 6, dec("4.0"), 9, dec("5.0"), dec("1.00"), 4, date(2026, 4, 14), False),
+        ("b-late", "customer+portal", 2, dec("25.0"), 9, dec("5.0"), dec("0.40"), 13, date(2026, 4, 2), False),
+        ("b-open", "customer+portal", 2, dec("25.0"), 9, dec("5.0"), dec("0.40"), 13, date(2026, 4, 14), False),
+        # no history: the portal's median, and an estimate already past moves to D + 1
+        ("c-new", "portal", 0, None, 9, dec("5.0"), dec("0.00"), 5, date(2026, 4, 25), False),
+        ("c-old", "portal", 0, None, 9, dec("5.0"), dec("0.00"), 5, date(2026, 4, 1), True),
     ]
     # every open invoice of marts.receivables has its row, with its open amount
     assert warehouse.execute(
-        "select sum(open_amount), count(*) from marts.expected_payments").fetchone() == (dec("1630.00"), 6)
+        "select sum(open_amount), count(*) from marts.expected_payments").fetchone() == (dec("1620.00"), 5)
     assert warehouse.execute(
-        "select sum(open_amount), count(*) from marts.receivables").fetchone() == (dec("1630.00"), 6)
+        "select sum(open_amount), count(*) from marts.receivables").fetchone() == (dec("1620.00"), 5)
 
 
 def test_cash_outlook_forecast_inflows_by_expected_date(warehouse):
-    # D's week: Monday 03-30 .. Sunday 04-05. by due date: past due b-late 300 + c-old 50 + c-ancient 10; week 1
-    # b-open 200 (04-01); week 2 a-open 1000 (04-10); week 4 c-new 70 (04-20). by expected date: week 1 c-ancient 10
-    # (04-01); week 2 c-old 50 (04-10); week 3 a-open 1000 (04-14) + b-open 200 (04-16) + b-late 300 (04-17);
-    # week 4 c-new 70 (04-25). no payables: net = inflows.
+    # D's week: Monday 03-30 .. Sunday 04-05. by due date: past due b-late 300 + c-old 50; week 1 b-open 200 (04-01);
+    # week 2 a-open 1000 (04-10); week 4 c-new 70 (04-20). by expected date: week 1 b-late 300 (04-02) + c-old 50
+    # (04-01); week 3 a-open 1000 + b-open 200 (04-14); week 4 c-new 70 (04-25). no payables: net = inflows.
     rows = warehouse.execute(
         "select period_label, expected_inflows, receivable_count, forecast_inflows, forecast_receivable_count, "
         "forecast_cumulative_net from marts.cash_outlook where period_index <= 5 order by period_index").fetchall()
     dec = Decimal
     assert rows == [
-        ("past due", dec("360.00"), 3, dec("0.00"), 0, dec("0.00")),
-        ("week 1", dec("200.00"), 1, dec("10.00"), 1, dec("10.00")),
-        ("week 2", dec("1000.00"), 1, dec("50.00"), 1, dec("60.00")),
-        ("week 3", dec("0.00"), 0, dec("1500.00"), 3, dec("1560.00")),
-        ("week 4", dec("70.00"), 1, dec("70.00"), 1, dec("1630.00")),
-        ("week 5", dec("0.00"), 0, dec("0.00"), 0, dec("1630.00")),
+        ("past due", dec("350.00"), 2, dec("0.00"), 0, dec("0.00")),
+        ("week 1", dec("200.00"), 1, dec("350.00"), 2, dec("350.00")),
+        ("week 2", dec("1000.00"), 1, dec("0.00"), 0, dec("350.00")),
+        ("week 3", dec("0.00"), 0, dec("1200.00"), 2, dec("1550.00")),
+        ("week 4", dec("70.00"), 1, dec("70.00"), 1, dec("1620.00")),
+        ("week 5", dec("0.00"), 0, dec("0.00"), 0, dec("1620.00")),
     ]
     assert warehouse.execute("select sum(expected_inflows) = sum(forecast_inflows) from marts.cash_outlook"
                              ).fetchone() == (True,)
