@@ -17,6 +17,7 @@ from dashboard import cache
 from dashboard.formatting import ENGLISH, FRENCH, STYLES
 from dashboard.gate_banner import banner_lines, flag_lines
 from dashboard.screens import (
+    benchmarks,
     cash_outlook,
     freshness,
     late_payment_claims,
@@ -88,6 +89,7 @@ def main() -> None:
         st.Page(lambda: late_payment_claims.render(context), title="Late-payment claims",
                 url_path="late_payment_claims"),
         st.Page(lambda: payment_terms.render(context), title="Payment terms (D441-6)", url_path="payment_terms"),
+        st.Page(lambda: benchmarks.render(context), title="Benchmarks", url_path="benchmarks"),
         st.Page(lambda: freshness.render(context), title="Freshness", url_path="freshness"),
     ]
     firm = cache.landing_view(source)[2]

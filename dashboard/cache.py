@@ -140,6 +140,18 @@ def payment_law_list(view: View, name: str) -> pd.DataFrame:
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
+def expected_payments(view: View) -> queries.ExpectedPayments:
+    """The Cash outlook page's expected payments."""
+    return _load(view, lambda connection: queries.expected_payments(connection, view.portal))
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def payment_behaviour(view: View) -> dict | None:
+    """The Benchmarks page's figures of the portal (marts.payment_behaviour)."""
+    return _load(view, lambda connection: queries.payment_behaviour(connection, view.portal))
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
 def currency(view: View) -> str:
     """The currency the view's figures are in (euros when the marts name none)."""
     return _load(view, lambda connection: queries.currency(connection, view.portal))

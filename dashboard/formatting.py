@@ -141,6 +141,12 @@ LABELS = {
     "share_of_year_percent": "Share of the year (%)", "year_total_incl_tax": "Year's purchases / sales (TTC)",
     "side": "Side", "counterparty_name": "Customer / supplier", "term_days": "Term (days)",
     "cap_date": "Legal cap", "days_beyond_cap": "Days beyond cap",
+    "forecast_inflows": "Expected inflows (payment history)", "forecast_cumulative_net": "Cumulative net (expected)",
+    "forecast_receivable_count": "Receivables (expected)", "expected_payment_date": "Expected payment",
+    "basis": "Basis", "customer_paid_count": "Customer's paid invoices",
+    "expected_days_after_due": "Days after due (expected)", "is_estimate_passed": "Estimate passed",
+    "measure": "Measure", "portal_days": "This portal (days)", "benchmark_days": "Observatory (days)",
+    "benchmark_size": "Observatory size", "figure_year": "Figure year", "report": "Report", "source": "Source", "note": "Note",
 }
 
 TABLE_CSS = """<style>

@@ -61,6 +61,13 @@ _LISTS = {
            from marts.payables_by_supplier where portal_id = ?""",
         "total_due desc, supplier_name, supplier_id",
     ),
+    # every open invoice with the date it will likely be paid (marts.expected_payments), soonest first
+    "expected_payments": (
+        """select reference, customer_name, due_date, open_amount, expected_payment_date, basis,
+                  customer_paid_count, expected_days_after_due, is_estimate_passed, invoice_id, customer_id
+           from marts.expected_payments where portal_id = ?""",
+        "expected_payment_date nulls last, reference, invoice_id",
+    ),
     # the aged balances: one row a customer owing money, a supplier owed money
     "aged_receivables": (
         f"""select coalesce(customer_name, customer_id) as customer_name, customer_reference,
@@ -277,14 +284,39 @@ def payables(connection: duckdb.DuckDBPyConnection, portal_id: str, as_of: date)
 
 
 def cash_outlook(connection: duckdb.DuckDBPyConnection, portal_id: str) -> pd.DataFrame:
-    """marts.cash_outlook of one portal: past due, the eight weeks, later."""
+    """marts.cash_outlook of one portal: past due, the eight weeks, later; by due date, and the same open
+    receivables by expected payment date (forecast_*)."""
     return frame(
         connection,
-        """select period_label, week_start, week_end, expected_inflows, expected_outflows, net_flow,
-                  cumulative_net, receivable_count, payable_count, period_index
+        """select period_label, week_start, week_end, expected_inflows, forecast_inflows, expected_outflows,
+                  net_flow, cumulative_net, forecast_cumulative_net, receivable_count, forecast_receivable_count,
+                  payable_count, period_index
            from marts.cash_outlook where portal_id = ? order by period_index""",
         [portal_id],
     )
+
+
+@dataclass(frozen=True)
+class ExpectedPayments:
+    """The Cash outlook page's expected payments: the head of the list, and how many invoices rest on each basis
+    (customer, customer+portal, portal, due date)."""
+
+    listing: Listing
+    bases: dict[str, int]
+
+
+def expected_payments(connection: duckdb.DuckDBPyConnection, portal_id: str) -> ExpectedPayments:
+    """marts.expected_payments of one portal: the first DISPLAY_ROWS by expected date, and the count per basis."""
+    bases = dict(connection.execute(
+        "select basis, count(*) from marts.expected_payments where portal_id = ? group by basis", [portal_id]
+    ).fetchall())
+    return ExpectedPayments(listing(connection, "expected_payments", [portal_id], DISPLAY_ROWS), bases)
+
+
+def payment_behaviour(connection: duckdb.DuckDBPyConnection, portal_id: str) -> dict[str, Any] | None:
+    """marts.payment_behaviour's row of one portal (None when the portal has none)."""
+    rows = frame(connection, "select * from marts.payment_behaviour where portal_id = ?", [portal_id])
+    return None if rows.empty else rows.iloc[0].to_dict()
 
 
 def currency(connection: duckdb.DuckDBPyConnection, portal_id: str) -> str:

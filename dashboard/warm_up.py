@@ -38,6 +38,7 @@ def warm_up(warehouse: Path) -> None:
     try:
         from dashboard import cache
         from dashboard.screens import (  # noqa: F401  (pandas, Altair)
+            benchmarks,
             cash_outlook,
             freshness,
             late_payment_claims,
@@ -59,6 +60,8 @@ def warm_up(warehouse: Path) -> None:
             if not claims.by_customer.rows.empty:
                 cache.customer_claims(view, claims.by_customer.rows["customer_id"].iloc[0])
             cache.payment_terms(view)
+            cache.expected_payments(view)
+            cache.payment_behaviour(view)
             cache.freshness_tables(view.warehouse, view.key)
         except Unavailable as problem:
             log.info("the readers' copy is not readable yet (%s)", str(problem).splitlines()[0])

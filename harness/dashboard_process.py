@@ -17,7 +17,7 @@ from harness.common import free_port
 START_TIMEOUT_S = 60.0
 PAGE_PATHS = {"Receivables": "", "Payables": "payables", "Cash outlook": "cash_outlook", "Trends": "trends",
               "Late-payment claims": "late_payment_claims", "Payment terms (D441-6)": "payment_terms",
-              "Freshness": "freshness"}
+              "Benchmarks": "benchmarks", "Freshness": "freshness"}
 # the element whose appearance means a page has rendered its figures
 PAGE_KEY_TABLES = {
     "Receivables": "overdue_customers",
@@ -26,6 +26,7 @@ PAGE_KEY_TABLES = {
     "Late-payment claims": "claims_by_customer",
     "Payment terms (D441-6)": "payment_terms_received",
     "Trends": "trends",  # built at the last 12 month-ends on its first visit per publication
+    "Benchmarks": "benchmarks",
     "Freshness": "raw_tables",  # its checks, run on the copy, follow below (bench/dashboard_render.py times them)
 }
 

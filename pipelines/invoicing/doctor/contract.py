@@ -17,7 +17,8 @@ Source = Literal["contract", "api-facts", "assumption"]
 Absent = Literal["derive", "check", "note", "fine"]
 Kind = Literal["field", "parameter", "header", "behaviour"]
 
-RECEIVABLES = ("receivables", "receivables_by_customer", "overdue_customers")
+RECEIVABLES = ("receivables", "receivables_by_customer", "overdue_customers", "expected_payments",
+               "payment_history", "payment_behaviour")
 CLAIMS = ("late_payment_claims", "late_payment_interest_periods")
 PAYABLES = ("supplier_payables", "payables_by_supplier", "payables_schedule")
 

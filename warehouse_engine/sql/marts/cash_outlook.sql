@@ -15,7 +15,11 @@
 --        hold nothing: what fell due then is past due), as marts.payables_schedule counts weeks;
 --   9 `later`  due after week 8, or without a due date.
 -- the ten periods add up to the total open receivables and the total payables (credit notes negative).
--- inflows are open amounts by their due date, not a forecast of when customers really pay.
+-- inflows are open amounts by their due date, not a forecast of when customers really pay; beside them,
+-- forecast_inflows place the same open amounts by their expected payment date (marts.expected_payments: the
+-- customer's own payment history, or the portal's), so the ten periods of both add up to the same total.
+-- an expected date is always after D: the past due period holds no forecast inflow (what is late is expected
+-- from D + 1 on, at the earliest); forecast_net_flow and forecast_cumulative_net use the same outflows.
 -- net_flow = inflows - outflows; cumulative_net runs over the periods in order, past due included.
 -- one row per (portal_id, period_index).
 with report_date as (
@@ -28,6 +32,10 @@ receivables as (
 
 supplier_payables as (
     select * from marts.supplier_payables
+),
+
+expected_payments as (
+    select * from marts.expected_payments
 ),
 
 periods as (
@@ -45,23 +53,29 @@ periods as (
     cross join report_date
 ),
 
--- the period of a due date on D: past due before D, the week holding it up to week 8's sunday, else later
+-- the period of a flow's date (a due date, or an expected payment date) on D: past due before D, the week
+-- holding it up to week 8's sunday, else later
 flows as (
-    select portal_id, due_date, open_amount as inflow, 0 as outflow, 1 as inflow_count, 0 as outflow_count, currency
+    select portal_id, due_date as flow_date, open_amount as inflow, 0 as outflow, 1 as inflow_count, 0 as outflow_count,
+        0 as forecast_inflow, 0 as forecast_count, currency
     from receivables
     union all
-    select portal_id, due_date, 0, amount_due, 0, 1, currency
+    select portal_id, due_date, 0, amount_due, 0, 1, 0, 0, currency
     from supplier_payables
+    union all
+    -- the same open invoices again, dated by when they are expected to be paid (counted in forecast_* only)
+    select portal_id, expected_payment_date, 0, 0, 0, 0, open_amount, 1, currency
+    from expected_payments
 ),
 
 placed as (
     select
         flows.*,
         case
-            when flows.due_date is null then 9
-            when flows.due_date < report_date.as_of_date then 0
-            when flows.due_date > cast(date_trunc('week', report_date.as_of_date) + interval 55 day as date) then 9
-            else 1 + date_diff('day', cast(date_trunc('week', report_date.as_of_date) as date), flows.due_date) // 7
+            when flows.flow_date is null then 9
+            when flows.flow_date < report_date.as_of_date then 0
+            when flows.flow_date > cast(date_trunc('week', report_date.as_of_date) + interval 55 day as date) then 9
+            else 1 + date_diff('day', cast(date_trunc('week', report_date.as_of_date) as date), flows.flow_date) // 7
         end as period_index
     from flows
     cross join report_date
@@ -74,7 +88,9 @@ per_period as (
         sum(inflow) as expected_inflows,
         sum(outflow) as expected_outflows,
         sum(inflow_count) as receivable_count,
-        sum(outflow_count) as payable_count
+        sum(outflow_count) as payable_count,
+        sum(forecast_inflow) as forecast_inflows,
+        sum(forecast_count) as forecast_receivable_count
     from placed
     group by portal_id, period_index
 ),
@@ -102,6 +118,13 @@ final as (
         ) as decimal(18, 2)) as cumulative_net,
         cast(coalesce(per_period.receivable_count, 0) as bigint) as receivable_count,
         cast(coalesce(per_period.payable_count, 0) as bigint) as payable_count,
+        cast(coalesce(per_period.forecast_inflows, 0) as decimal(18, 2)) as forecast_inflows,
+        cast(coalesce(per_period.forecast_inflows, 0) - coalesce(per_period.expected_outflows, 0) as decimal(18, 2))
+            as forecast_net_flow,
+        cast(sum(coalesce(per_period.forecast_inflows, 0) - coalesce(per_period.expected_outflows, 0)) over (
+            partition by portal_ids.portal_id order by periods.period_index
+        ) as decimal(18, 2)) as forecast_cumulative_net,
+        cast(coalesce(per_period.forecast_receivable_count, 0) as bigint) as forecast_receivable_count,
         portal_ids.currency,
         portal_ids.portal_id
     from portal_ids
