@@ -10,7 +10,11 @@ The service allows 10 requests per second. The limiter paces in one of two ways:
 1. **Span pacing**, the safe default: never more than N = round(rate) grants in any sliding span of
    N / (rate * safety) seconds (1.053 s at 10/s with the default safety 0.95), consecutive grants at least
    `MIN_GAP_SHARE` of an interval apart. Whatever the server's counting, a fixed one-second window then
-   never holds 11 requests even when their arrival is shifted by up to ~50 ms. The pace is 9.5/s.
+   never holds 11 requests even when their arrival is shifted by up to ~50 ms. The pace is 9.5/s. The rule
+   holds on the grants as given, not only as reserved: a thread woken late (a busy machine, 70 ms seen) sends
+   late while those reserved after it wake on time, so each waker also waits until the N-th grant given before
+   it is a span old (keeping its turn). A server that counts over a sliding second (any one-second span holds
+   at most N) then sees no 11th request (it did, once per run, before).
 
 2. **Window-locked pacing**, exactly the limit: the sandbox (and, as far as its headers show, the service)
    counts requests in fixed one-second windows: `RateLimit-Remaining` counts down within a window and
@@ -60,16 +64,12 @@ log = logging.getLogger(__name__)
 
 DEFAULT_SAFETY = 0.95
 MIN_GAP_SHARE = 0.75
+# Span pacing: a grant whose hold of the shared state took longer than this to save is left unused (see acquire).
+LATE_HOLD_S = 0.015
 # A thread that wakes later than this share of the margin after the last slot of its window (a busy
 # interpreter) takes another slot: its request could otherwise reach the server in the next window. The
 # rest of the margin is for the way there (the HTTP client's work and the network).
 LATE_SLOT_SHARE = 0.5
-# Span pacing: a thread that wakes this much after its reserved moment (a busy machine) reserves another one.
-# Its request would otherwise leave late while the grants reserved after it leave on time, and a server that
-# counts over a sliding second sees them closer than the span: 11 in one second (two processes on a loaded
-# machine drew a 429 per run that way, grants woken 70 ms late). The moment it gave up stays reserved: the pace
-# only gets safer.
-LATE_SPAN_S = 0.015
 # Slots of one window are this share of an even spacing apart: the room across the boundary grows from
 # one spacing to (N - (N - 1) * share) spacings, 2.8 at 10/s, while each window still gets N requests.
 SLOT_SPACING_SHARE = 0.8
@@ -129,6 +129,7 @@ class RateLimiter:
         self._lock = threading.Lock()
         self._shared = shared  # where the state lives between two holds when processes share the budget
         self._recent: deque[float] = deque(maxlen=self.burst or 1)  # the last `burst` grants
+        self._sent: deque[float] = deque(maxlen=self.burst or 1)  # the last `burst` grants as given (not reserved)
         self._paused_until = 0.0  # set after a 429: nobody sends before this
         self._seq = 0
         self._answers: dict[int, tuple[float, int]] = {}  # seq -> (granted at, place in its server window)
@@ -141,7 +142,9 @@ class RateLimiter:
         self._next_slot = 0.0  # the next grid reservation takes a slot at or after this
         self.locks = 0  # times the limiter locked onto the server's windows
         self.lost_locks = 0  # times a 429 or two contradicting answers dropped the lock
-        self.late_wakeups = 0  # slots or span moments given up because their thread woke too late
+        self.late_wakeups = 0  # grid slots given up because their thread woke too late
+        self.held_back = 0  # span grants held back because grants before them were given late
+        self.late_holds = 0  # span grants left unused because saving them took longer than LATE_HOLD_S
         self.stray_answers = 0  # answers that contradicted the lock alone (a request overtaken on its way)
         self._last_contradiction: float | None = None  # when the last one was granted, while locked
 
@@ -168,7 +171,7 @@ class RateLimiter:
         """The state that paces and learns, as plain data (see `_hold`)."""
         oldest_kept = self._seq - 100
         return {
-            "recent": list(self._recent), "paused_until": self._paused_until, "seq": self._seq,
+            "recent": list(self._recent), "sent": list(self._sent), "paused_until": self._paused_until, "seq": self._seq,
             "answers": [[seq, at, place] for seq, (at, place) in self._answers.items() if seq >= oldest_kept],
             "crossings": self._phase.crossings(),
             "grid": None if self._grid is None else [self._grid.base, self._grid.step, self._grid.per_window],
@@ -193,6 +196,7 @@ class RateLimiter:
 
     def _restore(self, state: dict) -> None:
         self._recent = deque(state["recent"], maxlen=self.burst or 1)
+        self._sent = deque(state.get("sent", []), maxlen=self.burst or 1)  # absent from an older process's state
         self._paused_until = state["paused_until"]
         self._seq = state["seq"]
         self._answers = {seq: (at, place) for seq, at, place in state["answers"]}
@@ -210,7 +214,7 @@ class RateLimiter:
         process ever saves a pause longer than MAX_PAUSE_S (`pause` cuts it), nor reserves a slot further than a
         window ahead, so such a state was forged or damaged."""
         horizon = now + MAX_PAUSE_S + WINDOW_S
-        times = [*self._recent, self._paused_until, self._next_slot, self._late_slot_s, *self._arc]
+        times = [*self._recent, *self._sent, self._paused_until, self._next_slot, self._late_slot_s, *self._arc]
         if self._grid is not None:
             times += [self._grid.base, self._grid.step]
         if not all(isinstance(t, float | int) and math.isfinite(t) and t <= horizon for t in times):
@@ -239,19 +243,46 @@ class RateLimiter:
                     slot = grid.slot_at_or_after(max(now, self._paused_until, self._next_slot))
                     self._next_slot = slot + grid.step / 2
                 epoch = self._epoch
-            while (now := self._clock()) < slot:
-                self._sleep(slot - now)
-            with self._hold():
-                now = self._clock()  # the hold may have waited for another process
-                if grid is None:
-                    if now > slot + LATE_SPAN_S:
-                        self.late_wakeups += 1  # sent now, it would crowd the grants reserved after it
-                    elif self._paused_until <= slot:
-                        return self._grant(now, record=False)
-                elif now > grid.last_slot_of_window(slot) + self._late_slot_s:
-                    self.late_wakeups += 1  # its request could reach the next window: take another slot
-                elif epoch == self._epoch and self._paused_until <= slot:
-                    return self._grant(now, record=True)
+            while True:
+                while (now := self._clock()) < slot:
+                    self._sleep(slot - now)
+                span_grant: Grant | None = None
+                with self._hold():
+                    now = self._clock()  # the hold may have waited for another process
+                    if grid is None:
+                        if self._paused_until > slot:
+                            break  # a 429 since: reserve again after the pause
+                        sent_ready_at = self._sent_ready_at()
+                        if now < sent_ready_at:
+                            # Grants before it were given late (woken late on a busy machine): sent now, the last N
+                            # requests would reach a server that counts over a sliding second closer than the span.
+                            # It keeps its turn and waits until the N-th grant before it is a span old.
+                            slot = sent_ready_at
+                            self.held_back += 1
+                            continue
+                        span_grant = self._grant(now, record=False)
+                    elif now > grid.last_slot_of_window(slot) + self._late_slot_s:
+                        self.late_wakeups += 1  # its request could reach the next window: take another slot
+                        break
+                    elif epoch == self._epoch and self._paused_until <= slot:
+                        return self._grant(now, record=True)
+                    else:
+                        break
+                assert span_grant is not None  # every other way out of the hold returned, broke or continued
+                if self._clock() - span_grant.at <= LATE_HOLD_S:
+                    return span_grant
+                # Saving the grant took long (a busy machine, the shared state's database): its request would leave
+                # that much later than the time recorded for it. The grant stays recorded, unused (it only costs
+                # a moment of the budget), and the caller asks again.
+                self.late_holds += 1
+                break
+
+    def _sent_ready_at(self) -> float:
+        """When the span pacing's rule holds on the grants as they were given (not as they were reserved): no
+        more than N in any span, whatever thread or process woke late."""
+        if self.rate_per_s > 0 and len(self._sent) == self.burst:
+            return self._sent[0] + self.span
+        return 0.0
 
     def _span_ready_at(self) -> float:
         ready_at = self._paused_until
@@ -264,6 +295,8 @@ class RateLimiter:
     def _grant(self, now: float, *, record: bool) -> Grant:
         if record and self.rate_per_s > 0:
             self._recent.append(now)
+        if self.rate_per_s > 0:
+            self._sent.append(now)
         self._seq += 1
         return Grant(self._seq, now)
 
