@@ -22,6 +22,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness.sync_process import PYCACHE_DIR
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -37,13 +39,21 @@ class RacerResult:
 
 def private_env(folder: Path, budget_url: str, **extra: str) -> dict[str, str]:
     """The environment of one racer: its own HOME, runtime and budget folders under `folder`, the budget's URL."""
-    env = {key: value for key, value in os.environ.items() if not key.startswith("INVOICING_")}
+    env = {key: value for key, value in os.environ.items()
+           if not key.startswith("INVOICING_") and key != "PYTHONDONTWRITEBYTECODE"}
+    env.update(own_folders(folder), INVOICING_RATE_BUDGET_URL=budget_url, PYTHONPATH=str(ROOT),
+               # the bytecode cache the suite's processes share (sync_process.py): imports in a second, not four
+               PYTHONPYCACHEPREFIX=str(PYCACHE_DIR), **extra)
+    return env
+
+
+def own_folders(folder: Path) -> dict[str, str]:
+    """HOME, XDG_RUNTIME_DIR, XDG_CACHE_HOME and INVOICING_RATE_BUDGET_DIR of one process, all under `folder`
+    (created 0700): a process with these shares no local state file with another."""
     for name in ("home", "run", "budget", "cache"):
         (folder / name).mkdir(parents=True, exist_ok=True, mode=0o700)
-    env.update(HOME=str(folder / "home"), XDG_RUNTIME_DIR=str(folder / "run"), XDG_CACHE_HOME=str(folder / "cache"),
-               INVOICING_RATE_BUDGET_DIR=str(folder / "budget"), INVOICING_RATE_BUDGET_URL=budget_url,
-               PYTHONPATH=str(ROOT), **extra)
-    return env
+    return {"HOME": str(folder / "home"), "XDG_RUNTIME_DIR": str(folder / "run"),
+            "XDG_CACHE_HOME": str(folder / "cache"), "INVOICING_RATE_BUDGET_DIR": str(folder / "budget")}
 
 
 def start(mode: str, env: dict[str, str], *args: str, netns: str | None = None) -> subprocess.Popen:
