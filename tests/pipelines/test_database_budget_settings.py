@@ -61,7 +61,7 @@ def test_the_client_paces_on_the_database_when_one_is_configured(monkeypatch, po
     monkeypatch.setenv("INVOICING_RATE_BUDGET_PASSWORD", postgres_cluster.password)
     monkeypatch.setenv("INVOICING_EGRESS_IP", "203.0.113.7")
     with InvoicingClient(API, "id", "secret") as client:
-        budget = client.limiter._shared
+        budget = client.limiter.shared
         assert isinstance(budget, DatabaseBudget) and budget.egress == "203.0.113.7"
         grants = [client.limiter.acquire() for _ in range(3)]
     assert [g.seq for g in grants] == [1, 2, 3]

@@ -155,8 +155,11 @@ class InvoicingClient:
         self.close()
 
     def close(self) -> None:
-        """Closes the connection pool."""
+        """Closes the connection pool (and the rate budget's database connection, when it has one)."""
         self._http.close()
+        shared = self.limiter.shared
+        if isinstance(shared, DatabaseBudget):
+            shared.close()
 
     def get(self, path: str, params: dict[str, Any] | None = None, *, tag: str = "other") -> Any:
         """GET `path` and return the `data` of the answer; raises InvoicingApiError."""

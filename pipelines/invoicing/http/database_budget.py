@@ -146,6 +146,11 @@ class DatabaseBudget:
                 self._drop_connection()
                 raise self._error(error) from None
 
+    def close(self) -> None:
+        """Closes this process's connection (a later hold opens another)."""
+        with self._lock:
+            self._drop_connection()
+
     def _select_for_update(self, connection: psycopg.Connection) -> dict:
         query = (f"SELECT state, extract(epoch FROM clock_timestamp() - touched)::float8, "
                  f"extract(epoch FROM clock_timestamp())::float8 FROM {TABLE} "

@@ -149,6 +149,11 @@ class RateLimiter:
         self._last_contradiction: float | None = None  # when the last one was granted, while locked
 
     @property
+    def shared(self) -> SharedState | None:
+        """The state shared with other processes (a budget file or database row), None when paced alone."""
+        return self._shared
+
+    @property
     def shares_budget(self) -> bool:
         """True when this limiter paces on a state shared with other processes (the host's budget)."""
         return self._shared is not None
