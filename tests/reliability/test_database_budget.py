@@ -110,9 +110,10 @@ def test_processes_sharing_no_file_share_one_budget_in_postgresql(root_racers, r
     assert max(Counter(math.floor(at) for at in times).values()) <= 10  # the sandbox's windows: whole seconds
     rate = (len(times) - 1) / (times[-1] - times[0])
     print(f"\n{len(times)} requests from {RACERS} processes in {times[-1] - times[0]:.2f} s: {rate:.2f}/s")
-    # <= 10/s (three processes pacing alone would send 30/s), and used: at the safe pace (9/s) the 30 requests
+    # <= 10/s: never more than 10 in any one second (three processes pacing alone would send 30/s; the mean over
+    # 30 requests can pass 10/s by the first burst of 10); and used: at the safe pace (9/s) the 30 requests
     # take about 3.3 s; 2 s of slack for a loaded machine (7.8/s was seen at load 30), a starved budget takes longer
-    assert rate <= 10.0
+    assert most_in_one_second(times) <= 10
     assert times[-1] - times[0] <= len(times) / 9 + 2, f"{len(times)} requests took {times[-1] - times[0]:.2f} s"
     # the one budget was the database's row (every grant in it), not a file of each process
     assert budget_rows(budget_db)[("127.0.0.1", key)] >= len(times)
