@@ -11,6 +11,7 @@ import re
 import subprocess
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -57,17 +58,23 @@ def arrival_times(host) -> list[float]:
 
 
 def sync_all(host, root: Path, budget_dir: Path, *args: str, timeout: float = 600,
-             extra_env: dict[str, str] | None = None) -> dict[str, PortalRun]:
+             extra_env: dict[str, str] | None = None,
+             env_of: Callable[[str], dict[str, str]] | None = None,
+             prefix_of: Callable[[str], list[str]] | None = None) -> dict[str, PortalRun]:
     """Starts one sync process per portal of `host` at once and waits for all (each bounded by `timeout`;
-    one still running then is killed and reported with returncode -9)."""
+    one still running then is killed and reported with returncode -9). `env_of(name)`: more environment for
+    that portal's process (its own folders, say); `prefix_of(name)`: words before its command
+    (`ip netns exec NS`)."""
     started: dict[str, tuple[subprocess.Popen, Workspace, float]] = {}
     try:
         for name, portal in host.portals.items():
             workspace = Workspace(root / name)
             env = workspace.env(portal.base_url, portal.client_id, portal.client_secret,
                                 INVOICING_RATE_BUDGET_DIR=str(budget_dir), **(extra_env or {}))
+            env.update(env_of(name) if env_of else {})
             process = subprocess.Popen(
-                [*COMMAND, "sync", "--warehouse", str(workspace.warehouse), *args],
+                [*(prefix_of(name) if prefix_of else []), *COMMAND, "sync", "--warehouse", str(workspace.warehouse),
+                 *args],
                 env=env, cwd=workspace.cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
             )
             started[name] = (process, workspace, time.monotonic())

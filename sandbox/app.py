@@ -22,7 +22,7 @@ from sandbox.clock import Clock, iso
 from sandbox.config import SandboxConfig
 from sandbox.errors import ApiError, not_found
 from sandbox.faults import INJECTED_ERRORS, FaultInjector, SandboxStats
-from sandbox.ratelimit import FixedWindowLimiter
+from sandbox.ratelimit import EdgeLimiter, edge_limiter
 from sandbox.routes import build_router
 from sandbox.routes.openapi import build_openapi
 from sandbox.routes.responses import ApiJSONResponse
@@ -62,7 +62,7 @@ class Edge:
         config: SandboxConfig,
         clock: Clock,
         stats: SandboxStats,
-        limiter: FixedWindowLimiter,
+        limiter: EdgeLimiter,
         faults: FaultInjector,
         tokens: TokenStore,
         applied_offset_s: float,
@@ -190,7 +190,7 @@ def create_app(
     *,
     tokens: TokenStore | None = None,
     stats: SandboxStats | None = None,
-    limiter: FixedWindowLimiter | None = None,
+    limiter: EdgeLimiter | None = None,
 ) -> FastAPI:
     """The ASGI app serving `portal` under /api/v2 (OpenAPI document at /api/v2/openapi.json); `limiter`
     is the per-IP limiter in front of it (a `SandboxHost` passes one limiter to all its portals)."""
@@ -248,7 +248,7 @@ def create_app(
         config=config,
         clock=clock,
         stats=stats,
-        limiter=limiter if limiter is not None else FixedWindowLimiter(config),
+        limiter=limiter if limiter is not None else edge_limiter(config),
         faults=FaultInjector(config, stats),
         tokens=tokens,
         applied_offset_s=float(config.clock_offset_s or 0.0),

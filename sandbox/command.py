@@ -37,6 +37,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=DEFAULTS.rate_limit_per_s,
         help="requests per second per client IP (0 = off; default 10)",
     )
+    parser.add_argument(
+        "--rate-limit-mode",
+        choices=("fixed", "sliding"),
+        default=DEFAULTS.rate_limit_mode,
+        help="count the limit in fixed one-second windows (default, as the service) or over any one-second span",
+    )
     parser.add_argument("--latency-ms", type=float, default=0.0, help="fixed latency added to every answer")
     parser.add_argument("--jitter-ms", type=float, default=0.0, help="plus a uniform random 0..jitter")
     parser.add_argument(
@@ -132,6 +138,7 @@ def config_from(args: argparse.Namespace) -> SandboxConfig:
         client_id=args.client_id,
         client_secret=args.client_secret,
         rate_limit_per_s=args.rate_limit,
+        rate_limit_mode=args.rate_limit_mode,
         latency_ms=args.latency_ms,
         latency_jitter_ms=args.jitter_ms,
         error_rate=args.error_rate,
@@ -164,7 +171,8 @@ def host_from(args: argparse.Namespace):
                          client_secret=f"{args.client_secret}-p{i}")
         for i in range(1, args.portals + 1)
     }
-    return SandboxHost(configs=configs, rate_limit_per_s=args.rate_limit, host=args.host, port=args.port)
+    return SandboxHost(configs=configs, rate_limit_per_s=args.rate_limit, rate_limit_mode=args.rate_limit_mode,
+                       host=args.host, port=args.port)
 
 
 def run(args: argparse.Namespace) -> int:

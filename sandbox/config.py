@@ -21,6 +21,9 @@ class SandboxConfig:
     token_lifetime_s: int = 604799  # the real service: 7 days minus one second
     # rate limit per client IP; 0 turns it off
     rate_limit_per_s: int = 10
+    # how it is counted: "fixed" one-second windows (as the service's headers show), or "sliding" (any one-second
+    # span); read when the limiter is made (sandbox/ratelimit.py `edge_limiter`)
+    rate_limit_mode: str = "fixed"
     # paging: default and maximum `limit`; a larger limit is clamped, or refused with 400
     default_page_size: int = 20
     max_page_size: int = 100

@@ -3,7 +3,8 @@
 The real service serves every portal on one base URL and tells them apart by the client's credentials; its
 limit (10 requests/s) is per source IP, whatever the portal. Here each portal is a whole `SandboxServer`
 (its own data, clock, credentials, tokens, webhooks) whose app is mounted under its own path prefix on
-one uvicorn server, and every portal's edge counts requests in the one `FixedWindowLimiter` of the host:
+one uvicorn server, and every portal's edge counts requests in the one limiter of the host (fixed windows, or a
+sliding second with `rate_limit_mode="sliding"`):
 
 ```python
 with SandboxHost(portals=4, scale=300) as host:
@@ -24,7 +25,7 @@ from starlette.applications import Starlette
 from starlette.routing import Mount
 
 from sandbox.config import SandboxConfig
-from sandbox.ratelimit import FixedWindowLimiter
+from sandbox.ratelimit import EdgeLimiter, edge_limiter
 from sandbox.server import HttpThread, SandboxServer, Served
 
 PREFIX = "/portals"
@@ -33,7 +34,7 @@ PREFIX = "/portals"
 class _MountedPortal(SandboxServer):
     """A portal of a host: served by the host's server under `/portals/NAME`."""
 
-    def __init__(self, name: str, host: SandboxHost, config: SandboxConfig, limiter: FixedWindowLimiter) -> None:
+    def __init__(self, name: str, host: SandboxHost, config: SandboxConfig, limiter: EdgeLimiter) -> None:
         super().__init__(config, host=host.host, limiter=limiter)
         self.name = name
         self._host = host
@@ -46,7 +47,8 @@ class _MountedPortal(SandboxServer):
 
 class SandboxHost(Served):
     """`portals` seeded portals named p1..pN (seeds `seed`, `seed` + 1, ...; credentials per portal), or
-    one per name of `configs`, on one port of `host` behind one limiter of `rate_limit_per_s` per IP."""
+    one per name of `configs`, on one port of `host` behind one limiter of `rate_limit_per_s` per IP, counted in
+    fixed one-second windows or, `rate_limit_mode="sliding"`, over any one-second span."""
 
     def __init__(
         self,
@@ -55,6 +57,7 @@ class SandboxHost(Served):
         scale: int = 1000,
         seed: int = 1,
         rate_limit_per_s: int = 10,
+        rate_limit_mode: str = "fixed",
         configs: dict[str, SandboxConfig] | None = None,
         host: str = "127.0.0.1",
         port: int = 0,
@@ -70,10 +73,10 @@ class SandboxHost(Served):
         self.host = host
         self.port = port
         # the host's own settings: only its rate limit is read (live, like a SandboxServer's)
-        self.config = SandboxConfig(rate_limit_per_s=rate_limit_per_s)
-        self.limiter = FixedWindowLimiter(self.config)
+        self.config = SandboxConfig(rate_limit_per_s=rate_limit_per_s, rate_limit_mode=rate_limit_mode)
+        self.limiter = edge_limiter(self.config)
         self.portals: dict[str, SandboxServer] = {
-            name: _MountedPortal(name, self, replace(config, rate_limit_per_s=rate_limit_per_s), self.limiter)
+            name: _MountedPortal(name, self, replace(config, rate_limit_per_s=rate_limit_per_s, rate_limit_mode=rate_limit_mode), self.limiter)
             for name, config in configs.items()
         }
         self.app = Starlette(routes=[Mount(f"{PREFIX}/{name}", app=server.app)

@@ -24,7 +24,7 @@ from sandbox.auth import TokenStore
 from sandbox.clock import Clock
 from sandbox.config import SandboxConfig
 from sandbox.faults import SandboxStats
-from sandbox.ratelimit import FixedWindowLimiter
+from sandbox.ratelimit import EdgeLimiter
 from sandbox.webhooks import WebhookDispatcher
 
 if TYPE_CHECKING:  # imported when mutations start (see start_mutations)
@@ -149,7 +149,7 @@ class SandboxServer(Served):
         generate: bool = True,
         clock: Clock | None = None,
         portal=None,
-        limiter: FixedWindowLimiter | None = None,
+        limiter: EdgeLimiter | None = None,
     ) -> None:
         self.config = config if config is not None else SandboxConfig()
         self.clock = clock if clock is not None else ConfiguredClock(self.config)

@@ -220,3 +220,12 @@ def _dlt_secret_password() -> str | None:
 
     value: object = dlt.secrets.get(PASSWORD_SECRET)
     return str(value) if value else None
+
+
+def catalog_from_env(environ: dict[str, str] | None = None) -> CatalogDsn | None:
+    """The lake's catalog DSN with its password (as `target_from_env` finds them) when the DuckLake engine is
+    configured with a catalog, else None: other stores (the shared rate budget) may live in that database."""
+    env = os.environ if environ is None else environ
+    if (env.get(ENGINE_ENV) or "duckdb").strip().lower() != "ducklake" or not env.get(CATALOG_ENV):
+        return None
+    return parse_catalog_dsn(env[CATALOG_ENV], env.get(PASSWORD_ENV) or _dlt_secret_password())

@@ -250,7 +250,7 @@ def test_limiter_never_grants_more_than_the_limit_in_any_one_second_window():
     for start in grants:
         assert sum(1 for g in grants if start <= g < start + 1.0) <= 10
     rate = (len(grants) - 1) / (grants[-1] - grants[0])
-    assert 9.6 <= rate <= 10.0
+    assert 9.1 <= rate <= 10.0  # span pacing at 9/s (safety 0.9, issue 33) after a first burst of 10
 
 
 def test_limiter_pause_holds_everyone_back():

@@ -8,7 +8,7 @@ import httpx
 import pytest
 
 from sandbox.config import SandboxConfig
-from sandbox.ratelimit import FixedWindowLimiter
+from sandbox.ratelimit import FixedWindowLimiter, SlidingWindowLimiter, edge_limiter
 from tests.sandbox.conftest import client_for, small_config
 
 # alone, after the parallel phase (scripts/test): the sandbox's one-second windows are met on the machine's clock
@@ -33,6 +33,32 @@ def test_limiter_allows_the_limit_per_window_then_refuses():
     assert limiter.hit("10.0.0.2").allowed  # per client IP
     clock.now = 101.0  # the next window
     assert limiter.hit("10.0.0.1").remaining == 9
+
+
+def test_sliding_limiter_refuses_an_eleventh_request_in_any_one_second_span():
+    # ten requests 100 ms apart at 100.00..100.90, then probes: a fixed window [100, 101) would take the one at
+    # 101.00 and count afresh; the sliding second takes a request only once the one a second before it has left
+    clock = FakeMonotonic(100.0)
+    config = SandboxConfig(rate_limit_per_s=10, rate_limit_mode="sliding")
+    assert isinstance(edge_limiter(config), SlidingWindowLimiter)
+    limiter = SlidingWindowLimiter(config, monotonic=clock)
+    first = []
+    for i in range(10):
+        clock.now = 100.0 + i / 10
+        first.append(limiter.hit("10.0.0.1"))
+    assert all(d.allowed for d in first) and [d.remaining for d in first] == list(range(9, -1, -1))
+    clock.now = 100.95  # 10 in (99.95, 100.95]
+    refused = limiter.hit("10.0.0.1")
+    assert not refused.allowed and refused.remaining == 0 and refused.ttl_s == 1
+    clock.now = 101.0  # the one at 100.00 is exactly a second old: out of the span (now - 1, now]
+    assert limiter.hit("10.0.0.1").allowed
+    clock.now = 101.05  # 100.10 .. 100.90 and 101.00: ten again (the refused one at 100.95 did not count)
+    assert not limiter.hit("10.0.0.1").allowed
+    assert limiter.hit("10.0.0.2").allowed  # per client IP
+    assert limiter.max_in_any_second == 10
+    assert isinstance(edge_limiter(SandboxConfig()), FixedWindowLimiter)
+    with pytest.raises(ValueError, match="sliding"):
+        edge_limiter(SandboxConfig(rate_limit_mode="token-bucket"))
 
 
 def test_limiter_off_and_changed_at_run_time():

@@ -23,6 +23,7 @@ import httpx
 
 from pipelines.invoicing.errors import InvoicingApiError, api_message_of
 from pipelines.invoicing.http.auth import TokenAuth, TokenGrant
+from pipelines.invoicing.http.database_budget import DatabaseBudget, budget_database_from_env
 from pipelines.invoicing.http.host_budget import HostBudget
 from pipelines.invoicing.http.ratelimit import RateLimiter, clamp_wait
 from pipelines.invoicing.http.token_cache import TokenCache
@@ -51,6 +52,13 @@ class PacedTransport(httpx.BaseTransport):
 
     def close(self) -> None:
         self.inner.close()
+
+
+def shared_budget_of(base_url: str) -> DatabaseBudget | HostBudget:
+    """The budget every process calling `base_url`'s host paces on: in PostgreSQL, per egress IP and host, when a
+    database is configured (database_budget.py: across hosts); else the machine's file (host_budget.py)."""
+    database = budget_database_from_env()
+    return DatabaseBudget(base_url, database) if database is not None else HostBudget(base_url)
 
 
 class ClientStats:
@@ -82,8 +90,9 @@ class InvoicingClient:
     """GETs from the API with a reused bearer token (scope `read`), pacing, and bounded retries; with
     scope `read write`, the few writes of webhook subscriptions (`post`, `delete`).
 
-    `shared_budget` (default True): pace on the one budget of every process of the machine calling the same
-    API host (host_budget.py); False only for a client on a simulated `clock`, which cannot share real time."""
+    `shared_budget` (default True): pace on the one budget of every process calling the same API host: of every
+    host behind the same egress IP when a PostgreSQL database is configured (database_budget.py), else of this
+    machine (host_budget.py); False only for a client on a simulated `clock`, which cannot share real time."""
 
     def __init__(
         self,
@@ -119,8 +128,10 @@ class InvoicingClient:
         if shared_budget and rate_limit_per_s > 0 and clock is not time.monotonic:
             raise ValueError("a client on its own clock cannot pace on the machine's shared budget: "
                              "pass shared_budget=False")
-        shared = HostBudget(self.base_url) if shared_budget and rate_limit_per_s > 0 else None
-        self.limiter = RateLimiter(rate_limit_per_s, clock=clock, sleep=sleep, shared=shared)
+        shared = shared_budget_of(self.base_url) if shared_budget and rate_limit_per_s > 0 else None
+        # a budget shared across hosts keeps its times on the database server's clock: the limiter reads that one
+        pacing_clock = shared.clock if isinstance(shared, DatabaseBudget) else clock
+        self.limiter = RateLimiter(rate_limit_per_s, clock=pacing_clock, sleep=sleep, shared=shared)
         self.stats = ClientStats()
         # Short processes that follow one another (syncs, the applying runs of hints) start on the token the
         # last one kept, sealed with the client secret (token_cache.py), instead of a token request each.
@@ -144,8 +155,11 @@ class InvoicingClient:
         self.close()
 
     def close(self) -> None:
-        """Closes the connection pool."""
+        """Closes the connection pool (and the rate budget's database connection, when it has one)."""
         self._http.close()
+        shared = self.limiter.shared
+        if isinstance(shared, DatabaseBudget):
+            shared.close()
 
     def get(self, path: str, params: dict[str, Any] | None = None, *, tag: str = "other") -> Any:
         """GET `path` and return the `data` of the answer; raises InvoicingApiError."""

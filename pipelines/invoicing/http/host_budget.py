@@ -19,7 +19,7 @@ threads of one process do, and a process alone paces exactly as it did with a st
   descriptor. What it reserved and never used costs at most the slots it had reserved (about a second).
 - A state left untouched for `STALE_S` (20 minutes) is forgotten: the server may have restarted its windows,
   and two clocks drift apart. Within it, a run of the 15-minute schedule starts on the window phase the
-  previous run learnt, at the full rate from its first request instead of learning again at 9.5/s (an
+  previous run learnt, at the full rate from its first request instead of learning again at 9/s (an
   answer that contradicts the phase, or a 429, drops it as always).
 """
 
