@@ -6,7 +6,7 @@ Each portal's run (scheduled sync and reconcile, webhook hints) carries
 
 | tag | value | what limits on it (docs/deploy/dagster/dagster.yaml) |
 |---|---|---|
-| `EGRESS_TAG` | `<API host> via <egress>`: the portal's API host, and `INVOICING_EGRESS` (the name of the egress IP this host's runs leave through; default the host's name: one host, one egress IP) | a few runs at once per value (`tag_concurrency_limits`, `applyLimitPerUniqueValue`) |
+| `EGRESS_TAG` | `<API host> via <egress>`: the portal's API host, and `INVOICING_EGRESS_IP` (the name of the egress IP this host's runs leave through; default the host's name: one host, one egress IP) | a few runs at once per value (`tag_concurrency_limits`, `applyLimitPerUniqueValue`) |
 | `PORTAL_TAG` | the portal's name | one run per portal at once (a DuckLake takes several writers, never two of one portal's pipeline) |
 | `INTERVAL_TAG` | the schedule tick the run belongs to | nothing: the models sensor builds the marts once after an interval's portal runs (model_sensor.py) |
 
@@ -22,9 +22,9 @@ from collections.abc import Mapping
 from urllib.parse import urlsplit
 
 from assets.resources import InvoicingApiResource
+from pipelines.invoicing.http.egress import EGRESS_ENV
 from pipelines.invoicing.portals import Portal
 
-EGRESS_ENV = "INVOICING_EGRESS"
 EGRESS_TAG = "invoicing-warehouse/egress"
 PORTAL_TAG = "invoicing-warehouse/portal"
 INTERVAL_TAG = "invoicing-warehouse/interval"
@@ -32,7 +32,8 @@ UNKNOWN_API_HOST = "unconfigured-api"  # the portal `default` before its base_ur
 
 
 def egress_name(environ: Mapping[str, str] | None = None) -> str:
-    """This host's egress: INVOICING_EGRESS, else the host's name."""
+    """This host's egress: INVOICING_EGRESS_IP (the setting the rate budget is keyed by, egress.py), else the
+    host's name."""
     env = os.environ if environ is None else environ
     return (env.get(EGRESS_ENV) or "").strip() or socket.gethostname()
 

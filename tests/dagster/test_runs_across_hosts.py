@@ -1,7 +1,7 @@
 """Dagster across hosts (issue 33, point 4): each portal's run says which budget it spends (its API host and the
 host's egress) for the run queue to limit, and the models are built once per interval after the portals' runs.
 
-Truths: the portals file written here (its API hosts), the INVOICING_EGRESS set here, and the runs recorded in a
+Truths: the portals file written here (its API hosts), the INVOICING_EGRESS_IP set here, and the runs recorded in a
 real (ephemeral) Dagster instance by the test, in the states a daemon would give them.
 """
 
@@ -60,7 +60,7 @@ def _succeeded(instance: DagsterInstance, run) -> None:
 
 
 def test_each_portal_run_carries_the_egress_of_its_api_host_and_this_host(portals_file, tmp_path, monkeypatch):
-    monkeypatch.setenv("INVOICING_EGRESS", "nat-a")
+    monkeypatch.setenv("INVOICING_EGRESS_IP", "nat-a")
     defs, resources = _definitions(str(tmp_path / "w.duckdb"), configured_portals(portals_file, required=True))
     expected = {"acme": "api.one.example via nat-a", "beta": "api.one.example via nat-a",
                 "gamma": "eu.two.example via nat-a"}  # the host, without the port: the service counts per host
@@ -77,8 +77,8 @@ def test_each_portal_run_carries_the_egress_of_its_api_host_and_this_host(portal
         [request] = sensor.evaluate_tick(build_sensor_context(instance=instance, resources=resources)).run_requests
         assert (request.tags[EGRESS_TAG], request.tags[PORTAL_TAG]) == ("eu.two.example via nat-a", "gamma")
 
-    # without INVOICING_EGRESS: the host's name; the portal `default` (no portals file): the API resource's host
-    monkeypatch.delenv("INVOICING_EGRESS")
+    # without INVOICING_EGRESS_IP: the host's name; the portal `default` (no portals file): the API resource's host
+    monkeypatch.delenv("INVOICING_EGRESS_IP")
     defs, _ = _definitions(str(tmp_path / "w.duckdb"), None, api_url="https://api.three.example/v2")
     with DagsterInstance.ephemeral() as instance:
         [request] = _scheduled(defs, "sync_schedule", instance)
