@@ -6,6 +6,7 @@ DISPLAY_ROWS on screen, their row count kept."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import date
 from decimal import Decimal
 
 import duckdb
@@ -38,6 +39,7 @@ class ClaimsFigures:
     consumer_amount_late: Decimal
     unconverted_invoice_count: int  # invoices not in euros: interest in their currency, not in the totals
     by_customer: Listing  # largest claim first
+    last_rate_change: tuple[date, Decimal] | None = None  # the rate table's newest row: later half-years assume it
 
 
 def claims(connection: duckdb.DuckDBPyConnection, portal_id: str) -> ClaimsFigures:
@@ -56,8 +58,12 @@ def claims(connection: duckdb.DuckDBPyConnection, portal_id: str) -> ClaimsFigur
     rows = frame(connection, f"select *, count(*) over () as customer_count from ({_BY_CUSTOMER}) "
                              f"order by {BY_CUSTOMER_ORDER} limit {DISPLAY_ROWS}", [portal_id])
     total = int(rows["customer_count"].iloc[0]) if len(rows) else 0
+    # the rate table cannot know a change published after it: the page names its newest row
+    last = connection.execute("select effective_date, rate_percent from reference.ecb_main_refinancing_rates "
+                              "order by effective_date desc limit 1").fetchone()
     return ClaimsFigures(int(row[0]), row[1], row[2], int(row[3]), row[4], int(row[5]),
-                         Listing(rows.drop(columns=["customer_count"]), total))
+                         Listing(rows.drop(columns=["customer_count"]), total),
+                         (last[0], last[1]) if last else None)
 
 
 def claims_by_customer(connection: duckdb.DuckDBPyConnection, portal_id: str) -> pd.DataFrame:

@@ -23,6 +23,11 @@ def render(context: PageContext) -> None:
                "indemnity (D441-5). Interest: amount late × rate × days / 365, per half-year.")
     figures = cache.claims(context.view)
     style = context.style
+    if figures.last_rate_change is not None:
+        since, rate = figures.last_rate_change
+        st.warning(f"ECB rate table: newest change {since.isoformat()} ({rate:.2f} %). Half-years starting after it are "
+                   "computed at that rate: if the ECB has changed its rate since, add the row to your own table "
+                   "(INVOICING_ECB_RATES_PATH) and rebuild the models.", icon="⚠️")
     invoices, indemnities, interest, claim = st.columns(4)
     invoices.metric("Late invoices claimed", str(figures.claimed_invoice_count),
                     help="invoices of business customers overdue or paid after their due date")

@@ -5,9 +5,11 @@ loaded, by the rules of warehouse_engine/sql/README.md written out by hand (no S
 
 from __future__ import annotations
 
+import csv
 from collections import defaultdict
 from datetime import date, timedelta
 from decimal import ROUND_HALF_UP, Decimal
+from pathlib import Path
 
 import duckdb
 from dashboard_browser import eventually, metric, open_page, parse_eur, screenshot, table_rows
@@ -132,6 +134,10 @@ def test_late_payment_claims_page_equals_the_marts(dashboard, page, screenshots)
     assert count > 0, "no late invoice of a business customer: the page would prove little"
     assert metric(page, "Late invoices claimed") == str(count)
     assert parse_eur(metric(page, "Recovery indemnities")) == indemnities == 40 * count
+    # the newest change of the shipped rate table (read from the CSV itself) is named: later half-years assume it
+    with open(Path(__file__).resolve().parents[2] / "warehouse_engine/seeds/ecb_main_refinancing_rates.csv") as rates:
+        newest = max(csv.DictReader(rates), key=lambda row: row["effective_date"])
+    assert page.get_by_text(f"newest change {newest['effective_date']} ({newest['rate_percent']} %)").is_visible()
     assert parse_eur(metric(page, "Late-payment interest")) == interest
     assert parse_eur(metric(page, "Total claim")) == indemnities + interest
 

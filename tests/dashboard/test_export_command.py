@@ -19,7 +19,6 @@ from warehouse_engine.sql_runner import build_models
 from warehouse_engine.target import WarehouseTarget
 
 
-
 def _truth(database) -> dict[str, tuple[int, dict[str, Decimal]]]:
     """Per mart: its row count and the sum of each decimal column, read with DuckDB."""
     with duckdb.connect(str(database), read_only=True) as connection:
