@@ -111,3 +111,21 @@ def test_an_unreachable_database_fails_closed_without_the_password(postgres_clus
     with pytest.raises(BudgetDatabaseError) as raised:
         RateLimiter(10, clock=budget.clock, shared=budget).acquire()
     assert "not-the-password-x7" not in str(raised.value) and "budget_settings" in str(raised.value)
+
+
+def test_a_forged_pause_in_the_row_does_not_freeze_the_hosts(budget_database):
+    """Security review M2 on the database store: whoever may write the row (any host with the database's
+    password) cannot stop every host's syncs with a pause a server could never ask for."""
+    budget = DatabaseBudget(API, budget_database, egress="198.51.100.11")
+    limiter = RateLimiter(10, clock=budget.clock, shared=budget)
+    limiter.acquire()
+    with psycopg.connect(budget_database.conninfo, password=budget_database.password) as connection:
+        connection.execute("UPDATE invoicing_rate_budget SET state = jsonb_set(state, '{state,paused_until}', "
+                           "'1e12') WHERE egress = '198.51.100.11'")
+        (forged,) = connection.execute("SELECT state -> 'state' -> 'paused_until' FROM invoicing_rate_budget "
+                                       "WHERE egress = '198.51.100.11'").fetchone()
+    assert forged == 1e12  # the row the next process reads does carry the forged pause
+    started = time.monotonic()
+    second = RateLimiter(10, clock=budget.clock, shared=budget).acquire()
+    assert time.monotonic() - started < 2  # the forged state dropped for the process's own, not waited for
+    assert second.seq >= 1
