@@ -3,7 +3,6 @@ S3-compatible server (the object store of the lakes on `s3://`)."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 
 import pytest
@@ -13,13 +12,9 @@ import pytest
 def private_rate_budgets(tmp_path_factory) -> Iterator[None]:
     """The hosts' shared rate budgets of this test session live in its own directory (the sync processes
     it starts inherit it): another session's syncs, or a developer's, never pace this one's."""
-    previous = os.environ.get("INVOICING_RATE_BUDGET_DIR")
-    os.environ["INVOICING_RATE_BUDGET_DIR"] = str(tmp_path_factory.mktemp("rate-budgets"))
-    yield
-    if previous is None:
-        os.environ.pop("INVOICING_RATE_BUDGET_DIR", None)
-    else:
-        os.environ["INVOICING_RATE_BUDGET_DIR"] = previous
+    with pytest.MonkeyPatch.context() as session:  # set for the session, restored after it
+        session.setenv("INVOICING_RATE_BUDGET_DIR", str(tmp_path_factory.mktemp("rate-budgets")))
+        yield
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -28,13 +23,9 @@ def trends_published_only_where_tested() -> Iterator[None]:
     second on a test's sandbox, on each of the suite's hundreds of publications). The suite turns that off but
     in the tests of it (tests/models/test_month_end_trends.py) and the dashboard's warehouse, whose Trends page
     reads the published table; a copy without it is the page's other path, tested there too."""
-    previous = os.environ.get("INVOICING_PUBLISH_TRENDS")
-    os.environ["INVOICING_PUBLISH_TRENDS"] = "0"
-    yield
-    if previous is None:
-        os.environ.pop("INVOICING_PUBLISH_TRENDS", None)
-    else:
-        os.environ["INVOICING_PUBLISH_TRENDS"] = previous
+    with pytest.MonkeyPatch.context() as session:
+        session.setenv("INVOICING_PUBLISH_TRENDS", "0")
+        yield
 
 
 @pytest.fixture(autouse=True)

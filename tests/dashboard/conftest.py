@@ -42,11 +42,9 @@ def dashboard(tmp_path_factory) -> Iterator[Dashboard]:
     """A demo-size warehouse (about 1,000 documents) and `invoicing-warehouse dashboard` serving it."""
     warehouse = tmp_path_factory.mktemp("dashboard") / "warehouse.duckdb"
     # published with its month-end trends, as a run publishes it (the suite turns them off elsewhere)
-    os.environ["INVOICING_PUBLISH_TRENDS"] = "1"
-    try:
+    with pytest.MonkeyPatch.context() as build:
+        build.setenv("INVOICING_PUBLISH_TRENDS", "1")
         as_of = build_demo_warehouse(warehouse, seed=1, scale=1000)
-    finally:
-        os.environ["INVOICING_PUBLISH_TRENDS"] = "0"
     with dashboard_process(warehouse, warehouse.with_name("dashboard.log")) as url:
         yield Dashboard(url, warehouse, as_of)
 
