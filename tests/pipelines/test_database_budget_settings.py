@@ -5,9 +5,11 @@ Against the session's real PostgreSQL; no pacing measured here (tests/reliabilit
 
 from __future__ import annotations
 
+import contextlib
 import time
+from collections.abc import Iterator
 
-import psycopg
+import psycopg2
 import pytest
 
 from pipelines.invoicing.http.client import InvoicingClient, shared_budget_of
@@ -22,6 +24,18 @@ from pipelines.invoicing.http.host_budget import HostBudget
 from pipelines.invoicing.http.ratelimit import RateLimiter
 
 API = "http://127.0.0.1:8765/portals/p1/api/v2"
+
+
+@contextlib.contextmanager
+def sql(database: BudgetDatabase, password: str | None) -> Iterator:
+    """A cursor of the test's own on the budget's database (autocommit: each statement on its own)."""
+    connection = psycopg2.connect(database.conninfo, password=password)
+    connection.autocommit = True
+    try:
+        with connection.cursor() as cursor:
+            yield cursor
+    finally:
+        connection.close()
 
 
 @pytest.fixture(scope="module")
@@ -65,18 +79,20 @@ def test_the_client_paces_on_the_database_when_one_is_configured(monkeypatch, po
         assert isinstance(budget, DatabaseBudget) and budget.egress == "203.0.113.7"
         grants = [client.limiter.acquire() for _ in range(3)]
     assert [g.seq for g in grants] == [1, 2, 3]
-    with psycopg.connect(budget_database.conninfo, password=postgres_cluster.password) as connection:
-        row = connection.execute("SELECT state -> 'state' -> 'seq' FROM invoicing_rate_budget "
-                                 "WHERE egress = '203.0.113.7' AND api_host = 'http://127.0.0.1:8765'").fetchone()
+    with sql(budget_database, postgres_cluster.password) as cursor:
+        cursor.execute("SELECT state -> 'state' -> 'seq' FROM invoicing_rate_budget "
+                       "WHERE egress = '203.0.113.7' AND api_host = 'http://127.0.0.1:8765'")
+        row = cursor.fetchone()
     assert row == (3,)  # the three grants are the row's, not a file's
 
 
 def test_the_clock_is_the_database_servers_and_two_budgets_pace_as_one(budget_database):
     one = DatabaseBudget(API, budget_database, egress="198.51.100.1")
     other = DatabaseBudget("http://127.0.0.1:8765/portals/p2/api/v2", budget_database, egress="198.51.100.1")
-    with psycopg.connect(budget_database.conninfo, password=budget_database.password) as connection:
+    with sql(budget_database, budget_database.password) as cursor:
         before = one.clock()
-        (server,) = connection.execute("SELECT extract(epoch FROM clock_timestamp())::float8").fetchone()
+        cursor.execute("SELECT extract(epoch FROM clock_timestamp())::float8")
+        (server,) = cursor.fetchone()
         after = one.clock()
     assert before - 0.05 <= server <= after + 0.05  # the database's epoch seconds, within a round trip or so
     assert abs(time.time() - server) < 5  # the same machine: its wall clock too
@@ -91,15 +107,15 @@ def test_the_clock_is_the_database_servers_and_two_budgets_pace_as_one(budget_da
 def test_a_stale_or_foreign_row_is_started_afresh(budget_database):
     budget = DatabaseBudget(API, budget_database, egress="198.51.100.9")
     RateLimiter(10, clock=budget.clock, shared=budget).acquire()
-    with psycopg.connect(budget_database.conninfo, password=budget_database.password) as connection:
-        connection.execute("UPDATE invoicing_rate_budget SET touched = touched - interval '1 hour' "
-                           "WHERE egress = '198.51.100.9'")
+    with sql(budget_database, budget_database.password) as cursor:
+        cursor.execute("UPDATE invoicing_rate_budget SET touched = touched - interval '1 hour' "
+                       "WHERE egress = '198.51.100.9'")
     with budget.hold() as state:
         assert state == {}  # an hour unused: the server may have moved its windows since
         state["seq"] = 1
-    with psycopg.connect(budget_database.conninfo, password=budget_database.password) as connection:
-        connection.execute("""UPDATE invoicing_rate_budget SET state = '{"format": 99, "state": {"seq": 5}}'"""
-                           " WHERE egress = '198.51.100.9'")
+    with sql(budget_database, budget_database.password) as cursor:
+        cursor.execute("""UPDATE invoicing_rate_budget SET state = '{"format": 99, "state": {"seq": 5}}'"""
+                       " WHERE egress = '198.51.100.9'")
     with budget.hold() as state:
         assert state == {}
 
@@ -119,13 +135,30 @@ def test_a_forged_pause_in_the_row_does_not_freeze_the_hosts(budget_database):
     budget = DatabaseBudget(API, budget_database, egress="198.51.100.11")
     limiter = RateLimiter(10, clock=budget.clock, shared=budget)
     limiter.acquire()
-    with psycopg.connect(budget_database.conninfo, password=budget_database.password) as connection:
-        connection.execute("UPDATE invoicing_rate_budget SET state = jsonb_set(state, '{state,paused_until}', "
-                           "'1e12') WHERE egress = '198.51.100.11'")
-        (forged,) = connection.execute("SELECT state -> 'state' -> 'paused_until' FROM invoicing_rate_budget "
-                                       "WHERE egress = '198.51.100.11'").fetchone()
+    with sql(budget_database, budget_database.password) as cursor:
+        cursor.execute("UPDATE invoicing_rate_budget SET state = jsonb_set(state, '{state,paused_until}', "
+                       "'1e12') WHERE egress = '198.51.100.11'")
+        cursor.execute("SELECT state -> 'state' -> 'paused_until' FROM invoicing_rate_budget "
+                       "WHERE egress = '198.51.100.11'")
+        (forged,) = cursor.fetchone()
     assert forged == 1e12  # the row the next process reads does carry the forged pause
     started = time.monotonic()
     second = RateLimiter(10, clock=budget.clock, shared=budget).acquire()
     assert time.monotonic() - started < 2  # the forged state dropped for the process's own, not waited for
     assert second.seq >= 1
+
+
+def test_a_row_held_too_long_fails_closed_saying_so(budget_database, monkeypatch):
+    monkeypatch.setattr("pipelines.invoicing.http.database_budget.LOCK_WAIT_S", 0.3)  # the server's lock_timeout
+    budget = DatabaseBudget(API, budget_database, egress="198.51.100.13")
+    with budget.hold() as state:
+        state["seq"] = 1
+    with sql(budget_database, budget_database.password) as cursor:  # a stopped process's open hold of the row
+        cursor.execute("BEGIN")
+        cursor.execute("SELECT state FROM invoicing_rate_budget WHERE egress = '198.51.100.13' FOR UPDATE")
+        with pytest.raises(BudgetDatabaseError, match="stayed locked") as raised, budget.hold():
+            pass
+        cursor.execute("ROLLBACK")
+    assert budget_database.password not in str(raised.value)
+    with budget.hold() as state:  # released: the next hold opens a new connection and finds the row as left
+        assert state == {"seq": 1}

@@ -16,7 +16,7 @@ import time
 from collections import Counter, defaultdict
 from pathlib import Path
 
-import psycopg
+import psycopg2
 import pytest
 
 from harness.egress_race import await_line, prepare, private_env, race, start, stop
@@ -93,9 +93,13 @@ def most_in_one_second(times: list[float]) -> int:
 
 def budget_rows(budget_db: dict[str, str]) -> dict[tuple[str, str], int]:
     """(egress, API host) -> grants recorded, read from the budget's table."""
-    with psycopg.connect(budget_db["tcp"], password=budget_db["password"]) as connection:
-        rows = connection.execute("SELECT egress, api_host, state -> 'state' -> 'seq' FROM invoicing_rate_budget")
-        return {(egress, api_host): int(seq or 0) for egress, api_host, seq in rows}
+    connection = psycopg2.connect(budget_db["tcp"], password=budget_db["password"])
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT egress, api_host, state -> 'state' -> 'seq' FROM invoicing_rate_budget")
+            return {(egress, api_host): int(seq or 0) for egress, api_host, seq in cursor.fetchall()}
+    finally:
+        connection.close()
 
 
 def test_processes_sharing_no_file_share_one_budget_in_postgresql(root_racers, racers_folder, budget_db):

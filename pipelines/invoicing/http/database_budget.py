@@ -36,8 +36,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit, urlunsplit
 
-import psycopg
-from psycopg.types.json import Jsonb
+import psycopg2
+import psycopg2.errors
+from psycopg2.extensions import connection as Connection
+from psycopg2.extensions import cursor as Cursor
+from psycopg2.extras import Json
 
 from pipelines.invoicing.errors import InvoicingApiError
 from pipelines.invoicing.http.egress import egress_for
@@ -115,7 +118,7 @@ class DatabaseBudget:
         self.egress = egress if egress is not None else egress_for(base_url)
         self.database = database
         self._lock = threading.RLock()  # threads of this process take turns on its one connection
-        self._connection: psycopg.Connection | None = None
+        self._connection: Connection | None = None
         self._offset: float | None = None  # database clock - time.monotonic()
         self._offset_error = float("inf")  # half the round trip it was measured over, aged
         self._offset_at = 0.0
@@ -136,13 +139,13 @@ class DatabaseBudget:
         with self._lock:
             connection = self._connect()
             try:
-                with connection.transaction():
-                    state = self._select_for_update(connection)
+                with _transaction(connection) as cursor:
+                    state = self._select_for_update(cursor)
                     yield state
-                    connection.execute(
+                    cursor.execute(
                         f"UPDATE {TABLE} SET state = %s, touched = clock_timestamp() WHERE egress = %s AND api_host = %s",
-                        (Jsonb({"format": FORMAT, "state": state}), self.egress, self.key))
-            except psycopg.Error as error:
+                        (Json({"format": FORMAT, "state": state}), self.egress, self.key))
+            except psycopg2.Error as error:
                 self._drop_connection()
                 raise self._error(error) from None
 
@@ -151,42 +154,49 @@ class DatabaseBudget:
         with self._lock:
             self._drop_connection()
 
-    def _select_for_update(self, connection: psycopg.Connection) -> dict:
+    def _select_for_update(self, cursor: Cursor) -> dict:
         query = (f"SELECT state, extract(epoch FROM clock_timestamp() - touched)::float8, "
                  f"extract(epoch FROM clock_timestamp())::float8 FROM {TABLE} "
                  "WHERE egress = %s AND api_host = %s FOR UPDATE")
         for _ in range(2):
             sent = time.monotonic()
-            row = connection.execute(query, (self.egress, self.key)).fetchone()
+            cursor.execute(query, (self.egress, self.key))
+            row = cursor.fetchone()
             received = time.monotonic()
             if row is not None:
                 saved, idle_s, server_now = row
                 self._measured(sent, received, server_now)
                 return _state_of(saved, idle_s)
             # the row is missing (first use of this key, or deleted): create it, then lock it
-            connection.execute(f"INSERT INTO {TABLE} (egress, api_host) VALUES (%s, %s) ON CONFLICT DO NOTHING",
-                               (self.egress, self.key))
+            cursor.execute(f"INSERT INTO {TABLE} (egress, api_host) VALUES (%s, %s) ON CONFLICT DO NOTHING",
+                           (self.egress, self.key))
         raise BudgetDatabaseError(self.database.public, f"the row of {self.egress} {self.key} cannot be created")
 
-    def _connect(self) -> psycopg.Connection:
+    def _connect(self) -> Connection:
         if self._connection is not None and not self._connection.closed:
             return self._connection
         options = (f"-c idle_in_transaction_session_timeout={int(IDLE_IN_HOLD_S * 1000)} "
                    f"-c lock_timeout={int(LOCK_WAIT_S * 1000)} -c statement_timeout={int(LOCK_WAIT_S * 2000)}")
+        connection = None
         try:
+            # the password given apart as a keyword (None: left out, libpq's own places), never printed
+            connection = psycopg2.connect(self.database.conninfo, connect_timeout=CONNECT_TIMEOUT_S, options=options,
+                                          application_name="invoicing-rate-budget", password=self.database.password)
             # autocommit: no statement opens a transaction of its own; each hold's is explicit and short
-            connection = psycopg.connect(self.database.conninfo, autocommit=True, connect_timeout=CONNECT_TIMEOUT_S,
-                                         options=options, application_name="invoicing-rate-budget",
-                                         # given apart as a keyword (None: libpq's own places), never printed
-                                         password=self.database.password)
+            connection.autocommit = True
             _create_table(connection)
-            for _ in range(OFFSET_SAMPLES):
-                sent = time.monotonic()
-                row = connection.execute("SELECT extract(epoch FROM clock_timestamp())::float8").fetchone()
-                received = time.monotonic()
-                assert row is not None
-                self._measured(sent, received, row[0])
-        except psycopg.Error as error:
+            with connection.cursor() as cursor:
+                for _ in range(OFFSET_SAMPLES):
+                    sent = time.monotonic()
+                    cursor.execute("SELECT extract(epoch FROM clock_timestamp())::float8")
+                    row = cursor.fetchone()
+                    received = time.monotonic()
+                    assert row is not None
+                    self._measured(sent, received, row[0])
+        except psycopg2.Error as error:
+            if connection is not None:
+                with contextlib.suppress(psycopg2.Error):
+                    connection.close()
             raise self._error(error) from None
         self._connection = connection
         log.info("rate budget: shared in %s for egress %s, %s", self.database.public, self.egress, self.key)
@@ -203,23 +213,40 @@ class DatabaseBudget:
 
     def _drop_connection(self) -> None:
         if self._connection is not None:
-            with contextlib.suppress(psycopg.Error):
+            with contextlib.suppress(psycopg2.Error):
                 self._connection.close()
         self._connection = None
 
-    def _error(self, error: psycopg.Error) -> BudgetDatabaseError:
+    def _error(self, error: psycopg2.Error) -> BudgetDatabaseError:
         first_line = (str(error).strip().splitlines() or [type(error).__name__])[0]
-        if isinstance(error, psycopg.errors.LockNotAvailable):
+        if isinstance(error, psycopg2.errors.LockNotAvailable):
             first_line = f"the budget's row stayed locked for {LOCK_WAIT_S:.0f} s (a stopped process?)"
         return BudgetDatabaseError(self.database.public, f"rate budget of {self.egress} {self.key}: {first_line}")
 
 
-def _create_table(connection: psycopg.Connection) -> None:
+@contextlib.contextmanager
+def _transaction(connection: Connection) -> Iterator[Cursor]:
+    """One explicit transaction on an autocommit connection: committed when the block ends, rolled back when it
+    raises (a connection that cannot even roll back is closed: the next hold opens another)."""
+    with connection.cursor() as cursor:
+        cursor.execute("BEGIN")
+        try:
+            yield cursor
+        except BaseException:
+            try:
+                cursor.execute("ROLLBACK")
+            except psycopg2.Error:
+                connection.close()  # the block's own error is the one to report
+            raise
+        cursor.execute("COMMIT")
+
+
+def _create_table(connection: Connection) -> None:
     """The budget's table, created once by whichever process comes first (the others wait on the advisory lock
     of the transaction, then find it)."""
-    with connection.transaction():
-        connection.execute("SELECT pg_advisory_xact_lock(%s)", (CREATE_LOCK_KEY,))
-        connection.execute(
+    with _transaction(connection) as cursor:
+        cursor.execute("SELECT pg_advisory_xact_lock(%s)", (CREATE_LOCK_KEY,))
+        cursor.execute(
             f"CREATE TABLE IF NOT EXISTS {TABLE} ("
             " egress text NOT NULL, api_host text NOT NULL,"
             " state jsonb NOT NULL DEFAULT '{}'::jsonb,"
