@@ -22,7 +22,6 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from decimal import Decimal
 from pathlib import Path
-from types import SimpleNamespace
 
 import httpx
 import pandas as pd
@@ -33,6 +32,7 @@ from harness.dashboard_process import dashboard_process
 from harness.model_raw_tables import create_raw_tables, insert
 from harness.tamper_proxy import Exchange, TamperProxy
 from invoicing_warehouse.cli import main
+from pipelines.invoicing.load.sync import SyncReport
 from sandbox.server import SandboxServer
 from tests.sandbox.conftest import small_config
 
@@ -440,7 +440,7 @@ def half_loaded_publication(request: pytest.FixtureRequest) -> Outcome:
         with connect(lake) as writer:
             insert(writer, "documents", [{"id": f"d{n}", "customer_id": "c1", "portal_id": "beta"}
                                          for n in (1, 2, 3)])
-        return SimpleNamespace(degraded_notes=[])
+        return SyncReport(rows={"customers": 2, "documents": 3})  # what it loaded, as a real run reports it
 
     monkeypatch.setattr(runs.sync, "sync_portal", load_in_two_commits)
     writer_b = threading.Thread(target=runs.sync.sync_and_record, args=(target, Portal("beta")))
