@@ -67,7 +67,7 @@ log = logging.getLogger(__name__)
 DEFAULT_SAFETY = 0.9
 MIN_GAP_SHARE = 0.75
 # Span pacing: a grant whose hold of the shared state took longer than this to save is recorded again, at the
-# moment it truly leaves (`_correct_sent`).
+# moment it truly leaves, and sent only if the rule still allows it then (`_regrant`).
 LATE_HOLD_S = 0.015
 # A thread that wakes later than this share of the margin after the last slot of its window (a busy
 # interpreter) takes another slot: its request could otherwise reach the server in the next window. The
@@ -98,6 +98,15 @@ class SharedState(Protocol):
     """The pacing state of one API host shared by processes (see `host_budget.HostBudget`)."""
 
     def hold(self) -> contextlib.AbstractContextManager[dict]: ...
+
+
+@dataclass(frozen=True)
+class Reservation:
+    """A moment (span pacing) or grid slot reserved for one request, and the grid and epoch it was reserved on."""
+
+    slot: float
+    grid: Grid | None
+    epoch: int
 
 
 @dataclass(frozen=True)
@@ -132,7 +141,9 @@ class RateLimiter:
         self._lock = threading.Lock()
         self._shared = shared  # where the state lives between two holds when processes share the budget
         self._recent: deque[float] = deque(maxlen=self.burst or 1)  # the last `burst` grants
-        self._sent: deque[float] = deque(maxlen=self.burst or 1)  # the last `burst` grants as given (not reserved)
+        # the last 2 x `burst` grants as given (not reserved): twice the rule's N, so that a grant checked again
+        # after a slow save (`_regrant`) still sees the N sends before it once its own record is taken out
+        self._sent: deque[float] = deque(maxlen=2 * self.burst or 1)
         self._paused_until = 0.0  # set after a 429: nobody sends before this
         self._seq = 0
         self._answers: dict[int, tuple[float, int]] = {}  # seq -> (granted at, place in its server window)
@@ -143,11 +154,13 @@ class RateLimiter:
         self._epoch = 0  # bumped whenever the grid changes: reserved slots of an old grid are void
         self._late_slot_s = 0.0  # how late a thread may still take its slot
         self._next_slot = 0.0  # the next grid reservation takes a slot at or after this
+        self._span_until = 0.0  # while locked: a span reservation made before the lock may still be granted until this
         self.locks = 0  # times the limiter locked onto the server's windows
         self.lost_locks = 0  # times a 429 or two contradicting answers dropped the lock
         self.late_wakeups = 0  # grid slots given up because their thread woke too late
         self.held_back = 0  # span grants held back because grants before them were given late
-        self.late_holds = 0  # span grants recorded again because saving them took longer than LATE_HOLD_S
+        self.late_holds = 0  # span grants checked again because saving them took longer than LATE_HOLD_S
+        self.late_saves = 0  # grid slots left unused because saving the grant took them past their window's room
         self.stray_answers = 0  # answers that contradicted the lock alone (a request overtaken on its way)
         self._last_contradiction: float | None = None  # when the last one was granted, while locked
 
@@ -184,7 +197,7 @@ class RateLimiter:
             "crossings": self._phase.crossings(),
             "grid": None if self._grid is None else [self._grid.base, self._grid.step, self._grid.per_window],
             "arc": list(self._arc), "locked_from_seq": self._locked_from_seq, "epoch": self._epoch,
-            "late_slot_s": self._late_slot_s, "next_slot": self._next_slot,
+            "late_slot_s": self._late_slot_s, "next_slot": self._next_slot, "span_until": self._span_until,
             "last_contradiction": self._last_contradiction,
         }
 
@@ -204,7 +217,7 @@ class RateLimiter:
 
     def _restore(self, state: dict) -> None:
         self._recent = deque(state["recent"], maxlen=self.burst or 1)
-        self._sent = deque(state.get("sent", []), maxlen=self.burst or 1)  # absent from an older process's state
+        self._sent = deque(state.get("sent", []), maxlen=2 * self.burst or 1)  # absent from an older process's state
         self._paused_until = state["paused_until"]
         self._seq = state["seq"]
         self._answers = {seq: (at, place) for seq, at, place in state["answers"]}
@@ -215,6 +228,7 @@ class RateLimiter:
         self._epoch = state["epoch"]
         self._late_slot_s = state["late_slot_s"]
         self._next_slot = state["next_slot"]
+        self._span_until = state.get("span_until", 0.0)  # absent from an older process's state: no span grant then
         self._last_contradiction = state.get("last_contradiction")  # absent from an older process's state
 
     def _check_times(self, now: float) -> None:
@@ -222,7 +236,8 @@ class RateLimiter:
         process ever saves a pause longer than MAX_PAUSE_S (`pause` cuts it), nor reserves a slot further than a
         window ahead, so such a state was forged or damaged."""
         horizon = now + MAX_PAUSE_S + WINDOW_S
-        times = [*self._recent, *self._sent, self._paused_until, self._next_slot, self._late_slot_s, *self._arc]
+        times = [*self._recent, *self._sent, self._paused_until, self._next_slot, self._span_until, self._late_slot_s,
+                 *self._arc]
         if self._grid is not None:
             times += [self._grid.base, self._grid.step]
         if not all(isinstance(t, float | int) and math.isfinite(t) and t <= horizon for t in times):
@@ -240,64 +255,96 @@ class RateLimiter:
         are served in the order they asked, across threads and, with a shared state, across processes.
         """
         while True:
-            with self._hold():
-                now = self._clock()
-                grid = self._grid
-                if grid is None:
-                    slot = max(now, self._span_ready_at())
-                    if self.rate_per_s > 0:
-                        self._recent.append(slot)  # reserved: the next caller paces after it
-                else:
-                    slot = grid.slot_at_or_after(max(now, self._paused_until, self._next_slot))
-                    self._next_slot = slot + grid.step / 2
-                epoch = self._epoch
-            while True:
-                while (now := self._clock()) < slot:
-                    self._sleep(slot - now)
-                span_grant: Grant | None = None
-                with self._hold():
-                    now = self._clock()  # the hold may have waited for another process
-                    if grid is None:
-                        if self._paused_until > slot:
-                            break  # a 429 since: reserve again after the pause
-                        sent_ready_at = self._sent_ready_at()
-                        if now < sent_ready_at:
-                            # Grants before it were given late (woken late on a busy machine): sent now, the last N
-                            # requests would reach a server that counts over a sliding second closer than the span.
-                            # It keeps its turn and waits until the N-th grant before it is a span old.
-                            slot = sent_ready_at
-                            self.held_back += 1
-                            continue
-                        span_grant = self._grant(now, record=False)
-                    elif now > grid.last_slot_of_window(slot) + self._late_slot_s:
-                        self.late_wakeups += 1  # its request could reach the next window: take another slot
-                        break
-                    elif epoch == self._epoch and self._paused_until <= slot:
-                        return self._grant(now, record=True)
-                    else:
-                        break
-                assert span_grant is not None  # every other way out of the hold returned, broke or continued
-                if self._clock() - span_grant.at > LATE_HOLD_S:
-                    self._correct_sent(span_grant.at)
-                return span_grant
+            grant = self._take(self._reserve())
+            if grant is not None:
+                return grant
 
-    def _correct_sent(self, recorded_at: float) -> None:
-        """Saving a grant took long (a busy machine, the shared state's database): its request leaves that much
-        later than the time recorded for it. The record is moved to now, so the grants after it keep the rule on
-        when it truly leaves (a later time only makes them wait longer); nothing of the budget is lost."""
+    def _reserve(self) -> Reservation:
+        """The next free moment (span pacing) or grid slot, reserved under the state's hold."""
+        with self._hold():
+            now = self._clock()
+            grid = self._grid
+            if grid is None:
+                slot = max(now, self._span_ready_at())
+                if self.rate_per_s > 0:
+                    self._recent.append(slot)  # reserved: the next caller paces after it
+            else:
+                slot = grid.slot_at_or_after(max(now, self._paused_until, self._next_slot))
+                self._next_slot = slot + grid.step / 2
+            return Reservation(slot, grid, self._epoch)
+
+    def _take(self, reservation: Reservation) -> Grant | None:
+        """Sleeps until the reserved moment and takes the grant; None when the reservation no longer holds (a 429
+        since, a new grid, woken or saved too late): the caller reserves again."""
+        slot, grid, epoch = reservation.slot, reservation.grid, reservation.epoch
+        while True:
+            while (now := self._clock()) < slot:
+                self._sleep(slot - now)
+            span_grant: Grant | None = None
+            grid_grant: Grant | None = None
+            with self._hold():
+                now = self._clock()  # the hold may have waited for another process
+                if grid is None:
+                    if self._paused_until > slot:
+                        return None  # a 429 since: reserve again after the pause
+                    if self._grid is not None and now > self._span_until:
+                        # Locked since it reserved, and now too near the grid's first window (woken late, or held
+                        # back below): sent now it could land among that window's slots. It takes a slot instead.
+                        return None
+                    sent_ready_at = self._sent_ready_at()
+                    if now < sent_ready_at:
+                        # Grants before it were given late (woken late on a busy machine): sent now, the last N
+                        # requests would reach a server that counts over a sliding second closer than the span.
+                        # It keeps its turn and waits until the N-th grant before it is a span old.
+                        slot = sent_ready_at
+                        self.held_back += 1
+                        continue
+                    span_grant = self._grant(now, record=False)
+                elif now > grid.last_slot_of_window(slot) + self._late_slot_s:
+                    self.late_wakeups += 1  # its request could reach the next window: take another slot
+                    return None
+                elif epoch == self._epoch and self._paused_until <= slot:
+                    grid_grant = self._grant(now, record=True)
+                else:
+                    return None
+            if grid is not None:
+                assert grid_grant is not None  # every other way out of the hold returned
+                if self._clock() <= grid.last_slot_of_window(slot) + self._late_slot_s:
+                    return grid_grant
+                # saving it took so long that the request could reach the next window: the slot is left unused
+                self.late_saves += 1
+                return None
+            assert span_grant is not None  # every other way out of the hold returned or continued
+            # Saving the grant took long (a busy machine, the shared state's database): its request would leave
+            # that much later than recorded, and grants given meanwhile paced on the earlier time. It is checked
+            # again at the moment it truly leaves, and sent only if the rule still holds then.
+            while span_grant is not None and self._clock() - span_grant.at > LATE_HOLD_S:
+                span_grant = self._regrant(span_grant)
+            return span_grant
+
+    def _regrant(self, late: Grant) -> Grant | None:
+        """A span grant whose save took longer than LATE_HOLD_S, checked again now: its record is taken out and,
+        if N grants of the last span (those given meanwhile included) still leave it room and no pause began,
+        recorded again at now and returned (same sequence number); else None, and the caller reserves anew.
+        Nothing of the budget is lost either way; before issue 33's bench the record was only moved, so a
+        request whose second save waited behind 19 processes (0.3-1.6 s) left among grants that had counted it
+        as long gone (a 429 at the start of a 20-process run)."""
         self.late_holds += 1
         with self._hold():
             now = self._clock()
-            for index, at in enumerate(self._sent):
-                if at == recorded_at:
-                    self._sent[index] = max(at, now)
-                    break
+            with contextlib.suppress(ValueError):
+                self._sent.remove(late.at)
+            if self._paused_until > now or now < self._sent_ready_at():
+                return None
+            self._sent.append(now)
+            return Grant(late.seq, now)
 
     def _sent_ready_at(self) -> float:
         """When the span pacing's rule holds on the grants as they were given (not as they were reserved): no
         more than N in any span, whatever thread or process woke late."""
-        if self.rate_per_s > 0 and len(self._sent) == self.burst:
-            return min(self._sent) + self.span  # min: a record moved later (`_correct_sent`) may stand out of order
+        if self.rate_per_s > 0 and len(self._sent) >= self.burst:
+            # the N-th latest send: records checked again (`_regrant`) may stand out of order in the deque
+            return sorted(self._sent)[-self.burst] + self.span
         return 0.0
 
     def _span_ready_at(self) -> float:
@@ -379,10 +426,12 @@ class RateLimiter:
         self._late_slot_s = LATE_SLOT_SHARE * margin
         self._grid = Grid((start + width + margin) % WINDOW_S, spacing, per_window)
         self._epoch += 1
-        # Start on a window that no span-paced grant can reach, so that no window gets more than its slots:
-        # its boundary lies `margin + width` before its first slot.
-        latest = max(self._recent[-1] if self._recent else 0.0, self._clock())
-        self._next_slot = self._grid.window_start_at_or_after(latest + 2 * margin + width)
+        # Start on the first window whose boundary is at least a margin away: span grants reserved before the lock
+        # may go until half a margin before that boundary (`_span_until`); a span reservation waking later moves
+        # onto the grid. (Starting after the last span reservation instead left the grid unused for as long as the
+        # span queue was deep, 25 s with 20 processes, while grants held back by the span rule crossed into it.)
+        self._next_slot = self._grid.window_start_at_or_after(self._clock() + 2 * margin + width)
+        self._span_until = self._next_slot - margin - width - self._late_slot_s
         self._locked_from_seq = self._seq + 1
         self._last_contradiction = None
         self.locks += 1
