@@ -66,7 +66,7 @@ log = logging.getLogger(__name__)
 
 DEFAULT_SAFETY = 0.9
 MIN_GAP_SHARE = 0.75
-# Span pacing: a grant whose hold of the shared state took longer than this to save is recorded again, at the
+# Span pacing: a grant whose hold of the shared state took longer than this to save is checked again at the
 # moment it truly leaves, and sent only if the rule still allows it then (`_regrant`).
 LATE_HOLD_S = 0.015
 # A thread that wakes later than this share of the margin after the last slot of its window (a busy
@@ -325,10 +325,10 @@ class RateLimiter:
     def _regrant(self, late: Grant) -> Grant | None:
         """A span grant whose save took longer than LATE_HOLD_S, checked again now: its record is taken out and,
         if N grants of the last span (those given meanwhile included) still leave it room and no pause began,
-        recorded again at now and returned (same sequence number); else None, and the caller reserves anew.
-        Nothing of the budget is lost either way; before issue 33's bench the record was only moved, so a
-        request whose second save waited behind 19 processes (0.3-1.6 s) left among grants that had counted it
-        as long gone (a 429 at the start of a 20-process run)."""
+        recorded again at now and returned (same sequence number); else None, and the caller reserves anew (its
+        first reserved moment goes unused). Until issue 33's bench the record was only moved, so a request whose
+        second save waited behind 19 processes (0.3-1.6 s) left among grants that had counted it as long gone
+        (a 429 at the start of a 20-process run)."""
         self.late_holds += 1
         with self._hold():
             now = self._clock()
