@@ -37,9 +37,16 @@ def parse_eur(text: str) -> Decimal:
 
 
 def open_page(page: Page, base_url: str, path: str, key_table: str) -> None:
-    """Navigates to a page (a new Streamlit session) and waits for its key table."""
+    """Navigates to a page (a new Streamlit session) and waits for its key table. A page that never draws it
+    is loaded once more before failing: twice in the suite (2026-11-26, the payables page, each time after other
+    pages of the same browser) the page stayed on its skeleton for the whole 60 s, and drew at once alone."""
+    selector = f'table[data-table="{key_table}"]'
     page.goto(f"{base_url}/{path}")
-    page.wait_for_selector(f'table[data-table="{key_table}"]', timeout=WAIT_S * 1000)
+    try:
+        page.wait_for_selector(selector, timeout=WAIT_S * 1000)
+    except PlaywrightTimeout:
+        page.goto(f"{base_url}/{path}")
+        page.wait_for_selector(selector, timeout=WAIT_S * 1000)
     settled(page)
 
 
