@@ -48,6 +48,11 @@ def marts(view: View) -> Iterator[duckdb.DuckDBPyConnection]:
         connection = Source(Path(view.warehouse)).connect()
     else:
         connection = _marts_as_of(view.warehouse, view.key, view.as_of).cursor()
+    # A table missing from the catalog must fail as one (CatalogException, which `_load` turns into the banner's
+    # message): with replacement scans on, DuckDB looks the name up among the caller's Python variables
+    # instead, finds the loader of the same name (`expected_payments`) and fails with InvalidInputException.
+    # Per connection: a cursor does not inherit it.
+    connection.execute("set python_enable_replacements = false")
     try:
         yield connection
     finally:

@@ -33,7 +33,8 @@ from warehouse_engine.publish import default_snapshot_path
 from warehouse_engine.readers import connect_reader, published_snapshot
 from warehouse_engine.target import WarehouseTarget, target_from_env
 
-# The marts the pages read: a readers' copy built before one of them existed must be rebuilt.
+# The marts no page can do without: a readers' copy built before one of them existed must be rebuilt (a section
+# reading another mart the copy lacks says so in place of its figures, cache._load).
 REQUIRED_MARTS = (
     "receivables",
     "receivables_by_customer",
@@ -124,7 +125,7 @@ class Source:
         held = held_marts(load_gate_state(self.target))
         reader = self.connect(attach=True)
         try:
-            return marts_as_of(reader, as_of, held, REQUIRED_MARTS)
+            return marts_as_of(reader, as_of, held)
         except AsOfRefused as refused:
             raise Unavailable(str(refused)) from None
         except duckdb.Error as error:

@@ -9,14 +9,14 @@ incomplete): a refused build raises AsOfRefused naming why, and no figure of tha
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from datetime import date
 from pathlib import Path
 
 import duckdb
 
 from runs.gate import check_built
-from warehouse_engine.names import MARTS_SCHEMA
+from warehouse_engine.names import MARTS_SCHEMA, REFERENCE_SCHEMA
 from warehouse_engine.scratch_catalog import SCRATCH_CATALOG, raw_views
 from warehouse_engine.sql_runner import build_models, discover_models
 
@@ -44,11 +44,10 @@ def attached(snapshot_path: Path) -> duckdb.DuckDBPyConnection:
     return connection
 
 
-def marts_as_of(reader: duckdb.DuckDBPyConnection, as_of: date, held: Mapping[str, str],
-                marts: Iterable[str] | None = None) -> duckdb.DuckDBPyConnection:
-    """A new in-memory connection whose `marts` schema holds `marts` (default every mart) built as of `as_of`
-    over the copy `reader` has current; `held`: the marts the gate holds, and why. Raises AsOfRefused when a
-    blocking check fails on the build or a mart rests on a held read."""
+def marts_as_of(reader: duckdb.DuckDBPyConnection, as_of: date, held: Mapping[str, str]) -> duckdb.DuckDBPyConnection:
+    """A new in-memory connection whose `marts` and `reference` schemas hold every mart and reference table built
+    as of `as_of` over the copy `reader` has current; `held`: the marts the gate holds, and why. Raises
+    AsOfRefused when a blocking check fails on the build or a mart rests on a held read."""
     raw_views(reader)
     build_models(reader, as_of=as_of)
     failures = [failure.line() for failure in check_built(reader)]
@@ -57,10 +56,13 @@ def marts_as_of(reader: duckdb.DuckDBPyConnection, as_of: date, held: Mapping[st
         raise AsOfRefused(f"No figures as of {as_of.isoformat()}: the checks hold this build back.\n\n"
                           + "\n\n".join(f"- {line}" for line in failures))
     built = duckdb.connect()
-    built.execute(f"create schema {MARTS_SCHEMA}")
-    for mart in marts or every_mart():
-        table = reader.execute(f"select * from {SCRATCH_CATALOG}.{MARTS_SCHEMA}.{mart}").to_arrow_table()
-        built.register("built_mart", table)
-        built.execute(f"create table {MARTS_SCHEMA}.{mart} as select * from built_mart")
-        built.unregister("built_mart")
+    # the reference tables too: a page shows the rates its interest rests on beside the marts
+    references = [model.name for model in discover_models() if model.schema == REFERENCE_SCHEMA]
+    for schema, names in ((MARTS_SCHEMA, every_mart()), (REFERENCE_SCHEMA, references)):
+        built.execute(f"create schema {schema}")
+        for name in names:
+            table = reader.execute(f"select * from {SCRATCH_CATALOG}.{schema}.{name}").to_arrow_table()
+            built.register("built_table", table)
+            built.execute(f"create table {schema}.{name} as select * from built_table")
+            built.unregister("built_table")
     return built

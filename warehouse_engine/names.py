@@ -7,6 +7,8 @@ from __future__ import annotations
 RAW_DATASET = "invoicing_raw"
 STAGING_SCHEMA = "staging"
 MARTS_SCHEMA = "marts"
+# the models built from seed files (the ECB rates), which readers read beside the marts
+REFERENCE_SCHEMA = "reference"
 
 # The warehouse every command and the Dagster resources use unless told otherwise.
 DEFAULT_WAREHOUSE_PATH = "data/warehouse.duckdb"

@@ -23,8 +23,11 @@ from dashboard_browser import (
     open_page,
     parse_eur,
     screenshot,
+    settled,
     table_rows,
 )
+
+from dashboard.queries import DISPLAY_ROWS
 
 
 def _models_as_of(dashboard, as_of, tmp_path) -> duckdb.DuckDBPyConnection:
@@ -37,6 +40,11 @@ def _models_as_of(dashboard, as_of, tmp_path) -> duckdb.DuckDBPyConnection:
     )
     assert result.returncode == 0, result.stderr
     return duckdb.connect(str(copy), read_only=True)
+
+
+def _exceptions(page) -> list[str]:
+    """The text of every error box Streamlit drew in place of a section (an exception the page did not catch)."""
+    return page.locator('[data-testid="stException"]').all_inner_texts()
 
 
 def test_a_past_date_shows_the_models_built_for_it(dashboard, page, tmp_path, screenshots):
@@ -52,6 +60,9 @@ def test_a_past_date_shows_the_models_built_for_it(dashboard, page, tmp_path, sc
             "select period_label, expected_inflows, expected_outflows, cumulative_net from marts.cash_outlook "
             "order by period_index").fetchall()
         payables_total = truth.execute("select coalesce(sum(amount_due), 0) from marts.supplier_payables").fetchone()[0]
+        expected_head = truth.execute(
+            "select reference, expected_payment_date, open_amount from marts.expected_payments "
+            f"order by expected_payment_date nulls last, reference, invoice_id limit {DISPLAY_ROWS}").fetchall()
     with duckdb.connect(str(dashboard.snapshot), read_only=True) as published:
         published_open = published.execute("select open_receivables from marts.dso").fetchone()[0]
     assert open_total != published_open, "the two dates have the same total: the test would prove little"
@@ -82,10 +93,23 @@ def test_a_past_date_shows_the_models_built_for_it(dashboard, page, tmp_path, sc
         outlook,
     )
     assert shown == outlook
+    # the section below the outlook reads a mart of its own (marts.expected_payments): built for this date too
+    head = [(r, d.isoformat(), a) for r, d, a in expected_head]
+    listed = eventually(lambda: [(r, d, parse_eur(a)) for r, d, a in table_rows(
+        page, "expected_payments", ["reference", "expected_payment_date", "open_amount"])], head)
+    assert listed == head and head
+    assert _exceptions(page) == []
 
     go_to(page, "Payables", "payables_this_week")
     caption_shows(page, past.isoformat())
     assert eventually(lambda: parse_eur(metric(page, "Total to pay") or "0"), payables_total) == payables_total
+    # every page drawn from the models of this date shows its figures, not an error in their place
+    for title, key_table in (("Late-payment claims", "claims_by_customer"),
+                             ("Payment terms (D441-6)", "payment_terms_received"), ("Benchmarks", "benchmarks")):
+        go_to(page, title, key_table)
+        caption_shows(page, past.isoformat())
+        settled(page)
+        assert _exceptions(page) == [], title
     # nothing was written to the warehouse the dashboard shows
     assert dashboard.warehouse.stat().st_mtime_ns == published_mtime
 
