@@ -104,7 +104,7 @@ def render(context: PageContext) -> None:
     if rows.empty:
         st.info("Nothing to receive nor to pay on this date.")
         return
-    st.altair_chart(_chart(rows, currency), use_container_width=True)
+    st.altair_chart(_chart(rows, currency), width="stretch")
     table(
         rows.drop(columns=["period_index"]),
         "cash_outlook",

@@ -64,7 +64,7 @@ def render(context: PageContext) -> None:
         )
 
     st.subheader("Aging")
-    st.altair_chart(_aging_chart(figures.aging, currency), use_container_width=True)
+    st.altair_chart(_aging_chart(figures.aging, currency), width="stretch")
     table(figures.aging, "aging", context, money=["open_amount"], currency=currency)
 
     view = context.view

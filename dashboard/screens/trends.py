@@ -55,5 +55,5 @@ def render(context: PageContext) -> None:
     if rows.empty:
         st.info("No receivables at any of these month-ends.")
     else:
-        st.altair_chart(_charts(rows, currency), use_container_width=True)
+        st.altair_chart(_charts(rows, currency), width="stretch")
     table(rows, "trends", context, money=["open_receivables", "overdue_receivables"], currency=currency)
