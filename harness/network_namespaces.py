@@ -9,6 +9,10 @@ A server bound to `<prefix>.1.1` in the root namespace is reached from A directl
 route (the root namespace takes a packet for any of its own addresses), and sees A's requests come from .1.2 and
 B's from .2.2: two source addresses, as two hosts with their own public addresses. The addresses are private,
 on virtual links only: nothing leaves the machine. Needs root (`ip netns`); `close` removes everything.
+
+Adding them changes the machine's network, and a Chromium running meanwhile fails every request it has in flight
+(net::ERR_NETWORK_CHANGED): a test using them is marked `changes_network`, which scripts/test runs when no browser
+test runs.
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import date
+from datetime import date, datetime
 from pathlib import Path
 
 import pytest
@@ -61,15 +61,39 @@ def browser() -> Iterator[Browser]:
 
 
 @pytest.fixture
-def page(browser: Browser) -> Iterator[Page]:
-    """A fresh browser tab (its own Streamlit session)."""
+def page(browser: Browser, request: pytest.FixtureRequest) -> Iterator[Page]:
+    """A fresh browser tab (its own Streamlit session). What the browser could not load, and the errors its
+    console printed, are added to the report of a test that fails: a page that never draws its figures is
+    otherwise a bare timeout (it found Chromium's net::ERR_NETWORK_CHANGED, docs/testing.md)."""
     context = browser.new_context(viewport={"width": 1400, "height": 1000}, accept_downloads=True)
     # every wait not given its own bound (downloads, clicks) gets the suite's, not Playwright's 30 s: a
     # download of a rerun page outlasted 30 s once with both cores busy
     context.set_default_timeout(WAIT_S * 1000)
     tab = context.new_page()
+    seen: list[str] = []
+    tab.on("requestfailed", lambda failed: seen.append(f"{_clock()} {failed.failure}: {failed.url}"))
+    tab.on("console", lambda message: seen.append(f"{_clock()} console: {message.text}")
+           if message.type == "error" else None)
+    request.node.stash[BROWSER_TROUBLE] = seen
     yield tab
     context.close()
+
+
+BROWSER_TROUBLE = pytest.StashKey[list[str]]()
+
+
+def _clock() -> str:
+    return datetime.now().strftime("%H:%M:%S.%f")[:-3]
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
+    """Adds the browser's failed loads and console errors to the report of a failed test phase."""
+    report = yield
+    trouble = item.stash.get(BROWSER_TROUBLE, [])
+    if report.failed and trouble:
+        report.sections.append(("browser: failed loads and console errors", "\n".join(trouble)))
+    return report
 
 
 @pytest.fixture(scope="session")

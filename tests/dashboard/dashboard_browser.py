@@ -28,6 +28,8 @@ def eventually(read: Callable[[], T], expected: T, timeout_s: float = WAIT_S) ->
 
 def parse_eur(text: str) -> Decimal:
     """`1 234,56 €` or `€1,234.56` (either sign) -> Decimal('1234.56')."""
+    if not text.strip():
+        raise ValueError("no amount to read: the element is not on the page (yet), or shows no figure")
     cleaned = text.replace("\u00a0", "").replace(" ", "").replace("€", "").replace("−", "-")
     if re.search(r",\d\d$", cleaned):  # French: the comma is the decimal mark
         cleaned = cleaned.replace(".", "").replace(",", ".")
@@ -37,16 +39,9 @@ def parse_eur(text: str) -> Decimal:
 
 
 def open_page(page: Page, base_url: str, path: str, key_table: str) -> None:
-    """Navigates to a page (a new Streamlit session) and waits for its key table. A page that never draws it
-    is loaded once more before failing: twice in the suite (2026-11-26, the payables page, each time after other
-    pages of the same browser) the page stayed on its skeleton for the whole 60 s, and drew at once alone."""
-    selector = f'table[data-table="{key_table}"]'
+    """Navigates to a page (a new Streamlit session) and waits for its key table."""
     page.goto(f"{base_url}/{path}")
-    try:
-        page.wait_for_selector(selector, timeout=WAIT_S * 1000)
-    except PlaywrightTimeout:
-        page.goto(f"{base_url}/{path}")
-        page.wait_for_selector(selector, timeout=WAIT_S * 1000)
+    page.wait_for_selector(f'table[data-table="{key_table}"]', timeout=WAIT_S * 1000)
     settled(page)
 
 

@@ -159,6 +159,7 @@ def test_a_process_killed_while_holding_the_budget_leaves_the_others_going(tmp_p
     assert wall <= 1.0 + 2 * (REQUESTS + 1) / 10 + 4, f"{wall:.1f} s: the dead process held the budget"
 
 
+@pytest.mark.changes_network
 def test_two_hosts_with_two_addresses_each_get_their_own_ten_per_second(tmp_path, budget_db):
     try:
         hosts = TwoHosts().open()
