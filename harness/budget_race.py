@@ -20,15 +20,16 @@ from pipelines.invoicing.http.ratelimit import RateLimiter
 
 def hammer(url: str, budget_dir: str, requests: int, start_at: float, results) -> None:
     """Waits until `start_at` (time.monotonic, one clock for the machine), then sends `requests` paced
-    GETs to `url`; puts (pid, [(granted at, status), ...], locks) on `results`."""
+    GETs to `url`; puts (pid, [(granted at, status, turns given up before it), ...], locks) on `results`."""
     limiter = RateLimiter(10, shared=HostBudget(url, Path(budget_dir)))
-    answers: list[tuple[float, int]] = []
+    answers: list[tuple[float, int, int]] = []
     time.sleep(max(0.0, start_at - time.monotonic()))
     with httpx.Client(timeout=30) as client:
         for _ in range(requests):
+            given_up = limiter.turns_given_up
             grant = limiter.acquire()
             response = client.get(url)
-            answers.append((grant.at, response.status_code))
+            answers.append((grant.at, response.status_code, limiter.turns_given_up - given_up))
             if response.status_code == 429:
                 limiter.pause(1.0)
             else:

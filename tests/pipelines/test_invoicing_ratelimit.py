@@ -220,6 +220,7 @@ def test_a_thread_that_wakes_too_late_for_its_window_takes_a_later_slot():
     assert server.refused == 0
     assert max(server.counts.values()) == LIMIT
     assert limiter.late_wakeups > 0
+    assert limiter.turns_given_up == limiter.late_wakeups  # each slot given up was reserved anew, counted once
 
 
 def test_window_phase_is_the_arc_between_the_last_before_and_the_first_after_a_boundary():

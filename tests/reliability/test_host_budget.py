@@ -21,7 +21,7 @@ from pipelines.invoicing.http.host_budget import HostBudget, host_key
 from pipelines.invoicing.http.ratelimit import RateLimiter
 from sandbox.host import SandboxHost
 
-# alone, after the parallel phase (scripts/test): the grants' spacing and the budget's throughput are measured in real time
+# in the serial set (scripts/test): the grants' spacing and the budget's throughput are measured in real time
 pytestmark = pytest.mark.serial
 
 PROCESSES = 4
@@ -29,8 +29,9 @@ REQUESTS = 50
 SPAWN = multiprocessing.get_context("spawn")
 
 
-def race(host: SandboxHost, budget_dir, requests: int = REQUESTS) -> list[tuple[float, int, int]]:
-    """Every portal's process hammers the host at once; returns (granted at, pid, status) in grant order."""
+def race(host: SandboxHost, budget_dir, requests: int = REQUESTS) -> list[tuple[float, int, int, int]]:
+    """Every portal's process hammers the host at once; returns (granted at, pid, status, turns given up before
+    it) in grant order."""
     results = SPAWN.Queue()
     start_at = time.monotonic() + 3  # the processes' imports take a while
     workers = [SPAWN.Process(target=hammer, args=(portal.base_url + "/me", str(budget_dir), requests,
@@ -45,7 +46,7 @@ def race(host: SandboxHost, budget_dir, requests: int = REQUESTS) -> list[tuple[
             worker.join(30)
             if worker.is_alive():
                 worker.kill()
-    return sorted((at, pid, status) for pid, answers, _ in reports for at, status in answers)
+    return sorted((at, pid, status, given_up) for pid, answers, _ in reports for at, status, given_up in answers)
 
 
 def test_processes_on_one_budget_never_exceed_the_limit_and_share_it_fairly(tmp_path):
@@ -56,24 +57,29 @@ def test_processes_on_one_budget_never_exceed_the_limit_and_share_it_fairly(tmp_
         served = host.requests()
     assert refused == 0
     assert served == len(grants) == len(arrivals) == PROCESSES * REQUESTS
-    assert Counter(status for _, _, status in grants) == {401: PROCESSES * REQUESTS}  # no token: 401, counted
-    windows = Counter(math.floor(at) for at, _, _ in grants)  # the sandbox's windows: whole seconds
+    assert Counter(status for _, _, status, _ in grants) == {401: PROCESSES * REQUESTS}  # no token: 401, counted
+    windows = Counter(math.floor(at) for at, *_ in grants)  # the sandbox's windows: whole seconds
     assert max(windows.values()) <= 10
     # ... and the budget is used, not only never exceeded: 200 requests at 10 per window fill 20 windows, so
     # the server sees the first to the last in about 19-20 s; a budget starving its processes (the only other
     # bound is the 120-s queue timeout, about 1.7 requests/s) takes longer than that plus 3 s of slack
     span = arrivals[-1] - arrivals[0]
-    print(f"\n{len(arrivals)} requests reached the server in {span:.2f} s: {(len(arrivals) - 1) / span:.2f}/s")
+    print(f"\n{len(arrivals)} requests reached the server in {span:.2f} s: {(len(arrivals) - 1) / span:.2f}/s; "
+          f"turns given up: {sum(given_up for *_, given_up in grants)}")
     assert span <= len(arrivals) / 10 + 3, f"{len(arrivals)} requests took {span:.2f} s: the budget is underused"
     # While every process wants grants, they take turns: between the last first grant and the first last
-    # grant, no process has more than two grants more than another.
+    # grant, no process has more than two grants more than another, but for the turns given up. A limiter gives
+    # up a reserved turn rather than risk a 429 (woken or saved too late on a busy machine) and reserves again,
+    # behind those who asked meanwhile: each such turn can move one grant from one process to another.
     firsts, lasts = {}, {}
-    for at, pid, _ in grants:
+    for at, pid, *_ in grants:
         firsts.setdefault(pid, at)
         lasts[pid] = at
-    together = Counter(pid for at, pid, _ in grants if max(firsts.values()) <= at <= min(lasts.values()))
+    between = [(pid, given_up) for at, pid, _, given_up in grants if max(firsts.values()) <= at <= min(lasts.values())]
+    together = Counter(pid for pid, _ in between)
+    given_up = sum(turns for _, turns in between)
     assert len(together) == PROCESSES and sum(together.values()) >= 2 * PROCESSES
-    assert max(together.values()) - min(together.values()) <= 2
+    assert max(together.values()) - min(together.values()) <= 2 + 2 * given_up, (together, given_up)
 
 
 def test_a_process_killed_while_holding_the_budget_blocks_nobody(tmp_path):

@@ -162,6 +162,7 @@ class RateLimiter:
         self.late_holds = 0  # span grants checked again because saving them took longer than LATE_HOLD_S
         self.late_saves = 0  # grid slots left unused because saving the grant took them past their window's room
         self.stray_answers = 0  # answers that contradicted the lock alone (a request overtaken on its way)
+        self.turns_given_up = 0  # reservations not taken (any of the above, a 429 since, a new grid): reserved anew
         self._last_contradiction: float | None = None  # when the last one was granted, while locked
 
     @property
@@ -258,6 +259,7 @@ class RateLimiter:
             grant = self._take(self._reserve())
             if grant is not None:
                 return grant
+            self.turns_given_up += 1  # behind those who reserved meanwhile: the price of never risking a 429
 
     def _reserve(self) -> Reservation:
         """The next free moment (span pacing) or grid slot, reserved under the state's hold."""
