@@ -38,7 +38,9 @@ def dg_dev(temporary_dagster_home: Path, tmp_path: Path):
         env=env,
         stdout=log,
         stderr=subprocess.STDOUT,
-        start_new_session=True,  # its own process group: the webserver, daemon and code server die together
+        # its own process group, where the webserver, daemon and code server die together; not its own session,
+        # which Linux would schedule apart from the tests (autogroup), whatever the worker's nice (scripts/test)
+        process_group=0,
     )
     try:
         yield f"http://127.0.0.1:{port}", process, tmp_path / "dg_dev.log"

@@ -8,7 +8,6 @@ points it at docs/screenshots).
 from __future__ import annotations
 
 import os
-import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import date, datetime
@@ -22,11 +21,11 @@ from harness.dashboard_process import dashboard_process
 from harness.demo_warehouse import build_demo_warehouse
 
 CHROMIUM = Path("/usr/bin/chromium")
-# As root, Chromium sets its threads' priorities itself (nice 0, and -8 for its display threads), whatever the
-# niceness of the test that starts it: under scripts/test it took back the CPU the workers' nice 10 leaves to the
-# serial tests, which measure pacing (a 429 and an unfair share in the host budget's race, clones 26 and 28).
-# Without CAP_SYS_NICE it cannot raise them and stays at its parent's. Not root: it cannot raise them anyway.
-LAUNCHER = Path(__file__).with_name("chromium_without_sys_nice")
+# Chromium runs at the niceness of the test worker that starts it (nice 10 under scripts/test), through a launcher:
+# Playwright starts it in a session of its own, which Linux schedules apart from the tests (autogroup), and as root
+# it resets its threads to nice 0 and -8. Either way it took back the CPU the workers' nice leaves to the serial
+# tests, which measure pacing: a 429 and an unfair share in the host budget's race (clones 26 and 28).
+LAUNCHER = Path(__file__).with_name("chromium_at_the_tests_priority")
 
 
 @dataclass(frozen=True)
@@ -61,8 +60,7 @@ def browser() -> Iterator[Browser]:
     if not CHROMIUM.exists():
         pytest.fail(f"{CHROMIUM} not found: install Debian's Chromium with `apt-get install -y chromium`")
     with sync_playwright() as playwright:
-        as_root = os.geteuid() == 0 and shutil.which("setpriv") is not None
-        chromium = playwright.chromium.launch(executable_path=str(LAUNCHER if as_root else CHROMIUM))
+        chromium = playwright.chromium.launch(executable_path=str(LAUNCHER))
         yield chromium
         chromium.close()
 
