@@ -21,7 +21,7 @@ from harness.dashboard_process import dashboard_process
 from harness.demo_warehouse import build_demo_warehouse
 
 CHROMIUM = Path("/usr/bin/chromium")
-# Chromium runs at the niceness of the test worker that starts it (nice 10 under scripts/test), through a launcher:
+# Chromium is started through a launcher that keeps it at about one worker's share of the CPU under scripts/test:
 # Playwright starts it in a session of its own, which Linux schedules apart from the tests (autogroup), and as root
 # it resets its threads to nice 0 and -8. Either way it took back the CPU the workers' nice leaves to the serial
 # tests, which measure pacing: a 429 and an unfair share in the host budget's race (clones 26 and 28).
