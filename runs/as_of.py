@@ -44,7 +44,8 @@ def attached(snapshot_path: Path) -> duckdb.DuckDBPyConnection:
     return connection
 
 
-def marts_as_of(reader: duckdb.DuckDBPyConnection, as_of: date, held: Mapping[str, str]) -> duckdb.DuckDBPyConnection:
+def marts_as_of(reader: duckdb.DuckDBPyConnection, as_of: date,
+                held: Mapping[str, str]) -> duckdb.DuckDBPyConnection:
     """A new in-memory connection whose `marts` and `reference` schemas hold every mart and reference table built
     as of `as_of` over the copy `reader` has current; `held`: the marts the gate holds, and why. Raises
     AsOfRefused when a blocking check fails on the build or a mart rests on a held read."""

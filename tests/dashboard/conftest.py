@@ -65,6 +65,10 @@ def browser() -> Iterator[Browser]:
         chromium.close()
 
 
+# what a test's tab could not load (failed or answered 4xx/5xx) and its console's errors, for a failed test's report
+BROWSER_TROUBLE = pytest.StashKey[list[str]]()
+
+
 @pytest.fixture
 def page(browser: Browser, request: pytest.FixtureRequest) -> Iterator[Page]:
     """A fresh browser tab (its own Streamlit session). What the browser could not load, and the errors its
@@ -77,14 +81,13 @@ def page(browser: Browser, request: pytest.FixtureRequest) -> Iterator[Page]:
     tab = context.new_page()
     seen: list[str] = []
     tab.on("requestfailed", lambda failed: seen.append(f"{_clock()} {failed.failure}: {failed.url}"))
+    tab.on("response", lambda response: seen.append(f"{_clock()} HTTP {response.status}: {response.url}")
+           if response.status >= 400 else None)
     tab.on("console", lambda message: seen.append(f"{_clock()} console: {message.text}")
            if message.type == "error" else None)
     request.node.stash[BROWSER_TROUBLE] = seen
     yield tab
     context.close()
-
-
-BROWSER_TROUBLE = pytest.StashKey[list[str]]()
 
 
 def _clock() -> str:

@@ -46,10 +46,13 @@ def open_page(page: Page, base_url: str, path: str, key_table: str) -> None:
 
 
 def settled(page: Page) -> None:
-    """Waits until the script run is over: no element left from an earlier run, no run in progress."""
+    """Waits until the script run is over and drawn: no element left from an earlier run, no run in progress, no
+    element still waiting for its code. Streamlit loads an element's script the first time a tab shows one, and
+    draws a skeleton meanwhile: the Payables page's tiles once came after its table (clone33)."""
     page.wait_for_function(
         """() => !document.querySelector('[data-stale="true"]')
-                 && !document.querySelector('[data-testid="stStatusWidget"]')""",
+                 && !document.querySelector('[data-testid="stStatusWidget"]')
+                 && !document.querySelector('[data-testid="stSkeleton"]')""",
         timeout=WAIT_S * 1000,
     )
 
