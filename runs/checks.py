@@ -16,6 +16,7 @@ from typing import Any
 import duckdb
 
 from warehouse_engine.names import PORTAL_COLUMN, RAW_DATASET
+from warehouse_engine.sql_names import quoted, quoted_relation
 from warehouse_engine.sql_runner import discover_models
 
 SAMPLE_SIZE = 5
@@ -113,12 +114,12 @@ def marts_built_on(relations: Sequence[str]) -> tuple[str, ...]:
 
 def duplicate_keys(connection: duckdb.DuckDBPyConnection, relation: str,
                    columns: Sequence[str]) -> tuple[int, list[str]]:
-    """(number of key values held by more than one row or null, a sample of them)."""
-    quoted = [f'"{column}"' for column in columns]
-    any_null = " or ".join(f"{column} is null" for column in quoted)
-    schema, table = relation.split(".", 1)
+    """(number of key values held by more than one row or null, a sample of them). Every name is quoted (a
+    model's front matter names the columns: runs/model_checks.py)."""
+    quoted_columns = [quoted(column) for column in columns]
+    any_null = " or ".join(f"{column} is null" for column in quoted_columns)
     rows = connection.execute(
-        f'select {", ".join(quoted)}, count(*) from "{schema}"."{table}" group by all '
+        f'select {", ".join(quoted_columns)}, count(*) from {quoted_relation(relation)} group by all '
         f"having count(*) > 1 or bool_or({any_null}) order by all"
     ).fetchall()
     return len(rows), [", ".join(str(value) for value in row[:-1]) for row in rows[:SAMPLE_SIZE]]

@@ -20,6 +20,7 @@ import duckdb
 
 from runs.checks import SAMPLE_SIZE, WARN, WarehouseCheck, duplicate_keys, marts_built_on
 from runs.served_fields import off_midnight_fields
+from warehouse_engine.sql_names import missing_columns, quoted, quoted_relation, relation_columns
 from warehouse_engine.sql_runner import ANALYST_SCHEMA, SqlModel, discover_models
 
 KEYS_UNIQUE = "keys_unique"
@@ -27,9 +28,15 @@ KEYS_UNIQUE_DESCRIPTION = "One row per key of the model's grain (its front matte
 DATES_AT_MIDNIGHT_DESCRIPTION = "Date-only values are a midnight (UTC or Paris), so their calendar date is sure."
 
 
-def _quoted(relation: str) -> str:
-    schema, table = relation.split(".", 1)
-    return f'"{schema}"."{table}"'
+def _absent(connection: duckdb.DuckDBPyConnection, model: SqlModel,
+            columns: Iterable[str]) -> tuple[bool, str | None, dict[str, Any]] | None:
+    """A failed answer naming the `columns` the relation does not have (the front matter names a column the
+    model does not build: nothing to check, so nothing vouched for), else None."""
+    missing = missing_columns(columns, relation_columns(connection, model.key))
+    if not missing:
+        return None
+    return False, f"the front matter names column(s) {model.key} does not have: {', '.join(missing)}", {
+        "missing_columns": missing}
 
 
 def keys_unique(model: SqlModel) -> WarehouseCheck:
@@ -37,10 +44,13 @@ def keys_unique(model: SqlModel) -> WarehouseCheck:
     grain = model.manifest.grain
 
     def evaluate(connection: duckdb.DuckDBPyConnection) -> tuple[bool, str | None, dict[str, Any]]:
+        absent = _absent(connection, model, grain)
+        if absent:
+            return absent
         if grain:
             duplicates, sample = duplicate_keys(connection, model.key, grain)
         else:
-            (rows,) = connection.execute(f"select count(*) from {_quoted(model.key)}").fetchone() or (0,)
+            (rows,) = connection.execute(f"select count(*) from {quoted_relation(model.key)}").fetchone() or (0,)
             duplicates, sample = max(0, rows - 1), []
         return (duplicates == 0,
                 f"{duplicates} key(s) held by several rows (or null): {', '.join(sample)}" if duplicates else None,
@@ -55,8 +65,11 @@ def not_null(model: SqlModel) -> WarehouseCheck:
     columns = model.manifest.not_null
 
     def evaluate(connection: duckdb.DuckDBPyConnection) -> tuple[bool, str | None, dict[str, Any]]:
-        counts = ", ".join(f'count(*) filter (where "{c}" is null)' for c in columns)
-        row = connection.execute(f"select {counts} from {_quoted(model.key)}").fetchone() or ()
+        absent = _absent(connection, model, columns)
+        if absent:
+            return absent
+        counts = ", ".join(f"count(*) filter (where {quoted(c)} is null)" for c in columns)
+        row = connection.execute(f"select {counts} from {quoted_relation(model.key)}").fetchone() or ()
         nulls = {c: int(n) for c, n in zip(columns, row, strict=True) if n}
         return (not nulls, "; ".join(f"{n} null {c}" for c, n in nulls.items()) or None, {"null_rows": nulls})
 
@@ -69,14 +82,18 @@ def accepted_range(model: SqlModel) -> WarehouseCheck:
     bounds = model.manifest.accepted_range
 
     def outside(column: str) -> str:
-        low, high = bounds[column]
-        tests = [f'"{column}" < {low}' if low is not None else "", f'"{column}" > {high}' if high is not None else ""]
+        low, high = bounds[column]  # numbers (warehouse_engine/model_manifest.py refuses anything else)
+        tests = [f"{quoted(column)} < {low!r}" if low is not None else "",
+                 f"{quoted(column)} > {high!r}" if high is not None else ""]
         return " or ".join(t for t in tests if t)
 
     def evaluate(connection: duckdb.DuckDBPyConnection) -> tuple[bool, str | None, dict[str, Any]]:
+        absent = _absent(connection, model, bounds)
+        if absent:
+            return absent
         found: dict[str, list[str]] = {}
         for column in bounds:
-            rows = connection.execute(f'select distinct "{column}" from {_quoted(model.key)} '
+            rows = connection.execute(f"select distinct {quoted(column)} from {quoted_relation(model.key)} "
                                       f"where {outside(column)} order by 1 limit {SAMPLE_SIZE}").fetchall()
             if rows:
                 found[column] = [str(value) for (value,) in rows]

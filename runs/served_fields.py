@@ -19,6 +19,7 @@ import duckdb
 from runs.checks import ERROR, PAYABLES, RECEIVABLES, WARN, WarehouseCheck, relation_exists
 from warehouse_engine.model_manifest import DateOnlyField
 from warehouse_engine.names import RAW_DATASET
+from warehouse_engine.sql_names import quoted
 
 OPEN_INVOICES = "type = 'INVOICE' and status in ('VALIDATED', 'PAID')"
 EMITTED_INVOICES = "type = 'INVOICE' and status <> 'DRAFT'"
@@ -105,11 +106,12 @@ def off_midnight_fields(connection, fields: Sequence[DateOnlyField]) -> list[str
         if not relation_exists(connection, f"{RAW_DATASET}.{table}"):
             continue
         (count,) = connection.execute(
-            f'select count(*) from {RAW_DATASET}."{table}" '
+            # table and column come from a model's front matter: plain names (model_manifest.py), quoted
+            f"select count(*) from {RAW_DATASET}.{quoted(table)} "
             "cross join staging.stg_invoicing__portal_time_zone as zone "
-            f'where "{column}" is not null and _deleted_at is null '
-            f"""and strftime("{column}" at time zone 'UTC', '%H:%M:%S') <> '00:00:00' """
-            f"""and strftime("{column}" at time zone zone.time_zone, '%H:%M:%S') <> '00:00:00'"""
+            f"where {quoted(column)} is not null and _deleted_at is null "
+            f"""and strftime({quoted(column)} at time zone 'UTC', '%H:%M:%S') <> '00:00:00' """
+            f"""and strftime({quoted(column)} at time zone zone.time_zone, '%H:%M:%S') <> '00:00:00'"""
         ).fetchone()
         if count:
             found.append(f"{field} ({count})")

@@ -27,9 +27,13 @@ from typing import Any
 
 import yaml
 
+from warehouse_engine.sql_names import UnsafeNameError, checked_name
+
 FENCE = "---"
 _KEYS = {"description", "materialized", "grain", "date_only", "tests"}
 _TESTS = {"not_null", "accepted_range"}
+# a grain or a test list longer than any table's width is a mistake or an attack (review 2, F14), not a model
+MAX_NAMES = 64
 
 
 class ManifestError(ValueError):
@@ -117,23 +121,51 @@ def _parse_manifest(sql: str, where: str) -> Manifest:
     tests = data.get("tests") or {}
     if not isinstance(tests, dict) or set(tests) - _TESTS:
         raise ManifestError(f"{where}: tests may hold only {', '.join(sorted(_TESTS))}")
+    not_null, ranges = tests.get("not_null") or [], tests.get("accepted_range") or {}
+    if not isinstance(not_null, list) or not isinstance(ranges, dict):
+        raise ManifestError(f"{where}: tests.not_null is a list of columns, tests.accepted_range a mapping")
     return Manifest(
         description=" ".join(description.split()),
-        grain=tuple(str(c) for c in data["grain"]),
+        grain=_names(data["grain"], "grain column", where),
         materialized=materialized,
-        date_only=tuple(_date_only(item, where) for item in data.get("date_only") or ()),
-        not_null=tuple(str(c) for c in tests.get("not_null") or ()),
-        accepted_range={str(c): _bounds(b, where) for c, b in (tests.get("accepted_range") or {}).items()},
+        date_only=tuple(_date_only(item, where) for item in _bounded(data.get("date_only") or [], "date_only", where)),
+        not_null=_names(not_null, "not_null column", where),
+        accepted_range={c: _bounds(b, where) for c, b in zip(_names(list(ranges), "accepted_range column", where),
+                                                             ranges.values(), strict=True)},
     )
 
 
-def _date_only(item: Any, where: Path | str) -> DateOnlyField:
+def _bounded(items: Any, what: str, where: str) -> list[Any]:
+    if not isinstance(items, list):
+        raise ManifestError(f"{where}: {what} must be a list")
+    if len(items) > MAX_NAMES:
+        raise ManifestError(f"{where}: {what} names {len(items)} entries, more than {MAX_NAMES}")
+    return items
+
+
+def _names(items: Any, what: str, where: str) -> tuple[str, ...]:
+    # every name here reaches the gate's SQL (runs/model_checks.py): a plain name or the model is refused
+    try:
+        return tuple(checked_name(item, what) for item in _bounded(items, what, where))
+    except UnsafeNameError as error:
+        raise ManifestError(f"{where}: {error}") from None
+
+
+def _date_only(item: Any, where: str) -> DateOnlyField:
     if not isinstance(item, dict) or "." not in str(item.get("raw", "")) or not item.get("field"):
         raise ManifestError(f"{where}: date_only entries are {{raw: <table>.<column>, field: <json name>}}")
-    return DateOnlyField(str(item["raw"]), str(item["field"]))
+    table, column = str(item["raw"]).split(".", 1)
+    _names([table, column], "date_only raw table or column", where)  # both reach runs/served_fields.py's SQL
+    return DateOnlyField(f"{table}.{column}", str(item["field"]))
 
 
-def _bounds(bounds: Any, where: Path | str) -> tuple[float | None, float | None]:
+def _bounds(bounds: Any, where: str) -> tuple[float | None, float | None]:
     if not isinstance(bounds, dict) or not set(bounds) <= {"min", "max"} or not bounds:
         raise ManifestError(f"{where}: accepted_range entries are {{min: x, max: y}} (either may be left out)")
-    return bounds.get("min"), bounds.get("max")
+    low, high = bounds.get("min"), bounds.get("max")
+    for bound in (low, high):
+        # a bound is pasted into the check's SQL: a number (YAML int or float, not a bool, finite) or nothing
+        if bound is not None and (isinstance(bound, bool) or not isinstance(bound, int | float)
+                                  or bound != bound or bound in (float("inf"), float("-inf"))):
+            raise ManifestError(f"{where}: accepted_range bounds must be numbers, not {bound!r}")
+    return low, high

@@ -28,10 +28,19 @@ from zoneinfo import ZoneInfo
 
 import duckdb
 
+from warehouse_engine.analyst_sandbox import build_in_sandbox
 from warehouse_engine.model_manifest import Manifest, ManifestError, parse_manifest
 from warehouse_engine.model_selection import UnknownModelError, resolve_selection
 from warehouse_engine.names import RAW_DATASET as RAW_SCHEMA
 from warehouse_engine.seed_files import set_seed_variables
+from warehouse_engine.sql_names import (
+    UnsafeNameError,
+    checked_name,
+    missing_columns,
+    quoted,
+    quoted_relation,
+    relation_columns,
+)
 from warehouse_engine.sql_references import SqlParseError, parse_references
 
 # The models ship inside this package (package data), so an installed wheel finds them as a checkout does.
@@ -47,6 +56,21 @@ MODELS_DIR_SETTING = "INVOICING_MODELS_DIR"
 
 class ModelDefinitionError(ValueError):
     """A model folder that cannot be built: unknown reference, dependency cycle, empty file."""
+
+
+def declared_columns(model: SqlModel) -> list[str]:
+    """The columns `model`'s front matter names (grain, not_null, accepted_range), each once, in order."""
+    manifest = model.manifest
+    return list(dict.fromkeys([*manifest.grain, *manifest.not_null, *manifest.accepted_range]))
+
+
+def check_declared_columns(model: SqlModel, columns: Sequence[str]) -> None:
+    """Raises ModelDefinitionError when a column `model`'s front matter names is not among the built `columns`:
+    a check of a column that is not there would test nothing (or another relation's)."""
+    missing = missing_columns(declared_columns(model), columns)
+    if missing:
+        raise ModelDefinitionError(f"{model.path}: the front matter names column(s) the model does not build: "
+                                   f"{', '.join(missing)} (built: {', '.join(columns)})")
 
 
 class ModelBuildError(duckdb.Error):
@@ -114,9 +138,16 @@ def analyst_models_dir(explicit: Path | str | None = None) -> Path | None:
 
 
 def _read_model(path: Path, schema: str, schemas: set[str]) -> SqlModel:
+    # the stem becomes the table's name: a plain name, never SQL (security review 2, C1)
+    name = path.stem.lower()
+    try:
+        checked_name(name, "model file name")
+    except UnsafeNameError as error:
+        raise ModelDefinitionError(f"{path}: {error}") from None
     sql = path.read_text(encoding="utf-8").strip().rstrip(";").strip()
     if not sql:
         raise ModelDefinitionError(f"{path}: empty model file")
+    _one_select(sql, path)
     try:
         manifest = parse_manifest(sql, path)
         depends_on = parse_references(sql, schemas)
@@ -124,8 +155,19 @@ def _read_model(path: Path, schema: str, schemas: set[str]) -> SqlModel:
         raise ModelDefinitionError(str(error)) from None
     except SqlParseError as error:
         raise ModelDefinitionError(f"{path}: SQL does not parse: {error}") from None
-    name = path.stem.lower()
     return SqlModel(f"{schema}.{name}", schema, name, path, sql, depends_on, manifest)
+
+
+def _one_select(sql: str, path: Path) -> None:
+    """Refuses a model that is not exactly one SELECT, as DuckDB itself splits and types it (the parser that
+    runs it: another parser's idea of `;` or of a statement is not what DuckDB would run)."""
+    try:
+        statements = duckdb.extract_statements(sql)
+    except duckdb.Error as error:
+        raise ModelDefinitionError(f"{path}: SQL does not parse: {str(error).splitlines()[0]}") from None
+    if len(statements) != 1 or statements[0].type != duckdb.StatementType.SELECT:
+        kinds = ", ".join(statement.type.name for statement in statements) or "none"
+        raise ModelDefinitionError(f"{path}: a model is exactly one SELECT statement, found: {kinds}")
 
 
 def discover_models(sql_dir: Path = SQL_DIR, models_dir: Path | None = None) -> list[SqlModel]:
@@ -249,26 +291,54 @@ def build_model(conn: duckdb.DuckDBPyConnection, model: SqlModel, as_of: date | 
     """Materialises `model` as table (or view) `<schema>.<name>` for report date `as_of` (default today in the
     portal's time zone).
 
-    Returns the number of rows. Runs in the caller's transaction, if any.
+    An analyst's model is run on a DuckDB instance of its own (warehouse_engine/analyst_sandbox.py) and its
+    result stored here as a table: its SQL never runs on `conn`. Raises ModelDefinitionError when a column the
+    front matter names is not built. Returns the number of rows. Runs in the caller's transaction, if any.
     """
     as_of = as_of or today_in_portal_zone()
-    relation = f"{model.schema}.{model.name}"
-    conn.execute(f"create schema if not exists {model.schema}")
-    conn.execute(f"set variable as_of_date = date '{as_of.isoformat()}'")
-    conn.execute(f"set variable portal_time_zone = '{PORTAL_TIME_ZONE}'")
-    set_seed_variables(conn)
+    relation = quoted_relation(model.key)
+    conn.execute(f"create schema if not exists {quoted(model.schema)}")
+    materialized = "table" if model.schema == ANALYST_SCHEMA else model.materialized
     # `create or replace` cannot turn a table into a view or back: drop the other kind first
-    other_kind = "table" if model.materialized == "view" else "view"
+    other_kind = "table" if materialized == "view" else "view"
     if one_row(
         conn,
-        "select count(*) from duckdb_tables() where schema_name = ? and table_name = ?"
+        "select count(*) from duckdb_tables() where schema_name = ? and table_name = ? "
+        "and database_name = current_database()"
         if other_kind == "table"
-        else "select count(*) from duckdb_views() where schema_name = ? and view_name = ?",
+        else "select count(*) from duckdb_views() where schema_name = ? and view_name = ? "
+        "and database_name = current_database()",
         [model.schema, model.name],
     )[0]:
         conn.execute(f"drop {other_kind} {relation}")
-    conn.execute(f"create or replace {model.materialized} {relation} as\n{model.sql}")
+    if model.schema == ANALYST_SCHEMA:
+        build_in_sandbox(conn, model.key, model.sql, model.depends_on, as_of, PORTAL_TIME_ZONE)
+    else:
+        conn.execute(f"set variable as_of_date = date '{as_of.isoformat()}'")
+        conn.execute(f"set variable portal_time_zone = '{PORTAL_TIME_ZONE}'")
+        set_seed_variables(conn)
+        conn.execute(f"create or replace {materialized} {relation} as\n{model.sql}")
+    check_declared_columns(model, relation_columns(conn, model.key))
     return int(one_row(conn, f"select count(*) from {relation}")[0])
+
+
+def drop_stale_analyst_models(conn: duckdb.DuckDBPyConnection, models: Iterable[SqlModel]) -> list[str]:
+    """Drops every table or view of the schema `analyst` that is none of `models` (its file is gone, or no
+    models folder is named any more): what the readers' copy shows of an analyst is what their folder holds
+    now. Returns the keys dropped."""
+    kept = {model.key for model in models if model.schema == ANALYST_SCHEMA}
+    found = conn.execute(
+        "select table_name, table_type from information_schema.tables where table_schema = ? "
+        "and table_catalog = current_database() order by 1",
+        [ANALYST_SCHEMA],
+    ).fetchall()
+    dropped: list[str] = []
+    for name, kind in found:
+        key = f"{ANALYST_SCHEMA}.{name}"
+        if key not in kept:
+            conn.execute(f"drop {'view' if kind == 'VIEW' else 'table'} {quoted_relation(key)}")
+            dropped.append(key)
+    return dropped
 
 
 def build_models(
@@ -292,6 +362,7 @@ def build_models(
     """
     as_of = as_of or today_in_portal_zone()
     models = discover_models(sql_dir, models_dir)
+    every_model = models
     if select is not None:
         try:
             keys = set(resolve_selection(models, select))
@@ -311,6 +382,7 @@ def build_models(
     rows: dict[str, int] = {}
     conn.execute("begin transaction")
     try:
+        drop_stale_analyst_models(conn, every_model)
         for model in models:
             started = time.perf_counter()
             try:
