@@ -1,7 +1,9 @@
 """`invoicing-warehouse export`: the marts as of a date written to files, one per mart (xlsx: one sheet per mart),
 from the readers' copy only (the warehouse file may be held by a writer), through the gate's rules: while a
 blocking check holds figures back, or a mart rests on a read that may be incomplete, nothing is written and the
-command exits 1 naming why (what the dashboard's banner says). The report date of the published marts is read
+command exits 1 naming why (what the dashboard's banner says). Each file is written under a fresh name then
+renamed (warehouse_engine/private_files.py: a planted symbolic link is replaced, never written through), into a
+folder no other user may write. The report date of the published marts is read
 from the copy as it is; another date builds the same models in memory (runs/as_of.py), as the dashboard does.
 """
 
@@ -22,6 +24,7 @@ from runs.gate_state import GateState, GateStateError
 from runs.gate_state import load as load_gate_state
 from warehouse_engine.connection import WarehouseUnavailable
 from warehouse_engine.names import DEFAULT_WAREHOUSE_PATH, MARTS_SCHEMA
+from warehouse_engine.private_files import UnsafeFolderError, check_owned_folder, write_private_file
 from warehouse_engine.publish import default_snapshot_path
 from warehouse_engine.readers import connect_reader
 from warehouse_engine.sql_runner import today_in_portal_zone
@@ -116,17 +119,21 @@ def export(target: WarehouseTarget, as_of: date, file_format: str, out: Path) ->
     finally:
         connection.close()
     out.mkdir(parents=True, exist_ok=True)
+    try:
+        check_owned_folder(out)
+    except UnsafeFolderError as unsafe:  # security review 2, L5: a shared folder could redirect the files
+        raise ExportRefused(str(unsafe)) from None
     if file_format == XLSX:
         too_long = [name for name, frame in frames.items() if len(frame) > XLSX_MAX_ROWS]
         if too_long:
             raise ExportRefused(f"{', '.join(too_long)}: more rows than an xlsx sheet holds; use parquet or csv")
         path = out / f"marts_{as_of.isoformat()}.xlsx"
-        path.write_bytes(to_xlsx(frames))
+        write_private_file(path, to_xlsx(frames))
         return [(path, sum(len(frame) for frame in frames.values()))]
     written = []
     for name, frame in frames.items():
         path = out / f"{name}.{EXTENSIONS[file_format]}"
-        path.write_bytes(write(frame, file_format, name))
+        write_private_file(path, write(frame, file_format, name))
         written.append((path, len(frame)))
     return written
 

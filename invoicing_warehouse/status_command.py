@@ -1,7 +1,9 @@
 """`invoicing-warehouse status [--json]`: per portal the last successful sync, its freshness, the webhook hints
 waiting and kept dead, the gate's failing checks, and the readers' copy's age (runs/status.py).
 
-Exit 0 when every portal is fresh and passing, 1 when one is stale, never synced or failing, 2 for bad usage
+Exit 0 when every portal is fresh and passing, 1 when one is stale, never synced or failing, or when a store it
+reads cannot be (the spool's or the catalog's PostgreSQL: `--json` then answers `{"ok": false, "error": ...}`), 2
+for bad usage
 (a threshold that is not a positive number, an unreadable portals file), as argparse's own errors. `--json` is
 for monitoring: its keys are stable (only ever added to).
 """
@@ -56,10 +58,13 @@ def _table(status) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Prints the status; 0 all fresh and passing, 1 stale or failing, 2 bad usage."""
+    """Prints the status; 0 all fresh and passing, 1 stale, failing or a store unreachable, 2 bad usage."""
     from pipelines.invoicing.errors import InvoicingApiError
     from pipelines.invoicing.portals import configured_portals
+    from runs.gate_state import GateStateError
     from runs.status import StatusError, stale_after, warehouse_status
+    from warehouse_engine.connection import WarehouseUnavailable
+    from warehouse_engine.redaction import redact
     from warehouse_engine.target import WarehouseConfigError, target_from_env
 
     try:
@@ -69,6 +74,14 @@ def run(args: argparse.Namespace) -> int:
     except (StatusError, InvoicingApiError, WarehouseConfigError) as error:
         print(f"status: {error}", file=sys.stderr)
         return 2
-    status = warehouse_status(target, sorted(portals) or [DEFAULT_PORTAL], threshold=threshold)
+    try:
+        status = warehouse_status(target, sorted(portals) or [DEFAULT_PORTAL], threshold=threshold)
+    except (InvoicingApiError, GateStateError, WarehouseUnavailable) as error:
+        # a store the status reads (the spool's or the catalog's PostgreSQL, the gate's state) cannot be read:
+        # monitoring is told so, in its format, with the not-ok exit (security review 2, L6)
+        message = redact(str(error))
+        print(json.dumps({"ok": False, "error": message}, indent=1, sort_keys=True) if args.json
+              else f"status: NOT OK: {message}")
+        return 1
     print(json.dumps(status.as_json(), indent=1, sort_keys=True) if args.json else _table(status))
     return 0 if status.ok else 1

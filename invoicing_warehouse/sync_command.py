@@ -182,6 +182,7 @@ def _sync_one(args: argparse.Namespace, portal: Portal, started: float) -> tuple
     from pipelines.invoicing.load.portal_sync import PortalOutcome, portal_settings
     from pipelines.invoicing.load.sync import CHUNK_PAGES
     from runs.sync import sync_and_record
+    from warehouse_engine.connection import WarehouseUnavailable
 
     resources = [r.strip() for r in args.resources.split(",") if r.strip()] if args.resources else None
     outcome = PortalOutcome(portal.name)
@@ -197,6 +198,14 @@ def _sync_one(args: argparse.Namespace, portal: Portal, started: float) -> tuple
     except InvoicingApiError as error:
         outcome.error = error
         print(f"sync failed after {time.monotonic() - started:.1f} s: {error}", file=sys.stderr)
+        return 1, outcome
+    except WarehouseUnavailable as error:  # the lake's catalog down or refusing: an outage, not a bug (L6)
+        from warehouse_engine.connection import scrub
+
+        outcome.error = error
+        print(f"sync failed after {time.monotonic() - started:.1f} s: the warehouse is unreachable: "
+              f"{scrub(str(error), args.target)}; check INVOICING_DUCKLAKE_CATALOG, INVOICING_DUCKLAKE_PASSWORD "
+              "and that the PostgreSQL server runs", file=sys.stderr)
         return 1, outcome
     except KeyboardInterrupt:
         print("sync interrupted; what was committed stays committed, run it again to resume", file=sys.stderr)

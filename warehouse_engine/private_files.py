@@ -49,3 +49,34 @@ def make_private(path: str | Path) -> None:
     wanted = DIR_MODE if stat.S_ISDIR(status.st_mode) else FILE_MODE
     if stat.S_IMODE(status.st_mode) & ~wanted:
         os.chmod(path, stat.S_IMODE(status.st_mode) & wanted)
+
+
+class UnsafeFolderError(PermissionError):
+    """A folder to write into that another user could change under the writer: the message names it."""
+
+
+def check_owned_folder(path: str | Path) -> None:
+    """Raises UnsafeFolderError when the folder `path` is writable by its group or by others: someone else could
+    plant a name there (a symbolic link to a file of theirs) between two writes."""
+    status = os.stat(path)
+    if stat.S_IMODE(status.st_mode) & (stat.S_IWGRP | stat.S_IWOTH):
+        raise UnsafeFolderError(f"{path} is writable by other users (mode {stat.S_IMODE(status.st_mode):o}): "
+                                "choose a folder of your own, or `chmod go-w` it")
+
+
+def write_private_file(path: str | Path, data: bytes) -> None:
+    """Writes `data` to `path` as a new 0600 file: first under a fresh temporary name in the same folder, opened
+    O_CREAT|O_EXCL|O_NOFOLLOW (a name planted there is never written through), then renamed over `path` (a
+    rename replaces a symbolic link itself, never its target). A reader sees the old file or the whole new one."""
+    path = Path(path)
+    partial = path.with_name(f".{path.name}.{os.getpid()}.{os.urandom(4).hex()}.partial")
+    descriptor = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, FILE_MODE)
+    try:
+        with os.fdopen(descriptor, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(partial, path)
+    except BaseException:
+        partial.unlink(missing_ok=True)
+        raise

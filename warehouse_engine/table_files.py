@@ -5,12 +5,15 @@ both write through here, so a file is the same whichever door it came from.
 
 Names, e-mails and references come from third parties (security review M5): a CSV text cell a spreadsheet
 would run as a formula is written with a leading `'`; an xlsx text cell is stored as a string cell, which no
-spreadsheet runs, so it keeps its exact text.
+spreadsheet runs, so it keeps its exact text, except the control characters the xlsx format cannot hold
+(security review 2, L4: a name ending in `\x0b` failed the whole export): each becomes CONTROL_REPLACEMENT,
+so the cell shows that a character was there rather than silently losing it.
 """
 
 from __future__ import annotations
 
 import io
+import re
 from collections.abc import Mapping
 from datetime import UTC, date, datetime
 from decimal import Decimal
@@ -34,6 +37,10 @@ MIME_TYPES = {
 # "CSV Injection"): `=HYPERLINK(...)` in a supplier's name would become a live link, or worse, on opening.
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 UTF8_BOM = "\ufeff"
+# XML 1.0 refuses these C0 controls (tab, newline and carriage return are allowed): openpyxl's
+# ILLEGAL_CHARACTERS_RE, written out here so the rule does not hang on a private name of openpyxl's
+XLSX_ILLEGAL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")
+CONTROL_REPLACEMENT = "\ufffd"  # the Unicode replacement character: visible, and refused by no format
 # Excel's limit on a sheet's name, and the characters it refuses there
 SHEET_NAME_LENGTH = 31
 SHEET_NAME_FORBIDDEN = str.maketrans({c: "_" for c in "[]:*?/\\"})
@@ -86,7 +93,14 @@ def to_french_csv(frame: pd.DataFrame) -> bytes:
     return (UTF8_BOM + text).encode("utf-8")
 
 
+def xlsx_text(text: str) -> str:
+    """`text` with each control character xlsx cannot hold replaced by CONTROL_REPLACEMENT."""
+    return XLSX_ILLEGAL.sub(CONTROL_REPLACEMENT, text)
+
+
 def _xlsx_value(value: Any) -> Any:
+    if isinstance(value, str):
+        return xlsx_text(value)
     if value is None or value is pd.NaT or (isinstance(value, float) and pd.isna(value)):
         return None
     if isinstance(value, pd.Timestamp):
@@ -113,7 +127,7 @@ def to_xlsx(sheets: Mapping[str, pd.DataFrame]) -> bytes:
     for name, frame in sheets.items():
         sheet = workbook.create_sheet(sheet_name(name))
         sheet.freeze_panes = "A2"
-        sheet.append([str(column) for column in frame.columns])
+        sheet.append([xlsx_text(str(column)) for column in frame.columns])
         for row in frame.itertuples(index=False):
             cells = []
             for raw in row:

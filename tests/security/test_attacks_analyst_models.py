@@ -10,7 +10,6 @@ database attached. The DuckLake rows use the session's real PostgreSQL (tests/co
 
 from __future__ import annotations
 
-import sys
 from datetime import date
 from pathlib import Path
 
@@ -24,11 +23,11 @@ from warehouse_engine.connection import connect
 from warehouse_engine.sql_runner import ModelDefinitionError
 from warehouse_engine.target import CATALOG_ENV, DATA_PATH_ENV, ENGINE_ENV, LAKE_NAME, PASSWORD_ENV
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "models"))  # the fixture's own sibling imports
-from model_fixture import load_fixture  # noqa: E402
+from model_fixture import load_fixture  # on the path by tests/security/conftest.py
 
 AS_OF = date(2026, 1, 31)
 OPEN_TOTAL = "3129.50"  # 699.50 + 380.00 + 850.00 + 140.00 + 1000.00 + 60.00, the fixture's open receivables
+
 FRONT = "-- ---\n-- description: {what}\n-- grain: {grain}\n{tests}-- ---\n"
 
 
@@ -51,12 +50,9 @@ def _figures(path: Path) -> tuple:
 
 
 @pytest.fixture()
-def published(tmp_path) -> Path:
+def published(published_fixture) -> Path:
     """A warehouse built and published as of AS_OF (the readers' copy beside it)."""
-    path = tmp_path / "warehouse.duckdb"
-    with duckdb.connect(str(path)) as conn:
-        load_fixture(conn)
-    assert main(["models", "--warehouse", str(path), "--as-of", AS_OF.isoformat()]) == 0
+    path = published_fixture(AS_OF)
     assert _figures(path.with_name("warehouse.read.duckdb"))[0] == OPEN_TOTAL
     return path
 

@@ -26,7 +26,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from pipelines.invoicing.errors import InvoicingApiError
 from warehouse_engine.private_files import make_private, private_dir, private_umask
+from warehouse_engine.redaction import redact
 from warehouse_engine.target import CatalogDsn
 
 BUSY_TIMEOUT_S = 10.0
@@ -35,6 +37,16 @@ POSTGRES_SCHEMA = "invoicing_hints"
 CONNECT_TIMEOUT_S = 10
 # every spool's writers of one database take this lock (pg_advisory_xact_lock(hashtext(...))): one writer at a time
 WRITER_LOCK = "invoicing_hints.writer"
+
+
+class SpoolUnreachable(InvoicingApiError):
+    """The spool's PostgreSQL cannot be reached or refuses the connection (down, wrong password, no such
+    database): one line naming the server (never the password) and what to check (security review 2, L6)."""
+
+    def __init__(self, location: PostgresSpool, reason: str) -> None:
+        super().__init__("unreachable", f"hint spool {location}", detail=f"unreachable: {reason}",
+                         hint="check INVOICING_DUCKLAKE_CATALOG, INVOICING_DUCKLAKE_PASSWORD and that the "
+                              "PostgreSQL server runs")
 
 
 class SpoolCursor(Protocol):
@@ -168,12 +180,17 @@ class PostgresSpoolConnection:
         dsn = location.dsn
         timeout_ms = int(BUSY_TIMEOUT_S * 1000)
         # keyword arguments: the password is never part of a connection string that an error could repeat
-        self._connection = psycopg2.connect(
-            host=dsn.host, port=dsn.port, user=dsn.user, dbname=dsn.database, password=dsn.password,
-            connect_timeout=CONNECT_TIMEOUT_S, application_name="invoicing-hints",
-            # synchronous_commit on whatever the server's default: a commit is on disk before the 200
-            options=f"-c search_path={location.schema} -c lock_timeout={timeout_ms} "
-                    f"-c statement_timeout={3 * timeout_ms} -c synchronous_commit=on")
+        try:
+            self._connection = psycopg2.connect(
+                host=dsn.host, port=dsn.port, user=dsn.user, dbname=dsn.database, password=dsn.password,
+                connect_timeout=CONNECT_TIMEOUT_S, application_name="invoicing-hints",
+                # synchronous_commit on whatever the server's default: a commit is on disk before the 200
+                options=f"-c search_path={location.schema} -c lock_timeout={timeout_ms} "
+                        f"-c statement_timeout={3 * timeout_ms} -c synchronous_commit=on")
+        except psycopg2.OperationalError as error:
+            # libpq's text names the server and the user, never the password (passed apart); redacted anyway
+            reason = redact(" ".join(str(error).split())) or type(error).__name__
+            raise SpoolUnreachable(location, reason) from None
         self._connection.autocommit = True
         self._cursor = self._connection.cursor()
 
