@@ -44,6 +44,7 @@ from warehouse_engine.sql_runner import (
     analyst_models_dir,
     build_models,
     discover_models,
+    drop_stale_analyst_models,
     missing_models,
     today_in_portal_zone,
 )
@@ -208,11 +209,23 @@ def publish_checked(target: WarehouseTarget, *, note: str, as_of: date | None = 
             # nothing to publish (readers are current and the run changed nothing): no check to run either
             publish_if_changed(target, note, changed=False, behind=False)
             return outcome
+        if allowed:
+            changed = _drop_stale_analyst_tables(target) or changed
         outcome.failures, outcome.warnings = _judge_when_settled(target, outcome.held)
         if not allowed:
             _record(target, outcome)
             return outcome
         return _publish_or_hold(target, outcome, changed=changed, behind=behind)
+
+
+def _drop_stale_analyst_tables(target: WarehouseTarget) -> bool:
+    """Drops the analyst's tables whose model file is gone (or whose folder is no longer named) before a
+    publication of what Dagster built (build_models does it for every other build). True when one was dropped."""
+    connection = _open(target)
+    try:
+        return bool(drop_stale_analyst_models(connection, discover_models(models_dir=analyst_models_dir())))
+    finally:
+        connection.close()
 
 
 def check_built(connection: duckdb.DuckDBPyConnection) -> list[CheckResult]:
