@@ -20,6 +20,7 @@ renamed or deleted without its metadata (an analyst's folder holds SQL files onl
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -166,6 +167,6 @@ def _bounds(bounds: Any, where: str) -> tuple[float | None, float | None]:
     for bound in (low, high):
         # a bound is pasted into the check's SQL: a number (YAML int or float, not a bool, finite) or nothing
         if bound is not None and (isinstance(bound, bool) or not isinstance(bound, int | float)
-                                  or bound != bound or bound in (float("inf"), float("-inf"))):
+                                  or not math.isfinite(bound)):
             raise ManifestError(f"{where}: accepted_range bounds must be numbers, not {bound!r}")
     return low, high

@@ -12,7 +12,7 @@ import duckdb
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "models"))  # the fixture's own sibling imports
-from model_fixture import load_fixture  # noqa: E402
+from model_fixture import load_fixture
 
 
 @pytest.fixture()

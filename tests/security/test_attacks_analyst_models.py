@@ -16,14 +16,13 @@ from pathlib import Path
 import duckdb
 import psycopg2
 import pytest
+from model_fixture import load_fixture  # on the path by tests/security/conftest.py
 
 from invoicing_warehouse.cli import main
 from runs.gate import build_and_publish
 from warehouse_engine.connection import connect
 from warehouse_engine.sql_runner import ModelDefinitionError
 from warehouse_engine.target import CATALOG_ENV, DATA_PATH_ENV, ENGINE_ENV, LAKE_NAME, PASSWORD_ENV
-
-from model_fixture import load_fixture  # on the path by tests/security/conftest.py
 
 AS_OF = date(2026, 1, 31)
 OPEN_TOTAL = "3129.50"  # 699.50 + 380.00 + 850.00 + 140.00 + 1000.00 + 60.00, the fixture's open receivables
