@@ -16,7 +16,7 @@ from typing import Any
 import duckdb
 
 from warehouse_engine.names import PORTAL_COLUMN, RAW_DATASET
-from warehouse_engine.sql_names import quoted, quoted_relation
+from warehouse_engine.sql_names import quoted, quoted_relation, relation_columns
 from warehouse_engine.sql_runner import discover_models
 
 SAMPLE_SIZE = 5
@@ -79,14 +79,9 @@ class WarehouseCheck:
 
 
 def relation_exists(connection: duckdb.DuckDBPyConnection, relation: str) -> bool:
-    """Whether `schema.table` (a table or a view) exists in the connection's current catalog."""
-    schema, table = relation.split(".", 1)
-    row = connection.execute(
-        "select count(*) from information_schema.tables where table_schema = ? and table_name = ? "
-        "and table_catalog = current_database()",
-        [schema, table],
-    ).fetchone()
-    return bool(row and row[0])
+    """Whether `schema.table` (a table or a view) exists in the connection's current catalog (every relation
+    has a column)."""
+    return bool(relation_columns(connection, relation))
 
 
 @cache
