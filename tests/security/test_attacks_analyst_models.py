@@ -279,3 +279,19 @@ def test_an_analyst_model_on_a_ducklake_is_built_and_published_as_on_a_file(lake
     assert main(["models", "--as-of", AS_OF.isoformat(), "--models-dir", str(folder)]) == 0
     with connect(lake) as conn:
         assert str(conn.execute("select open_amount from analyst.open_total").fetchone()[0]) == OPEN_TOTAL
+
+
+def test_h1_the_publication_after_a_dagster_run_drops_an_analyst_table_whose_file_is_gone(published, tmp_path):
+    # Dagster builds each model as an asset and publishes through publish_checked (dagster_project/sensors.py),
+    # not build_models: the stale table is dropped there too
+    from runs.gate import publish_checked
+    from warehouse_engine.target import WarehouseTarget
+
+    folder = _model(tmp_path / "m", "leak", "select 'default' as portal_id, 'was published' as note")
+    assert _models(published, folder) == 0
+    readers = published.with_name("warehouse.read.duckdb")
+    assert _scalar(readers, "select note from analyst.leak") == "was published"
+    outcome = publish_checked(WarehouseTarget.duckdb_file(published), note="dagster run", as_of=AS_OF)
+    assert outcome.published and not outcome.failures
+    assert _scalar(readers, "select count(*) from information_schema.tables where table_schema = 'analyst'") == 0
+    assert str(_scalar(readers, "select sum(open_amount) from marts.receivables")) == OPEN_TOTAL
