@@ -56,6 +56,12 @@ def published(published_fixture) -> Path:
     return path
 
 
+@pytest.fixture()
+def published_refused(published_fixture_once) -> Path:
+    """The same, shared by the rows whose payload is refused before the warehouse is opened."""
+    return published_fixture_once(AS_OF)
+
+
 def _models(warehouse: Path, folder: Path) -> int:
     return main(["models", "--warehouse", str(warehouse), "--as-of", AS_OF.isoformat(), "--models-dir", str(folder)])
 
@@ -111,8 +117,9 @@ def test_c1_a_file_name_that_deleted_raw_customers_is_refused_and_writes_nothing
     "load '{probe}'",
     "select 'default' as portal_id; load '{probe}'",
 ])
-def test_c1_copy_attach_and_load_in_a_model_file_are_refused_before_anything_runs(published, tmp_path, capsys,
-                                                                                 body):
+def test_c1_copy_attach_and_load_in_a_model_file_are_refused_before_anything_runs(published_refused, tmp_path,
+                                                                                 capsys, body):
+    published = published_refused
     # a model is exactly one SELECT, as DuckDB itself splits and types the file
     probe = tmp_path / "probe.duckdb_extension"
     folder = _model(tmp_path / "m", "hook", body.format(probe=probe))
@@ -139,7 +146,9 @@ def test_c1_copy_attach_and_load_in_a_model_file_are_refused_before_anything_run
     ("[" + ", ".join(f"c{i}" for i in range(65)) + "]", "", "more than 64"),
     ("[portal_id]", "-- date_only:\n--   - {raw: 'documents.x\" is null or true; --', field: x}\n", "date_only raw"),
 ])
-def test_f14_hostile_front_matter_is_refused_naming_the_rule(published, tmp_path, capsys, grain, tests, answer):
+def test_f14_hostile_front_matter_is_refused_naming_the_rule(published_refused, tmp_path, capsys, grain, tests,
+                                                           answer):
+    published = published_refused
     folder = _model(tmp_path / "m", "hostile", "select 'default' as portal_id, 1 as n", grain=grain, tests=tests)
     before = _before(published)
     assert _models(published, folder) == 1
@@ -295,3 +304,53 @@ def test_h1_the_publication_after_a_dagster_run_drops_an_analyst_table_whose_fil
     assert outcome.published and not outcome.failures
     assert _scalar(readers, "select count(*) from information_schema.tables where table_schema = 'analyst'") == 0
     assert str(_scalar(readers, "select sum(open_amount) from marts.receivables")) == OPEN_TOTAL
+
+
+SANDBOX_ATTEMPTS = (
+    "copy (select 1) to '{folder}/copied.csv'",
+    "attach '{folder}/attached.duckdb' as planted",
+    "load '{folder}/pwn.duckdb_extension'",
+    "install httpfs",
+    "set enable_external_access = true",
+    "set allow_unsigned_extensions = true",
+    "insert into product.marts.receivables (invoice_id) values ('forged')",
+    "select * from read_text('/etc/passwd')",
+    "select * from glob('{folder}/*')",
+)
+
+
+def test_c1_h1_the_sandbox_itself_refuses_what_the_one_select_rule_already_keeps_out(published_refused, tmp_path):
+    # a second wall: were a statement to slip past the parser's check, the instance it would run on refuses it
+    from warehouse_engine.analyst_sandbox import open_sandbox
+
+    inputs = tmp_path / "inputs.duckdb"
+    with duckdb.connect(str(inputs)) as copy:
+        copy.execute(f"attach '{published_refused.with_name('warehouse.read.duckdb')}' as readers (read_only)")
+        copy.execute("create schema marts")
+        copy.execute("create table marts.receivables as select * from readers.marts.receivables")
+    sandbox = open_sandbox(inputs, ["marts.receivables"])
+    try:
+        assert str(sandbox.execute("select sum(open_amount) from marts.receivables").fetchone()[0]) == OPEN_TOTAL
+        accepted = []
+        for statement in SANDBOX_ATTEMPTS:
+            try:
+                sandbox.execute(statement.format(folder=tmp_path))
+                accepted.append(statement)
+            except duckdb.Error:
+                pass
+        assert accepted == []
+        settings = dict(sandbox.execute(
+            "select name, value from duckdb_settings() where name in ('enable_external_access', "
+            "'lock_configuration', 'allow_unsigned_extensions', 'allow_community_extensions', "
+            "'autoinstall_known_extensions', 'autoload_known_extensions', 'allow_persistent_secrets')").fetchall())
+        assert settings == {"enable_external_access": "false", "lock_configuration": "true",
+                            "allow_unsigned_extensions": "false", "allow_community_extensions": "false",
+                            "autoinstall_known_extensions": "false", "autoload_known_extensions": "false",
+                            "allow_persistent_secrets": "false"}
+        assert sandbox.execute("select count(*) from duckdb_secrets()").fetchone()[0] == 0
+        assert sorted(row[0] for row in sandbox.execute("select database_name from duckdb_databases() "
+                                                        "where not internal").fetchall()) == ["memory", "product"]
+        assert str(sandbox.execute("select sum(open_amount) from marts.receivables").fetchone()[0]) == OPEN_TOTAL
+    finally:
+        sandbox.close()
+    assert not (tmp_path / "copied.csv").exists() and not (tmp_path / "attached.duckdb").exists()

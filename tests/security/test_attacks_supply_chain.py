@@ -40,7 +40,7 @@ def test_m7_the_install_checks_the_lock_and_the_native_wheels_are_pinned_exactly
     bootstrap = (ROOT / "scripts" / "bootstrap").read_text(encoding="utf-8")
     # --frozen installs the lock as it is (hashes checked), never a fresh resolution that could pick a new upload
     assert re.search(r"uv sync [^\n]*--frozen", bootstrap)
-    assert re.search(r'^UV_VERSION=\d+\.\d+\.\d+$', bootstrap, re.M)  # the installer itself is pinned
+    assert re.search(r'^UV_VERSION=\d+\.\d+\.\d+$', bootstrap, re.MULTILINE)  # the installer itself is pinned
     pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
     native = [d for d in pyproject["project"]["dependencies"] if d.startswith(("duckdb", "duckdb-extension"))]
     assert native and all(re.fullmatch(r"[a-z0-9-]+==\d+\.\d+\.\d+", d) for d in native), native
