@@ -354,3 +354,27 @@ def test_c1_h1_the_sandbox_itself_refuses_what_the_one_select_rule_already_keeps
     finally:
         sandbox.close()
     assert not (tmp_path / "copied.csv").exists() and not (tmp_path / "attached.duckdb").exists()
+
+
+def test_h1_the_dashboard_as_of_build_never_runs_the_analyst_models(published, tmp_path, monkeypatch):
+    # the dashboard's (and export's) other report dates build the product's models over the readers' copy
+    # (runs/as_of.py): an analyst's folder named by INVOICING_MODELS_DIR is not run there at all
+    from runs.as_of import attached, marts_as_of
+
+    env_file = tmp_path / "invoicing.env"
+    env_file.write_text("INVOICING_DUCKLAKE_PASSWORD=pw-DO-NOT-LEAK\n")
+    env_file.chmod(0o600)
+    folder = _model(tmp_path / "m", "env_leak",
+                    f"select 'default' as portal_id, (select content from read_text('{env_file}')) as leaked")
+    monkeypatch.setenv("INVOICING_MODELS_DIR", str(folder))
+    readers = published.with_name("warehouse.read.duckdb")
+    before = _figures(readers)
+    reader = attached(readers)
+    try:
+        built = marts_as_of(reader, date(2026, 1, 15), {})
+        built.close()
+        analyst = reader.execute("select count(*) from duckdb_tables() where schema_name = 'analyst'").fetchone()[0]
+    finally:
+        reader.close()
+    assert analyst == 0
+    assert _figures(readers) == before
