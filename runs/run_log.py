@@ -85,3 +85,15 @@ def notice_once(target: WarehouseTarget, columns: Iterable[str]) -> list[str]:
 def noticed_columns(target: WarehouseTarget) -> list[str]:
     """Every raw column a schema notice has named (`<raw table>.<column>`), sorted."""
     return sorted(read_log(target).get("noticed_columns", []))
+
+
+def standing_notes_once(target: WarehouseTarget, portal: str, notes: Iterable[str]) -> list[str]:
+    """Of `portal`'s standing notes in this run (conditions of the account, such as a scope not granted), those the
+    portal's previous run did not have: a note is said when its condition appears, and again when it comes back
+    after a run without it. The run's set replaces the previous one."""
+    current = list(dict.fromkeys(notes))
+    with _changing(target) as log:
+        standing = log.setdefault("standing_notes", {})
+        previous = set(standing.get(portal, []))
+        standing[portal] = current
+    return [note for note in current if note not in previous]

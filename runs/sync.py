@@ -15,7 +15,7 @@ from pipelines.invoicing.load.portal_sync import PortalOutcome, sync_portal
 from pipelines.invoicing.load.sync import SyncReport
 from pipelines.invoicing.portals import Portal
 from runs.gate import GateOutcome, build_and_publish, publish_checked, record_reads
-from runs.run_log import record_sync
+from runs.run_log import record_sync, standing_notes_once
 from runs.schema_notices import notices_once
 from warehouse_engine.lake_lock import SHARED, lake_lock
 from warehouse_engine.readers import mark_unpublished
@@ -35,6 +35,9 @@ def sync_and_record(target: WarehouseTarget, portal: Portal, **options: Any) -> 
     # what the status reads (runs/status.py): a run that changed nothing is a successful sync too
     record_sync(target, portal.name, sum(report.rows.values()))
     report.notes.extend(notices_once(target))  # a new field is said once, not on every run
+    # a condition of the account (a scope not granted) is said when it appears or comes back, not on every run
+    repeated = set(report.standing_notes) - set(standing_notes_once(target, portal.name, report.standing_notes))
+    report.notes = [note for note in report.notes if note not in repeated]
     return report
 
 

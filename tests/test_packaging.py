@@ -169,7 +169,7 @@ def test_sync_and_doctor_from_another_directory(installed, sandbox, tmp_path):
         documents = connection.execute("select count(*) from invoicing_raw.documents").fetchone()[0]
     assert documents == len(sandbox.portal.snapshot("documents")) > 0
     findings = tmp_path / "doctor.json"
-    probed = installed.run("doctor", "--warehouse", str(warehouse), "--json", str(findings), "--rate-limit", "100",
+    probed = installed.run("doctor", "--warehouse", str(warehouse), "--out", str(findings), "--rate-limit", "100",
                            **credentials)
     assert probed.returncode == 0, probed.stdout + probed.stderr
     assert "items probed" in probed.stdout and findings.exists()

@@ -27,8 +27,9 @@ from pipelines.invoicing.http.database_budget import DatabaseBudget, budget_data
 from pipelines.invoicing.http.host_budget import HostBudget
 from pipelines.invoicing.http.ratelimit import RateLimiter, clamp_wait
 from pipelines.invoicing.http.token_cache import TokenCache
+from pipelines.invoicing.release import user_agent
 
-USER_AGENT = "invoicing-warehouse/0.1.0"  # the CDN in front of the service refuses some default agents
+USER_AGENT = user_agent()  # from the installed metadata (release.py)
 TOKEN_PATH = "/oauth2/token"
 MAX_429_RETRIES = 20
 # Before the service has answered once, a refused connection is most likely a wrong base URL: give up fast.
