@@ -24,6 +24,7 @@ from assets.portals import load_portals
 from assets.resources import InvoicingApiResource, api_resource, default_resources
 from assets.schema_checks import build_fields_known_check
 from assets.sync_checks import raw_sync_read_exactly
+from dagster_project.alert_sensors import build_alert_sensors
 from dagster_project.hint_sensor import build_hints_sensor
 from dagster_project.jobs import build_hints_job, build_jobs, build_lake_maintenance_job
 from dagster_project.model_sensor import build_models_sensor
@@ -70,7 +71,8 @@ def build_definitions(resources: dict, portals: dict | None = None) -> Definitio
         sensors=[*build_publish_sensors([jobs_by_name["sync_job"], jobs_by_name["reconcile_job"],
                                          jobs_by_name["models_job"]]),
                  build_hints_sensor(jobs_by_name["apply_hints_job"], portals, api=api_values),
-                 build_models_sensor(jobs_by_name["models_job"])],
+                 build_models_sensor(jobs_by_name["models_job"]),
+                 *build_alert_sensors(portals)],
         resources=resources,
         # Steps run one after another in the run's process: DuckDB takes one writing process per
         # file, so parallel step processes would lock each other out.

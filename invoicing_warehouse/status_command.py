@@ -59,6 +59,7 @@ def run(args: argparse.Namespace) -> int:
     """Prints the status; 0 all fresh and passing, 1 stale or failing, 2 bad usage."""
     from pipelines.invoicing.errors import InvoicingApiError
     from pipelines.invoicing.portals import configured_portals
+    from runs.alerts import notify_changes, outcome_lines
     from runs.status import StatusError, stale_after, warehouse_status
     from warehouse_engine.target import WarehouseConfigError, target_from_env
 
@@ -69,6 +70,10 @@ def run(args: argparse.Namespace) -> int:
     except (StatusError, InvoicingApiError, WarehouseConfigError) as error:
         print(f"status: {error}", file=sys.stderr)
         return 2
-    status = warehouse_status(target, sorted(portals) or [DEFAULT_PORTAL], threshold=threshold)
+    names = sorted(portals) or [DEFAULT_PORTAL]
+    status = warehouse_status(target, names, threshold=threshold)
     print(json.dumps(status.as_json(), indent=1, sort_keys=True) if args.json else _table(status))
+    # a cron running `status` is enough for stale portals and dead hints to reach someone (runs/alerts.py)
+    for line in outcome_lines(notify_changes(target, names, threshold=threshold)):
+        print(line, file=sys.stderr)
     return 0 if status.ok else 1
