@@ -31,10 +31,10 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "lake": ("invoicing_warehouse.lake_command", "DuckLake upkeep: expire old snapshots, remove old files"),
     "status": ("invoicing_warehouse.status_command", "per portal: last sync, freshness, hints, failing checks"),
 }
-# The emulator and the demo run on it are not the product: their dependencies (FastAPI, Faker, ...) come with
-# the `sandbox` extra, which a checkout's scripts/bootstrap installs.
-EXTRA = "sandbox"
-NEEDS_EXTRA = frozenset({"sandbox", "demo"})
+# The commands whose dependencies come with an extra (pyproject.toml): the emulator and the demo on it are not the
+# product; the dashboard is optional. Each names its extra when it is missing.
+EXTRA_OF_COMMAND = {"sandbox": "sandbox", "demo": "sandbox", "dashboard": "dashboard"}
+EXTRA_PURPOSE = {"sandbox": "the emulator's", "dashboard": "the dashboard's"}
 DISTRIBUTION = "invoicing-warehouse"
 DESCRIPTION = ("Keeps a DuckDB warehouse (or a DuckLake) in step with accounts of the Invoicing API v2 and publishes "
                "the finance figures through one gate. Settings: docs/settings.md.")
@@ -49,9 +49,10 @@ EXIT_CODES = """exit codes (every command):
 LOG_LEVELS = {-1: logging.ERROR, 0: logging.WARNING, 1: logging.INFO, 2: logging.DEBUG}
 
 
-def missing_extra_requirements(extra: str = EXTRA) -> list[str]:
-    """The distributions `extra` requires (this package's metadata) that are not installed; empty when they all
-    are, or when this package's metadata is not there to read (code run from a checkout without an install)."""
+def missing_extra_requirements(extra: str = "sandbox") -> list[str]:
+    """The distributions `extra` requires (this package's metadata; an extra it names, such as the sandbox's
+    `invoicing-warehouse[dagster]`, counted through) that are not installed; empty when they all are, or when
+    this package's metadata is not there to read (code run from a checkout without an install)."""
     from importlib import metadata
 
     try:
@@ -64,6 +65,11 @@ def missing_extra_requirements(extra: str = EXTRA) -> list[str]:
         if re.search(rf"""extra\s*==\s*["']{re.escape(extra)}["']""", marker) is None:
             continue
         name = re.split(r"[\s\[<>=!~;(]", spec.strip(), maxsplit=1)[0]
+        if name == DISTRIBUTION:  # another extra of this package
+            inner = re.search(r"\[([^\]]*)\]", spec)
+            for other in (inner.group(1).split(",") if inner else []):
+                missing.extend(m for m in missing_extra_requirements(other.strip()) if m not in missing)
+            continue
         try:
             metadata.distribution(name)
         except metadata.PackageNotFoundError:
@@ -72,12 +78,13 @@ def missing_extra_requirements(extra: str = EXTRA) -> list[str]:
 
 
 def require_extra(command: str) -> None:
-    """Exits with one line naming the install command when `command` needs the extra and it is missing."""
-    missing = missing_extra_requirements() if command in NEEDS_EXTRA else []
+    """Exits with one line naming the install command when `command` needs an extra that is missing."""
+    extra = EXTRA_OF_COMMAND.get(command)
+    missing = missing_extra_requirements(extra) if extra else []
     if missing:
         raise SystemExit(
-            f"invoicing-warehouse {command}: needs the emulator's dependencies, not installed here "
-            f"({', '.join(missing)}): pip install '{DISTRIBUTION}[{EXTRA}]' (in a checkout: scripts/bootstrap)"
+            f"invoicing-warehouse {command}: needs {EXTRA_PURPOSE[extra]} dependencies, not installed here "
+            f"({', '.join(missing)}): pip install '{DISTRIBUTION}[{extra}]' (in a checkout: scripts/bootstrap)"
         )
 
 

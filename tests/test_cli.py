@@ -89,6 +89,29 @@ def test_the_emulator_commands_name_the_missing_extra_instead_of_a_traceback(mon
     assert module is not None and module.__name__ == "invoicing_warehouse.models_command"
 
 
+def test_the_dashboard_names_its_extra_and_the_demo_the_dagster_one_through_the_sandbox(monkeypatch):
+    """A product-only install (no extra) runs every product command but `dashboard`, which names its extra; the
+    sandbox extra brings Dagster (the demo runs the Dagster job), so a missing Dagster is named for the demo."""
+    from importlib import metadata
+
+    from invoicing_warehouse import cli
+
+    installed = metadata.distribution
+
+    def product_only(name: str):
+        if name.lower() in ("streamlit", "altair", "dagster"):
+            raise metadata.PackageNotFoundError(name)
+        return installed(name)
+
+    monkeypatch.setattr(metadata, "distribution", product_only)
+    with pytest.raises(SystemExit) as stop:
+        cli.main(["dashboard"])
+    assert stop.value.code == ("invoicing-warehouse dashboard: needs the dashboard's dependencies, not installed "
+                               "here (streamlit, altair): pip install 'invoicing-warehouse[dashboard]' (in a "
+                               "checkout: scripts/bootstrap)")
+    assert cli.missing_extra_requirements("sandbox") == ["dagster"]
+
+
 def test_lake_maintain_refuses_a_duckdb_file_and_a_horizon_that_is_not_days(monkeypatch, tmp_path, capsys):
     from invoicing_warehouse.cli import main
 
