@@ -59,7 +59,7 @@ def missing_extra_requirements(extra: str = "sandbox") -> list[str]:
         requirements = metadata.requires(DISTRIBUTION) or []
     except metadata.PackageNotFoundError:
         return []
-    missing = []
+    missing: list[str] = []
     for requirement in requirements:
         spec, _, marker = requirement.partition(";")
         if re.search(rf"""extra\s*==\s*["']{re.escape(extra)}["']""", marker) is None:
@@ -81,7 +81,7 @@ def require_extra(command: str) -> None:
     """Exits with one line naming the install command when `command` needs an extra that is missing."""
     extra = EXTRA_OF_COMMAND.get(command)
     missing = missing_extra_requirements(extra) if extra else []
-    if missing:
+    if extra and missing:
         raise SystemExit(
             f"invoicing-warehouse {command}: needs {EXTRA_PURPOSE[extra]} dependencies, not installed here "
             f"({', '.join(missing)}): pip install '{DISTRIBUTION}[{extra}]' (in a checkout: scripts/bootstrap)"
