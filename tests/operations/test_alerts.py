@@ -46,7 +46,7 @@ class HttpSink:
         received = self.received = []
 
         class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802 - the standard library's name
+            def do_POST(self) -> None:
                 body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
                 received.append(json.loads(body))
                 self.send_response(200)
@@ -82,7 +82,7 @@ class MailSink:
             return AuthResult(success=ok)
 
         class Handler:
-            async def handle_DATA(self, server, session, envelope):  # noqa: N802 - aiosmtpd's name
+            async def handle_DATA(self, server, session, envelope):
                 message = email.message_from_bytes(envelope.content, policy=email.policy.default)
                 body = message.get_body(preferencelist=("plain",))
                 received.append(f"{message['subject']}\n{body.get_content() if body else ''}")

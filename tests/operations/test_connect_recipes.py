@@ -13,7 +13,6 @@ import time
 from pathlib import Path
 
 import duckdb
-import pytest
 
 from pipelines.invoicing.load.sync import make_pipeline, run_sync
 from runs.gate import build_and_publish
