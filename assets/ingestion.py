@@ -9,6 +9,7 @@ selected table, the rows loaded and the table's schema as DuckDB holds it (wareh
 
 import time
 from collections.abc import Iterator
+from datetime import timedelta
 
 from dagster import (
     AssetExecutionContext,
@@ -16,6 +17,7 @@ from dagster import (
     AssetSpec,
     Config,
     Failure,
+    FreshnessPolicy,
     MaterializeResult,
     MetadataValue,
     ResourceParam,
@@ -55,10 +57,13 @@ class SyncConfig(Config):
     full_refresh: bool = Field(default=False, description="re-read every endpoint from the beginning")
 
 
-def raw_table_spec(table: str) -> AssetSpec:
-    """The asset of one raw table: no upstream asset, loaded by dlt into DuckDB from its endpoint."""
+def raw_table_spec(table: str, stale_after: timedelta | None = None) -> AssetSpec:
+    """The asset of one raw table: no upstream asset, loaded by dlt into DuckDB from its endpoint. `stale_after`:
+    Dagster's freshness policy (a time window: failed when the last materialization is older), the threshold
+    `status` uses too (runs/status.py), so the two never disagree."""
     endpoint = RAW_TABLE_ENDPOINTS.get(table, "the Invoicing API v2")
     return AssetSpec(
+        freshness_policy=None if stale_after is None else FreshnessPolicy.time_window(fail_window=stale_after),
         key=raw_asset_key(table),
         group_name=INGESTION_GROUP,
         kinds={"dlt", "duckdb"},
@@ -92,10 +97,11 @@ def api_settings(portal: Portal, invoicing_api: InvoicingApiResource) -> tuple[A
     return invoicing_api.settings(), invoicing_api.rate_limit_per_s
 
 
-def build_ingestion_assets(portals: dict[str, Portal]):
-    """The raw tables' multi-asset, one partition per portal of `portals`."""
+def build_ingestion_assets(portals: dict[str, Portal], stale_after: timedelta | None = None):
+    """The raw tables' multi-asset, one partition per portal of `portals`; each raw table stale after
+    `stale_after` (Dagster's freshness policy; None: no policy)."""
 
-    @multi_asset(specs=[raw_table_spec(table) for table in RAW_TABLES], name="invoicing_raw", can_subset=True,
+    @multi_asset(specs=[raw_table_spec(table, stale_after) for table in RAW_TABLES], name="invoicing_raw", can_subset=True,
                  partitions_def=portal_partitions(portals))
     def invoicing_raw_assets(
         context: AssetExecutionContext,

@@ -3,7 +3,7 @@
 The sync writes a note when it reads a table differently from the plan; a `degraded` note means
 something is unknown (a list answered in one page that may be incomplete, no server clock, ...), not
 just slower. The ingestion puts each table's notes in its materialization metadata (`sync_notes`,
-assets/ingestion.py); this check reads the latest materialization the way assets/freshness.py does and
+assets/ingestion.py); this check reads the latest materialization recorded by the Dagster instance and
 fails, naming the notes, when one of them is degraded. It is a warning: the data loaded is kept.
 """
 

@@ -16,7 +16,6 @@ from assets.checks import (
     usages_invoices_exist,
 )
 from assets.contract_checks import build_contract_checks
-from assets.freshness import build_freshness_checks
 from assets.hint_checks import raw_no_dead_hints
 from assets.ingestion import build_ingestion_assets
 from assets.models import build_model_assets
@@ -24,6 +23,7 @@ from assets.portals import load_portals
 from assets.resources import InvoicingApiResource, api_resource, default_resources
 from assets.schema_checks import build_fields_known_check
 from assets.sync_checks import raw_sync_read_exactly
+from dagster_project.alert_sensors import build_alert_sensors
 from dagster_project.hint_sensor import build_hints_sensor
 from dagster_project.jobs import build_hints_job, build_jobs, build_lake_maintenance_job
 from dagster_project.model_sensor import build_models_sensor
@@ -41,8 +41,7 @@ def build_definitions(resources: dict, portals: dict | None = None) -> Definitio
     models = discover_models(models_dir=analyst_models_dir())
     model_assets = build_model_assets(models_dir=analyst_models_dir())
     interval = sync_interval()
-    freshness_checks = build_freshness_checks(max_age=2 * interval)
-    jobs = [*build_jobs(resources["warehouse"].path, [freshness_checks, raw_no_dead_hints]),
+    jobs = [*build_jobs(resources["warehouse"].path, [raw_no_dead_hints]),
             build_hints_job(resources["warehouse"].path, portals),
             build_lake_maintenance_job(resources["warehouse"].path)]
     jobs_by_name = {job.name: job for job in jobs}
@@ -52,12 +51,12 @@ def build_definitions(resources: dict, portals: dict | None = None) -> Definitio
         # bound with an empty config schema: no run config may name another API host or secret (review M3)
         resources = {**resources, "invoicing_api": api_resource(api)}
     return Definitions(
-        assets=[build_ingestion_assets(portals), *model_assets],
+        # stale after twice the interval, as `status` says (runs/status.py): one late or failed run is tolerated
+        assets=[build_ingestion_assets(portals, stale_after=2 * interval), *model_assets],
         asset_checks=[
             *raw_ids_unique,
             documents_customers_exist,
             usages_invoices_exist,
-            freshness_checks,
             raw_no_dead_hints,
             raw_sync_read_exactly,
             total_open_matches_api_due_amount,
@@ -70,7 +69,8 @@ def build_definitions(resources: dict, portals: dict | None = None) -> Definitio
         sensors=[*build_publish_sensors([jobs_by_name["sync_job"], jobs_by_name["reconcile_job"],
                                          jobs_by_name["models_job"]]),
                  build_hints_sensor(jobs_by_name["apply_hints_job"], portals, api=api_values),
-                 build_models_sensor(jobs_by_name["models_job"])],
+                 build_models_sensor(jobs_by_name["models_job"]),
+                 *build_alert_sensors(portals)],
         resources=resources,
         # Steps run one after another in the run's process: DuckDB takes one writing process per
         # file, so parallel step processes would lock each other out.

@@ -1,4 +1,4 @@
-"""Jobs: the incremental sync with every model, the daily reconcile, and the freshness checks; for the schedules, the
+"""Jobs: the incremental sync with every model, the daily reconcile, and the dead-hint check; for the schedules, the
 same syncs of one portal's raw tables only (`portal_sync_job`, `portal_reconcile_job`) and the models once after
 them (`models_job`, launched by model_sensor.py once per interval).
 
@@ -26,9 +26,9 @@ TRANSIENT_RETRY_POLICY = RetryPolicy(
 )
 
 
-def build_jobs(warehouse_path: str, freshness_checks: list[AssetChecksDefinition]) -> list:
-    """The sync, reconcile and freshness-check jobs for the warehouse at `warehouse_path`; `freshness_checks`
-    are the checks that read the Dagster instance or the hints spool, never DuckDB (its own job runs them)."""
+def build_jobs(warehouse_path: str, spool_checks: list[AssetChecksDefinition]) -> list:
+    """The sync, reconcile and hint-check jobs for the warehouse at `warehouse_path`; `spool_checks` are the
+    checks that read the hints spool, never DuckDB (their own job runs them)."""
     writer_tags = {WAREHOUSE_TAG: warehouse_path}
     sync_job = define_asset_job(
         "sync_job",
@@ -45,11 +45,11 @@ def build_jobs(warehouse_path: str, freshness_checks: list[AssetChecksDefinition
         op_retry_policy=TRANSIENT_RETRY_POLICY,
         config={"ops": {INGESTION_OP: {"config": {"reconcile": True}}}},
     )
-    freshness_job = define_asset_job(
-        "freshness_check_job",
-        selection=AssetSelection.checks(*freshness_checks),
-        description="Only the freshness and dead-hint checks of the raw tables (they read the instance and "
-                    "the hints spool, not DuckDB).",
+    hint_check_job = define_asset_job(
+        "hint_check_job",
+        selection=AssetSelection.checks(*spool_checks),
+        description="Only the dead-hint check of the raw tables (it reads the hints spool, not DuckDB). Their "
+                    "freshness is Dagster's own freshness policy on each raw table.",
     )
     raw_tables = AssetSelection.assets(*RAW_ASSET_KEYS)
     portal_sync_job = define_asset_job(
@@ -76,7 +76,7 @@ def build_jobs(warehouse_path: str, freshness_checks: list[AssetChecksDefinition
         tags=writer_tags,
         op_retry_policy=TRANSIENT_RETRY_POLICY,
     )
-    return [sync_job, reconcile_job, freshness_job, portal_sync_job, portal_reconcile_job, models_job]
+    return [sync_job, reconcile_job, hint_check_job, portal_sync_job, portal_reconcile_job, models_job]
 
 
 def build_hints_job(warehouse_path: str, portals: dict[str, Portal]):

@@ -1,4 +1,4 @@
-"""Schedules: incremental sync every SYNC_INTERVAL minutes, reconcile daily, freshness checks.
+"""Schedules: incremental sync every SYNC_INTERVAL minutes, reconcile daily, the dead-hint check.
 
 The interval is read when the definitions load: INVOICING_SYNC_INTERVAL_MINUTES (default 15, a
 divisor of 60 so that the cron `*/N` ticks evenly). The reconcile time is INVOICING_RECONCILE_CRON
@@ -91,11 +91,11 @@ def build_schedules(jobs_by_name: dict, interval: timedelta, portals: dict[str, 
             description="Daily DuckLake upkeep: snapshots older than the horizon expire, old files removed.",
         ),
         ScheduleDefinition(
-            name="freshness_schedule",
-            job=jobs_by_name["freshness_check_job"],
-            # Half an interval after each sync tick, so a sync that has not landed by then shows.
+            name="hint_check_schedule",
+            job=jobs_by_name["hint_check_job"],
+            # Half an interval after each sync tick, so a hint set aside by then shows.
             cron_schedule=_every(interval, offset_minutes=max(1, int(interval.total_seconds() // 120))),
             execution_timezone="UTC",
-            description="Warns when a raw table's last successful sync is older than twice the interval.",
+            description="Fails the dead-hint check when a webhook hint was kept dead (a person must trace it).",
         ),
     ]

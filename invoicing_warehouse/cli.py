@@ -1,4 +1,6 @@
-"""Entry point of the `invoicing-warehouse` console script.
+"""invoicing-warehouse: keeps a DuckDB warehouse (or a DuckLake) in step with accounts of the Invoicing API v2 and
+publishes what finance reads (receivables and aging, overdue customers, payables, DSO, the cash outlook, the French
+legal tables) through one gate that holds back figures it cannot vouch for.
 
 Each subcommand lives in the module that owns its role and exposes two functions:
 `add_arguments(parser)` and `run(args) -> int` (the exit code). Modules are imported only when their
@@ -10,6 +12,7 @@ from __future__ import annotations
 import argparse
 import atexit
 import importlib
+import logging
 import os
 import re
 import sys
@@ -28,28 +31,45 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "lake": ("invoicing_warehouse.lake_command", "DuckLake upkeep: expire old snapshots, remove old files"),
     "status": ("invoicing_warehouse.status_command", "per portal: last sync, freshness, hints, failing checks"),
 }
-# The emulator and the demo run on it are not the product: their dependencies (FastAPI, Faker, ...) come with
-# the `sandbox` extra, which a checkout's scripts/bootstrap installs.
-EXTRA = "sandbox"
-NEEDS_EXTRA = frozenset({"sandbox", "demo"})
+# The commands whose dependencies come with an extra (pyproject.toml): the emulator and the demo on it are not the
+# product; the dashboard is optional. Each names its extra when it is missing.
+EXTRA_OF_COMMAND = {"sandbox": "sandbox", "demo": "sandbox", "dashboard": "dashboard"}
+EXTRA_PURPOSE = {"sandbox": "the emulator's", "dashboard": "the dashboard's"}
 DISTRIBUTION = "invoicing-warehouse"
+DESCRIPTION = ("Keeps a DuckDB warehouse (or a DuckLake) in step with accounts of the Invoicing API v2 and publishes "
+               "the finance figures through one gate. Settings: docs/settings.md.")
+EXIT_CODES = """exit codes (every command):
+  0    done (for `sync` and `models`: the figures are published)
+  1    the command could not do its work, said in one line: a sync that failed, figures held back by the gate
+       (the check and the figures named), a refused setting or file, an unreachable store
+  2    bad usage (argparse), or an unexpected error (its traceback, secrets masked)
+  130  interrupted (Ctrl-C); nothing half-written is published
+"""
+# -q/-v: what each level shows (the root logger's level; a command's own lines on stdout follow -q)
+LOG_LEVELS = {-1: logging.ERROR, 0: logging.WARNING, 1: logging.INFO, 2: logging.DEBUG}
 
 
-def missing_extra_requirements(extra: str = EXTRA) -> list[str]:
-    """The distributions `extra` requires (this package's metadata) that are not installed; empty when they all
-    are, or when this package's metadata is not there to read (code run from a checkout without an install)."""
+def missing_extra_requirements(extra: str = "sandbox") -> list[str]:
+    """The distributions `extra` requires (this package's metadata; an extra it names, such as the sandbox's
+    `invoicing-warehouse[dagster]`, counted through) that are not installed; empty when they all are, or when
+    this package's metadata is not there to read (code run from a checkout without an install)."""
     from importlib import metadata
 
     try:
         requirements = metadata.requires(DISTRIBUTION) or []
     except metadata.PackageNotFoundError:
         return []
-    missing = []
+    missing: list[str] = []
     for requirement in requirements:
         spec, _, marker = requirement.partition(";")
         if re.search(rf"""extra\s*==\s*["']{re.escape(extra)}["']""", marker) is None:
             continue
         name = re.split(r"[\s\[<>=!~;(]", spec.strip(), maxsplit=1)[0]
+        if name == DISTRIBUTION:  # another extra of this package
+            inner = re.search(r"\[([^\]]*)\]", spec)
+            for other in (inner.group(1).split(",") if inner else []):
+                missing.extend(m for m in missing_extra_requirements(other.strip()) if m not in missing)
+            continue
         try:
             metadata.distribution(name)
         except metadata.PackageNotFoundError:
@@ -58,23 +78,34 @@ def missing_extra_requirements(extra: str = EXTRA) -> list[str]:
 
 
 def require_extra(command: str) -> None:
-    """Exits with one line naming the install command when `command` needs the extra and it is missing."""
-    missing = missing_extra_requirements() if command in NEEDS_EXTRA else []
-    if missing:
+    """Exits with one line naming the install command when `command` needs an extra that is missing."""
+    extra = EXTRA_OF_COMMAND.get(command)
+    missing = missing_extra_requirements(extra) if extra else []
+    if extra and missing:
         raise SystemExit(
-            f"invoicing-warehouse {command}: needs the emulator's dependencies, not installed here "
-            f"({', '.join(missing)}): pip install '{DISTRIBUTION}[{EXTRA}]' (in a checkout: scripts/bootstrap)"
+            f"invoicing-warehouse {command}: needs {EXTRA_PURPOSE[extra]} dependencies, not installed here "
+            f"({', '.join(missing)}): pip install '{DISTRIBUTION}[{extra}]' (in a checkout: scripts/bootstrap)"
         )
 
 
 def build_parser(argv: list[str]) -> tuple[argparse.ArgumentParser, ModuleType | None]:
     """Builds the parser; only the chosen subcommand's module is imported."""
-    parser = argparse.ArgumentParser(prog="invoicing-warehouse", description=__doc__.splitlines()[0])
+    from pipelines.invoicing.release import product_version
+
+    parser = argparse.ArgumentParser(prog="invoicing-warehouse", description=DESCRIPTION, epilog=EXIT_CODES,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action="version", version=f"%(prog)s {product_version()}")
+    loudness = parser.add_mutually_exclusive_group()
+    loudness.add_argument("-q", "--quiet", action="store_true",
+                          help="print only errors (and, with --json, the JSON document)")
+    loudness.add_argument("-v", "--verbose", action="count", default=0,
+                          help="log what the run does on stderr (-vv: debug)")
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     chosen = next((a for a in argv if a in SUBCOMMANDS), None)
     module = None
     for name, (module_name, help_text) in SUBCOMMANDS.items():
-        sub = subparsers.add_parser(name, help=help_text, description=help_text)
+        sub = subparsers.add_parser(name, help=help_text, description=help_text, epilog=EXIT_CODES,
+                                    formatter_class=argparse.RawDescriptionHelpFormatter)
         if name == chosen:
             require_extra(name)
             module = importlib.import_module(module_name)
@@ -91,7 +122,20 @@ def main(argv: list[str] | None = None) -> int:
     parser, module = build_parser(argv)
     args = parser.parse_args(argv)
     assert module is not None  # the subcommand is required: parse_args exits when none was given
+    set_loudness(quiet=args.quiet, verbose=args.verbose, data_on_stdout=bool(getattr(args, "json", False)))
     return int(module.run(args) or 0)
+
+
+def set_loudness(*, quiet: bool, verbose: int, data_on_stdout: bool) -> None:
+    """`-v`: the product's and its libraries' log records on stderr (INFO; `-vv` DEBUG). `-q`: errors only; a
+    command's own progress and summary lines (stdout) are dropped, unless stdout carries a `--json` document,
+    which a monitoring script asked for. Errors go to stderr and are never silenced."""
+    level = LOG_LEVELS[-1 if quiet else min(verbose, 2)]
+    if verbose:
+        logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+    logging.getLogger().setLevel(level)
+    if quiet and not data_on_stdout:
+        sys.stdout = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115 - lives as long as the process
 
 
 def entry() -> None:

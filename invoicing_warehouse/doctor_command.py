@@ -2,7 +2,8 @@
 
 Reads the credentials like the sync (SOURCES__INVOICING__BASE_URL / _CLIENT_ID / _CLIENT_SECRET or
 `[sources.invoicing]` in `.dlt/`), makes at most ~60 paced GET requests, prints one line per ledger item
-(observed, ok/differs/absent, what the product does about it) and writes the findings as JSON. Exit 0 when
+(observed, ok/differs/absent, what the product does about it) and writes the findings as JSON to `--out`
+(`--json` prints that document on stdout instead of the table, as `status --json` does). Exit 0 when
 the sync can work (differences only cost time or are made visible), 1 when something it needs fails (bad
 credentials, no `read` scope, no `data` envelope, unreachable), saying what will go wrong.
 """
@@ -26,8 +27,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     from invoicing_warehouse.sync_command import add_portal_arguments
 
     add_portal_arguments(parser, every=False)  # one portal per probe: its server, its credentials
-    parser.add_argument("--json", default=DEFAULT_JSON, metavar="PATH",
+    parser.add_argument("--out", default=DEFAULT_JSON, metavar="PATH",
                         help=f"where to write the findings (default {DEFAULT_JSON})")
+    parser.add_argument("--json", action="store_true",
+                        help="print the findings as one JSON document on stdout instead of the table")
     parser.add_argument("--warehouse", default=None, metavar="PATH",
                         help="a DuckDB warehouse already synced: its customer ids reveal customers the lists hide")
     parser.add_argument("--rate-limit", type=float, default=8.0, metavar="PER_S",
@@ -109,8 +112,12 @@ def run(args: argparse.Namespace) -> int:
     finally:
         session.close()
     findings["base_url"] = settings.base_url  # `sync` uses the findings for the portals on this server
-    path = Path(args.json)
-    write_private_text(path, json.dumps(findings, indent=2, default=str) + "\n")
-    print(render(findings), file=sys.stderr if findings.get("fatal") else sys.stdout)
+    path = Path(args.out)
+    document = json.dumps(findings, indent=2, default=str) + "\n"
+    write_private_text(path, document)
+    if args.json:
+        sys.stdout.write(document)
+    else:
+        print(render(findings), file=sys.stderr if findings.get("fatal") else sys.stdout)
     print(f"findings written to {path}", file=sys.stderr)
     return 1 if findings.get("fatal") else 0

@@ -77,6 +77,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Builds every model; prints one line per model (rows, seconds). Returns the exit code."""
+    from runs.alerts import notify_changes, outcome_lines
+
     as_of: date = args.as_of or today_in_portal_zone()
     try:
         target = target_from_env(args.warehouse)
@@ -132,6 +134,8 @@ def run(args: argparse.Namespace) -> int:
         return 1
     for line in outcome.lines():
         print(f"gate: {line}", file=sys.stderr)
+    for line in outcome_lines(notify_changes(target)):  # figures held back, or released (runs/alerts.py)
+        print(line, file=sys.stderr)
     if outcome.failures:
         print("readers' snapshot: unchanged, readers keep the last good figures", file=sys.stderr)
         return 1

@@ -138,8 +138,18 @@ def run(args: argparse.Namespace) -> int:
             print("sync failed: --follow cannot repeat --full-refresh; run the full refresh alone first",
                   file=sys.stderr)
             return 1
-        return follow(args, portals, lambda: _sync_and_publish(args, portals, time.monotonic(), with_models=True))
-    return _sync_and_publish(args, portals, started)
+        return follow(args, portals, lambda: _announced(args, portals, _sync_and_publish(
+            args, portals, time.monotonic(), with_models=True)))
+    return _announced(args, portals, _sync_and_publish(args, portals, started))
+
+
+def _announced(args: argparse.Namespace, portals: list[Portal], code: int) -> int:
+    """`code`, once the alerts the run's outcome calls for are sent (runs/alerts.py; never changes the code)."""
+    from runs.alerts import notify_changes, outcome_lines
+
+    for line in outcome_lines(notify_changes(args.target, [portal.name for portal in portals])):
+        print(line, file=sys.stderr)
+    return code
 
 
 def _sync_and_publish(args: argparse.Namespace, portals: list[Portal], started: float,

@@ -85,3 +85,63 @@ def notice_once(target: WarehouseTarget, columns: Iterable[str]) -> list[str]:
 def noticed_columns(target: WarehouseTarget) -> list[str]:
     """Every raw column a schema notice has named (`<raw table>.<column>`), sorted."""
     return sorted(read_log(target).get("noticed_columns", []))
+
+
+def standing_notes_once(target: WarehouseTarget, portal: str, notes: Iterable[str]) -> list[str]:
+    """Of `portal`'s standing notes in this run (conditions of the account, such as a scope not granted), those the
+    portal's previous run did not have: a note is said when its condition appears, and again when it comes back
+    after a run without it. The run's set replaces the previous one."""
+    current = list(dict.fromkeys(notes))
+    with _changing(target) as log:
+        standing = log.setdefault("standing_notes", {})
+        previous = set(standing.get(portal, []))
+        standing[portal] = current
+    return [note for note in current if note not in previous]
+
+
+def record_failure(target: WarehouseTarget, key: str, message: str, at: str | None = None) -> None:
+    """Records that `key` (`sync:<portal>`, `run:<job>`) failed with `message` (already redacted); the first
+    failure of a streak keeps its time (`since`)."""
+    with _changing(target) as log:
+        failures = log.setdefault("failures", {})
+        since = (failures.get(key) or {}).get("since") or at or now_iso()
+        failures[key] = {"since": since, "message": message}
+
+
+def clear_failure(target: WarehouseTarget, key: str) -> None:
+    """Forgets `key`'s failure: it succeeded since."""
+    if key not in failures(target):
+        return  # the common case: nothing to write
+    with _changing(target) as log:
+        log.setdefault("failures", {}).pop(key, None)
+
+
+def failures(target: WarehouseTarget) -> dict[str, dict[str, str]]:
+    """key -> {"since", "message"} of what failed last time it ran (`record_failure`)."""
+    found = read_log(target).get("failures", {})
+    return found if isinstance(found, dict) else {}
+
+
+def alert_transitions(target: WarehouseTarget, current: dict[str, dict[str, Any]]
+                      ) -> tuple[dict[str, dict[str, Any]], dict[str, dict[str, Any]]]:
+    """(the conditions of `current` no alert has announced yet, the announced ones no longer in `current`), and
+    `current` is now what has been announced: under the log's lock, so that of several processes evaluating at
+    once exactly one announces each change."""
+    with _changing(target) as log:
+        announced = log.get("alerts_open", {})
+        announced = announced if isinstance(announced, dict) else {}
+        raised = {key: value for key, value in current.items() if key not in announced}
+        cleared = {key: value for key, value in announced.items() if key not in current}
+        log["alerts_open"] = {key: announced.get(key, value) for key, value in current.items()}
+    return raised, cleared
+
+
+def undo_alert_transitions(target: WarehouseTarget, raised: dict[str, dict[str, Any]],
+                           cleared: dict[str, dict[str, Any]]) -> None:
+    """Puts back what `alert_transitions` changed for alerts that no channel took: the next evaluation tries them
+    again."""
+    with _changing(target) as log:
+        announced = log.setdefault("alerts_open", {})
+        for key in raised:
+            announced.pop(key, None)
+        announced.update(cleared)

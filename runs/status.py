@@ -4,7 +4,7 @@ a threshold, the webhook hints waiting and kept dead, the gate's failing checks 
 shows it (dashboard/screens/portals.py). Read-only: it opens no warehouse connection and creates no file.
 
 Stale by default after twice the sync interval (INVOICING_SYNC_INTERVAL_MINUTES, 15 min: 30 min), the rule of
-Dagster's `synced_recently` check (assets/freshness.py), so the two never disagree: one late or failed run is
+Dagster's freshness policy on the raw tables (assets/ingestion.py), so the two never disagree: one late or failed run is
 tolerated, two in a row are not. INVOICING_STALE_AFTER_MINUTES (or `--stale-after`) sets another threshold.
 """
 

@@ -15,8 +15,9 @@ from pipelines.invoicing.load.portal_sync import PortalOutcome, sync_portal
 from pipelines.invoicing.load.sync import SyncReport
 from pipelines.invoicing.portals import Portal
 from runs.gate import GateOutcome, build_and_publish, publish_checked, record_reads
-from runs.run_log import record_sync
+from runs.run_log import clear_failure, record_failure, record_sync, standing_notes_once
 from runs.schema_notices import notices_once
+from warehouse_engine.connection import scrub
 from warehouse_engine.lake_lock import SHARED, lake_lock
 from warehouse_engine.readers import mark_unpublished
 from warehouse_engine.target import WarehouseTarget
@@ -28,13 +29,22 @@ def sync_and_record(target: WarehouseTarget, portal: Portal, **options: Any) -> 
     shared (warehouse_engine/lake_lock.py). The sync is recorded for the status (runs/run_log.py), and a field the
     ledger does not know is noted once (runs/schema_notices.py). Raises what the sync raises (nothing recorded then: a failed sync's
     committed chunks are read again by the next run)."""
-    with lake_lock(target, SHARED):  # a DuckLake's build and publication wait until this load is whole
-        report = sync_portal(target, portal, **options)
+    try:
+        with lake_lock(target, SHARED):  # a DuckLake's build and publication wait until this load is whole
+            report = sync_portal(target, portal, **options)
+    except Exception as error:
+        # what the alerts announce (runs/alerts.py) until a sync of this portal succeeds
+        record_failure(target, f"sync:{portal.name}", scrub(str(error) or type(error).__name__, target))
+        raise
+    clear_failure(target, f"sync:{portal.name}")
     record_reads(target, portal.name, report.degraded_notes,
                  full_read=bool(options.get("reconcile") or options.get("full_refresh")))
     # what the status reads (runs/status.py): a run that changed nothing is a successful sync too
     record_sync(target, portal.name, sum(report.rows.values()))
     report.notes.extend(notices_once(target))  # a new field is said once, not on every run
+    # a condition of the account (a scope not granted) is said when it appears or comes back, not on every run
+    repeated = set(report.standing_notes) - set(standing_notes_once(target, portal.name, report.standing_notes))
+    report.notes = [note for note in report.notes if note not in repeated]
     return report
 
 

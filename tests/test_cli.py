@@ -89,6 +89,29 @@ def test_the_emulator_commands_name_the_missing_extra_instead_of_a_traceback(mon
     assert module is not None and module.__name__ == "invoicing_warehouse.models_command"
 
 
+def test_the_dashboard_names_its_extra_and_the_demo_the_dagster_one_through_the_sandbox(monkeypatch):
+    """A product-only install (no extra) runs every product command but `dashboard`, which names its extra; the
+    sandbox extra brings Dagster (the demo runs the Dagster job), so a missing Dagster is named for the demo."""
+    from importlib import metadata
+
+    from invoicing_warehouse import cli
+
+    installed = metadata.distribution
+
+    def product_only(name: str):
+        if name.lower() in ("streamlit", "altair", "dagster"):
+            raise metadata.PackageNotFoundError(name)
+        return installed(name)
+
+    monkeypatch.setattr(metadata, "distribution", product_only)
+    with pytest.raises(SystemExit) as stop:
+        cli.main(["dashboard"])
+    assert stop.value.code == ("invoicing-warehouse dashboard: needs the dashboard's dependencies, not installed "
+                               "here (streamlit, altair): pip install 'invoicing-warehouse[dashboard]' (in a "
+                               "checkout: scripts/bootstrap)")
+    assert cli.missing_extra_requirements("sandbox") == ["dagster"]
+
+
 def test_lake_maintain_refuses_a_duckdb_file_and_a_horizon_that_is_not_days(monkeypatch, tmp_path, capsys):
     from invoicing_warehouse.cli import main
 
@@ -101,3 +124,48 @@ def test_lake_maintain_refuses_a_duckdb_file_and_a_horizon_that_is_not_days(monk
         assert main(["lake", "maintain", "--older-than-days", horizon]) == 2
         assert "--older-than-days must be a number of days > 0" in capsys.readouterr().err
     assert list(tmp_path.iterdir()) == []  # nothing made, nothing opened
+
+
+def test_version_comes_from_the_installed_metadata_and_is_the_user_agent():
+    """`--version` and the client's User-Agent say the version written once, in pyproject.toml (issue 44)."""
+    import tomllib
+    from importlib import metadata
+
+    from pipelines.invoicing.http.client import USER_AGENT
+
+    declared = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())["project"]["version"]
+    assert metadata.version("invoicing-warehouse") == declared
+    for command in ([CONSOLE_SCRIPT], [sys.executable, "-m", "invoicing_warehouse"]):
+        shown = subprocess.run([*command, "--version"], capture_output=True, text=True)
+        assert shown.returncode == 0, shown.stderr
+        assert shown.stdout.strip() == f"invoicing-warehouse {declared}"
+    assert USER_AGENT == f"invoicing-warehouse/{declared}"
+
+
+def test_help_describes_the_product_and_its_exit_codes():
+    shown = subprocess.run([CONSOLE_SCRIPT, "--help"], capture_output=True, text=True)
+    assert "Entry point" not in shown.stdout
+    assert "Invoicing API v2" in shown.stdout
+    for code in ("0 ", "1 ", "2 ", "130"):
+        assert f"\n  {code}" in shown.stdout, shown.stdout
+    sub = subprocess.run([CONSOLE_SCRIPT, "status", "--help"], capture_output=True, text=True)
+    assert "exit codes" in sub.stdout
+
+
+def test_quiet_drops_the_command_lines_but_not_errors_nor_json(tmp_path):
+    """`-q`: a command's own lines go, its errors stay; with `--json` the document stays (a monitoring script
+    asked for it)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SOURCES__INVOICING__", "INVOICING_"))}
+    warehouse = str(tmp_path / "w.duckdb")
+    loud = subprocess.run([CONSOLE_SCRIPT, "status", "--warehouse", warehouse], capture_output=True, text=True,
+                          cwd=tmp_path, env=env)
+    quiet = subprocess.run([CONSOLE_SCRIPT, "-q", "status", "--warehouse", warehouse], capture_output=True,
+                           text=True, cwd=tmp_path, env=env)
+    as_json = subprocess.run([CONSOLE_SCRIPT, "-q", "status", "--warehouse", warehouse, "--json"],
+                             capture_output=True, text=True, cwd=tmp_path, env=env)
+    assert loud.stdout.strip(), loud.stderr
+    assert quiet.returncode == loud.returncode and quiet.stdout == ""
+    assert as_json.stdout.lstrip().startswith("{")
+    failed = subprocess.run([CONSOLE_SCRIPT, "-q", "sync", "--warehouse", warehouse], capture_output=True,
+                            text=True, cwd=tmp_path, env=env)
+    assert failed.returncode == 1 and "BASE_URL" in failed.stderr

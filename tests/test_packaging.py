@@ -1,8 +1,8 @@
 """What ships, and that it runs without the checkout: the wheel built from the project's files, installed into
-a fresh virtual environment with the lock's versions and no extra (no sandbox, no dev tools), run from
-another directory: `models` builds every model of the checkout on a small warehouse, `sync` and `doctor` work
-against a sandbox (served by this test process, from the checkout), `dashboard` answers its health endpoint,
-and `demo` names the extra it lacks. The wheel holds the SQL and none of harness/, tests/ or bench/.
+a fresh virtual environment with the lock's versions and no extra (no Dagster, dashboard, sandbox or dev tools),
+run from another directory: `models` builds every model of the checkout on a small warehouse, `sync` and `doctor`
+work against a sandbox (served by this test process, from the checkout), `dashboard` and `demo` name the extra
+they lack, and with the `dashboard` extra added the dashboard answers its health endpoint. The wheel holds the SQL and none of harness/, tests/ or bench/.
 Also: uv.lock matches pyproject.toml, one uv version everywhere, every relative link of the docs resolves.
 
 One wheel and one environment for the module (about 5 s from uv's cache); the commands' first runs compile
@@ -169,7 +169,7 @@ def test_sync_and_doctor_from_another_directory(installed, sandbox, tmp_path):
         documents = connection.execute("select count(*) from invoicing_raw.documents").fetchone()[0]
     assert documents == len(sandbox.portal.snapshot("documents")) > 0
     findings = tmp_path / "doctor.json"
-    probed = installed.run("doctor", "--warehouse", str(warehouse), "--json", str(findings), "--rate-limit", "100",
+    probed = installed.run("doctor", "--warehouse", str(warehouse), "--out", str(findings), "--rate-limit", "100",
                            **credentials)
     assert probed.returncode == 0, probed.stdout + probed.stderr
     assert "items probed" in probed.stdout and findings.exists()
@@ -181,7 +181,30 @@ def _free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def test_dashboard_answers_its_health_endpoint(installed, modelled, tmp_path):
+def test_a_product_only_install_has_no_dagster_nor_dashboard_and_says_which_extra(installed):
+    """The product's commands run without the extras (the tests above); `dashboard` names its extra; neither
+    Dagster nor Streamlit is installed (issue 44: the product-only install went from 724 to about 500 MB)."""
+    probe = "import importlib.util as u; print(u.find_spec('dagster'), u.find_spec('streamlit'))"
+    found = _run([str(installed.venv / "bin" / "python"), "-c", probe], cwd=installed.elsewhere, env=installed.env())
+    assert found.stdout.split() == ["None", "None"], found.stdout + found.stderr
+    refused = installed.run("dashboard")
+    assert refused.returncode == 1 and "Traceback" not in refused.stderr, refused.stderr
+    assert "pip install 'invoicing-warehouse[dashboard]'" in refused.stderr
+
+
+@pytest.fixture(scope="module")
+def with_dashboard(installed, tmp_path_factory) -> Installed:
+    """The same environment with the `dashboard` extra added, at the lock's versions (hashes checked)."""
+    requirements = tmp_path_factory.mktemp("dashboard-extra") / "requirements.txt"
+    _uv("export", "--frozen", "--no-emit-project", "--no-header", "--format", "requirements-txt", "--extra",
+        "dashboard", "--quiet", "-o", str(requirements))
+    python = str(installed.venv / "bin" / "python")
+    _uv("pip", "install", "--quiet", "--python", python, "--require-hashes", "-r", str(requirements))
+    return installed
+
+
+def test_dashboard_answers_its_health_endpoint(with_dashboard, modelled, tmp_path):
+    installed = with_dashboard
     warehouse, built = modelled
     assert built.returncode == 0, built.stdout + built.stderr
     port = _free_port()

@@ -1,5 +1,8 @@
 """The DuckLake's upkeep: snapshots older than a horizon expire, the files only they held are removed, small
-files are merged (security review M9: without it the catalog grows by every commit, for ever).
+files are merged (security review M9: without it the catalog grows by every commit, for ever), data files whose rows
+are largely deleted are rewritten (a merge load on `id` leaves a delete file beside a data file on every sync: reads
+pay for both until the file is rewritten), and files the catalog does not know (a writer killed before its commit)
+are deleted once they are older than a grace period.
 
 What is never expired, whatever its age:
 - the last published snapshot (readers.py: what every new reader opens);
@@ -34,6 +37,13 @@ HORIZON_ENV = "INVOICING_LAKE_SNAPSHOT_HORIZON_DAYS"
 DEFAULT_HORIZON = timedelta(days=7)  # a week of time travel: last week's reports read back exactly
 MONTH_ENDS_ENV = "INVOICING_LAKE_MONTH_ENDS_KEPT"
 DEFAULT_MONTH_ENDS = 12  # a year of month-end closes, each read back as it was published
+# A data file is rewritten without its deleted rows once this share of them is deleted (DuckLake's own default,
+# 0.95, waits until a file is nearly empty; a portal's 15-minute merges delete a few rows of the same files each
+# time, and every reader pays for each delete file until then).
+REWRITE_DELETE_SHARE = 0.25
+# A file no snapshot names may be a load's that has not committed yet (dlt writes its files first; its own upkeep
+# runs outside the lake's lock): only files older than this are orphans.
+ORPHAN_GRACE = timedelta(hours=1)
 
 Snapshot = tuple[int, datetime, str | None]  # id, commit time, commit message
 
@@ -48,6 +58,8 @@ class MaintenanceReport:
     expired: list[int] = field(default_factory=list)
     month_ends: list[int] = field(default_factory=list)  # older month-end snapshots kept for as-of reports
     files_removed: int = 0
+    files_rewritten: int = 0  # data files rewritten without their deleted rows
+    orphans_removed: int = 0  # files in the lake's storage that no snapshot names
     tables_merged: int = 0
     dry_run: bool = False
 
@@ -60,8 +72,9 @@ class MaintenanceReport:
         return (f"{verb} {len(self.expired)} of {self.snapshots_before} snapshots; kept every snapshot from "
                 f"{self.keep_from} on (last published: {self.last_published}) and "
                 f"{len(self.month_ends)} older month-end snapshot(s); "
-                f"{'would remove' if self.dry_run else 'removed'} {self.files_removed} old file(s); "
-                f"merged the files of {self.tables_merged} table(s)")
+                f"{'would remove' if self.dry_run else 'removed'} {self.files_removed} old file(s) and "
+                f"{self.orphans_removed} orphaned file(s); rewrote {self.files_rewritten} file(s) without their "
+                f"deleted rows; merged the files of {self.tables_merged} table(s)")
 
 
 def horizon_from_env() -> timedelta:
@@ -124,8 +137,8 @@ def expirable(snapshots: list[Snapshot], horizon: timedelta, now: datetime,
 def maintain(target: WarehouseTarget, *, horizon: timedelta = DEFAULT_HORIZON, now: datetime | None = None,
              dry_run: bool = False, month_ends: int = DEFAULT_MONTH_ENDS) -> MaintenanceReport:
     """Expires the lake's snapshots that `expirable` allows (keeping `month_ends` months' month-end snapshots),
-    removes the files only they held, and merges small adjacent files (not when `dry_run`, which changes
-    nothing). Raises ValueError on a DuckDB file (nothing to expire there), LakeBusy / WarehouseUnavailable as
+    removes the files only they held and the orphaned ones, rewrites files with many deleted rows and merges small
+    adjacent files (not when `dry_run`, which changes nothing). Raises ValueError on a DuckDB file (nothing to expire there), LakeBusy / WarehouseUnavailable as
     lake_lock and connect do."""
     if not target.is_lake:
         raise ValueError(f"{target.describe()} is a DuckDB file: snapshot upkeep is for the DuckLake engine "
@@ -157,7 +170,14 @@ def _maintain(connection: duckdb.DuckDBPyConnection, horizon: timedelta, now: da
     report.files_removed = len(connection.execute(
         "select * from ducklake_cleanup_old_files(?, dry_run => ?, cleanup_all => true)",
         [LAKE_NAME, dry_run]).fetchall())
+    report.orphans_removed = len(connection.execute(
+        "select * from ducklake_delete_orphaned_files(?, dry_run => ?, older_than => ?)",
+        [LAKE_NAME, dry_run, now - ORPHAN_GRACE]).fetchall())
     if not dry_run:
+        # the rewritten files' old versions stay while a kept snapshot names them: the next upkeep removes them
+        report.files_rewritten = retry_on_conflict(lambda: sum(int(row[2]) for row in connection.execute(
+            "select * from ducklake_rewrite_data_files(?, delete_threshold => ?)",
+            [LAKE_NAME, REWRITE_DELETE_SHARE]).fetchall()))
         # a commit of its own: it can lose a race with a writer outside the lock (dlt's own upkeep), and is retried
         report.tables_merged = retry_on_conflict(lambda: len(connection.execute(
             "select * from ducklake_merge_adjacent_files(?)", [LAKE_NAME]).fetchall()))

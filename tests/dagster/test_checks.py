@@ -26,7 +26,6 @@ from assets.checks import (
     raw_ids_unique,
     usages_invoices_exist,
 )
-from assets.freshness import build_freshness_checks
 from assets.resources import WarehouseResource
 from assets.sync_checks import raw_sync_read_exactly
 from warehouse_engine.sql_runner import discover_models
@@ -165,26 +164,36 @@ def test_mart_keys_unique_uses_each_marts_grain(tmp_path):
     }
 
 
-def test_freshness_warns_when_the_last_sync_is_older_than_the_limit():
-    checks = build_freshness_checks(max_age=timedelta(seconds=2))
-    job = define_asset_job("freshness_only", selection=AssetSelection.checks(checks))
-    defs = Definitions(assets=[AssetSpec(key) for key in RAW_KEYS], asset_checks=[checks], jobs=[job])
-    customers = AssetKey(["invoicing_raw", "customers"])
+def test_the_raw_tables_freshness_policy_fails_when_the_last_sync_is_older_than_the_window(monkeypatch):
+    """Each raw table carries Dagster's time-window freshness policy (assets/ingestion.py); Dagster's own evaluator
+    (the one its freshness daemon runs) says PASS after a sync, UNKNOWN for a table never synced, FAIL once the
+    window has passed (Dagster's smallest window is a minute: its clock is moved on instead of waiting)."""
+    import asyncio
+
+    from dagster._core.definitions import freshness_evaluator
+    from dagster._core.definitions.freshness import FreshnessState
+    from dagster._core.definitions.freshness_evaluator import TimeWindowFreshnessPolicyEvaluator
+    from dagster._core.loader import LoadingContextForTest
+
+    from assets.ingestion import build_ingestion_assets
+    from pipelines.invoicing.portals import Portal
+
+    ingestion = build_ingestion_assets({"default": Portal("default")}, stale_after=timedelta(minutes=1))
+    defs = Definitions(assets=list(ingestion.specs))  # the raw tables' specs, as the ingestion declares them
+    graph = defs.resolve_asset_graph()
+    customers, documents = (AssetKey(["invoicing_raw", table]) for table in ("customers", "documents"))
+    assert graph.get(customers).freshness_policy.fail_window.to_timedelta() == timedelta(minutes=1)
     with DagsterInstance.ephemeral() as instance:
         instance.report_runless_asset_event(AssetMaterialization(customers))
 
-        def evaluate() -> dict[str, tuple[bool, AssetCheckSeverity]]:
-            result = defs.resolve_job_def("freshness_only").execute_in_process(instance=instance)
-            assert result.success  # warnings never fail the run
-            return {
-                e.asset_key.path[-1]: (e.passed, e.severity) for e in result.get_asset_check_evaluations()
-            }
+        def state(key: AssetKey) -> FreshnessState:
+            return asyncio.run(TimeWindowFreshnessPolicyEvaluator().evaluate_freshness(
+                LoadingContextForTest(instance), graph.get(key)))
 
-        fresh = evaluate()
-        assert fresh["customers"] == (True, AssetCheckSeverity.WARN)
-        assert fresh["documents"] == (False, AssetCheckSeverity.WARN)  # never synced
-        time.sleep(2.5)
-        assert evaluate()["customers"] == (False, AssetCheckSeverity.WARN)
+        assert (state(customers), state(documents)) == (FreshnessState.PASS, FreshnessState.UNKNOWN)
+        later = time.time() + 61
+        monkeypatch.setattr(freshness_evaluator, "get_current_timestamp", lambda: later)
+        assert state(customers) == FreshnessState.FAIL
 
 
 def test_sync_read_exactly_warns_for_a_table_whose_last_sync_left_a_degraded_note():

@@ -26,7 +26,7 @@ def _asset_graph(defs: Definitions):
 def test_definitions_load():
     defs = _defs()
     Definitions.validate_loadable(defs)
-    assert {job for job in ("sync_job", "reconcile_job", "freshness_check_job")} <= {
+    assert {job for job in ("sync_job", "reconcile_job", "hint_check_job")} <= {
         job.name for job in defs.resolve_all_job_defs()
     }
 
@@ -114,10 +114,13 @@ def test_a_new_sql_file_becomes_an_asset_without_python(tmp_path):
 
 
 def test_checks_cover_raw_tables_references_and_marts():
-    check_keys = {(k.asset_key.to_user_string(), k.name) for k in _asset_graph(_defs()).asset_check_keys}
+    graph = _asset_graph(_defs())
+    check_keys = {(k.asset_key.to_user_string(), k.name) for k in graph.asset_check_keys}
+    for table in SPEC_RAW_TABLES:  # stale after twice the 15-minute interval, as `status` says
+        policy = graph.get(AssetKey(["invoicing_raw", table])).freshness_policy
+        assert policy is not None and policy.fail_window.to_timedelta() == timedelta(minutes=30)
     for table in SPEC_RAW_TABLES:
         assert (f"invoicing_raw/{table}", "ids_unique") in check_keys
-        assert (f"invoicing_raw/{table}", "synced_recently") in check_keys
         assert (f"invoicing_raw/{table}", "sync_read_exactly") in check_keys
         assert (f"invoicing_raw/{table}", "fields_known") in check_keys
     assert ("invoicing_raw/documents", "customers_exist") in check_keys

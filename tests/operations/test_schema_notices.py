@@ -57,6 +57,28 @@ def test_the_sync_notes_a_new_field_once(synced):
     assert NEW not in second, second
 
 
+def test_the_webhooks_scope_note_is_said_once_not_on_every_sync(synced):
+    """GET /webhooks needs the `write` scope the sync never asks for (the spec's default scope): a condition of the
+    account that every run meets again, said on the first run only (issue 44)."""
+    _, first, second = synced
+    scope_note = "webhooks: not read: /webhooks needs the 'read write' scope"
+    assert scope_note in first, first
+    assert scope_note not in second, second
+
+
+def test_a_standing_note_is_said_again_when_its_condition_comes_back(tmp_path):
+    from runs.run_log import standing_notes_once
+    from warehouse_engine.target import WarehouseTarget
+
+    target = WarehouseTarget.duckdb_file(tmp_path / "w.duckdb")
+    note = "webhooks: not read: /webhooks needs the 'read write' scope"
+    assert standing_notes_once(target, "acme", [note]) == [note]
+    assert standing_notes_once(target, "acme", [note]) == []
+    assert standing_notes_once(target, "globex", [note]) == [note]  # another portal's account
+    assert standing_notes_once(target, "acme", []) == []  # the scope granted: nothing to say
+    assert standing_notes_once(target, "acme", [note]) == [note]  # refused again: said again
+
+
 def test_dagster_warns_naming_the_new_column(synced):
     warehouse, _, _ = synced
     check = build_fields_known_check()
@@ -77,6 +99,21 @@ def test_the_doctor_lists_the_new_field(sandbox, tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("SOURCES__INVOICING__CLIENT_ID", sandbox.client_id)
     monkeypatch.setenv("SOURCES__INVOICING__CLIENT_SECRET", sandbox.client_secret)
     monkeypatch.chdir(tmp_path)
-    assert main(["doctor", "--rate-limit", "0", "--json", str(tmp_path / "findings.json")]) == 0
+    assert main(["doctor", "--rate-limit", "0", "--out", str(tmp_path / "findings.json")]) == 0
     listed = [line for line in capsys.readouterr().out.splitlines() if NEW in line]
     assert listed == ["new field served, not in the ledger (docs/contract.md): documents.loyaltyTier"]
+
+
+def test_the_doctors_json_flag_prints_the_findings_on_stdout(sandbox, tmp_path, monkeypatch, capsys):
+    """`--json` means one thing on every command: a JSON document on stdout (issue 44); `--out` is the file."""
+    import json
+
+    monkeypatch.setenv("SOURCES__INVOICING__BASE_URL", sandbox.base_url)
+    monkeypatch.setenv("SOURCES__INVOICING__CLIENT_ID", sandbox.client_id)
+    monkeypatch.setenv("SOURCES__INVOICING__CLIENT_SECRET", sandbox.client_secret)
+    monkeypatch.chdir(tmp_path)
+    out = tmp_path / "findings.json"
+    assert main(["doctor", "--rate-limit", "0", "--out", str(out), "--json"]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert printed == json.loads(out.read_text())
+    assert printed["new_fields"] == {"documents": ["loyaltyTier"]}

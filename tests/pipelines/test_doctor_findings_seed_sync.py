@@ -22,7 +22,7 @@ def _run_doctor(sandbox, tmp_path, monkeypatch) -> str:
     monkeypatch.setenv("SOURCES__INVOICING__CLIENT_ID", sandbox.client_id)
     monkeypatch.setenv("SOURCES__INVOICING__CLIENT_SECRET", sandbox.client_secret)
     path = str(tmp_path / "doctor.json")
-    assert main(["doctor", "--json", path, "--rate-limit", "0"]) == 0
+    assert main(["doctor", "--out", path, "--rate-limit", "0"]) == 0
     return path
 
 

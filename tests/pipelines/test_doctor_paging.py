@@ -20,7 +20,7 @@ def _doctor(sandbox, tmp_path, monkeypatch, capsys) -> tuple[int, dict, str, int
     monkeypatch.setenv("SOURCES__INVOICING__CLIENT_SECRET", sandbox.client_secret)
     path = tmp_path / "doctor.json"
     before = sandbox.stats["requests"]
-    code = main(["doctor", "--json", str(path), "--rate-limit", "0"])
+    code = main(["doctor", "--out", str(path), "--rate-limit", "0"])
     out = capsys.readouterr()
     return code, json.loads(path.read_text()), out.out + out.err, sandbox.stats["requests"] - before
 

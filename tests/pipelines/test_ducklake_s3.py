@@ -273,7 +273,16 @@ def test_upkeep_on_s3_expires_old_snapshots_and_deletes_their_files_from_the_buc
     with connect(s3_lake) as writer:  # a table rebuilt (as the marts are at each build): its first file outlived
         writer.execute("create table main.rebuilt as select range as id from range(5000)")
         writer.execute("create or replace table main.rebuilt as select range as id from range(6000)")
+        # a table merged on id, as every sync does: a third of its rows deleted beside its one data file
+        writer.execute("create table main.merged as select range as id from range(3000)")
+        writer.execute("delete from main.merged where id % 3 = 0")
+        merged_files = writer.execute("select data_file, delete_file from ducklake_list_files(?, 'merged')",
+                                      [LAKE_NAME]).fetchall()
+    assert len(merged_files) == 1 and merged_files[0][1] is not None
     publish(s3_lake, "a rebuild")
+    # a file the catalog never recorded (a writer killed before its commit), in the lake's own folder
+    orphan = f"{PREFIX}main/merged/ducklake-orphan-of-a-killed-writer.parquet"
+    s3_server.client().put_object(Bucket=BUCKET, Key=orphan, Body=b"PAR1 never committed")
     with connect(s3_lake, read_only=True) as probe:
         published = published_snapshot(probe)
         snapshots = probe.execute(f"select count(*) from {LAKE_NAME}.snapshots()").fetchone()[0]
@@ -284,14 +293,22 @@ def test_upkeep_on_s3_expires_old_snapshots_and_deletes_their_files_from_the_buc
     keys_after = set(s3_server.keys(BUCKET))
     assert report.expired and max(report.expired) < published and report.snapshots_before == snapshots
     # the files only expired snapshots held are deleted from the bucket itself (merged files are new ones)
-    assert report.files_removed > 0 and len(keys_before - keys_after) == report.files_removed
+    assert report.files_removed > 0 and report.orphans_removed == 1 and orphan not in keys_after
+    assert len(keys_before - keys_after) == report.files_removed + report.orphans_removed
+    assert report.files_rewritten >= 1  # the merged table's file, a third deleted (over REWRITE_DELETE_SHARE)
     with connect_reader(s3_lake) as reader:  # readers still read the publication, whole
         assert (portal_rows(reader, "acme"), portal_rows(reader, "beta")) == (acme, beta)
         assert reader.execute("select count(*) from marts.receivables").fetchone()[0] > 0
         assert reader.execute("select count(*) from main.rebuilt").fetchone()[0] == 6000
+        # the same 2,000 rows (ids not multiples of 3, summed by hand: 4,498,500 - 1,498,500)
+        assert reader.execute("select count(*), sum(id) from main.merged").fetchone() == (2000, 3_000_000)
         remaining = reader.execute(f"select count(*) from {LAKE_NAME}.snapshots()").fetchone()[0]
         live = {path for (path,) in reader.execute(
             "select data_file from ducklake_list_files(?, 'documents', schema => 'invoicing_raw')",
             [LAKE_NAME]).fetchall()}
     assert remaining < snapshots
     assert live and live <= {f"s3://{BUCKET}/{key}" for key in keys_after}
+    with connect(s3_lake, read_only=True) as latest:  # the rewrite is the lake's newest snapshot: no delete file
+        assert latest.execute("select count(*), sum(id) from main.merged").fetchone() == (2000, 3_000_000)
+        assert [delete for _, delete in latest.execute(
+            "select data_file, delete_file from ducklake_list_files(?, 'merged')", [LAKE_NAME]).fetchall()] == [None]

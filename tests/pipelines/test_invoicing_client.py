@@ -219,6 +219,35 @@ def test_429_waits_as_ratelimit_ttl_says():
         assert client.stats.snapshot()["throttled"] == {"other": 1}
 
 
+def test_429_waits_until_a_retry_after_given_as_an_http_date():
+    """RFC 9110: Retry-After is delay-seconds or an HTTP date; the date counts from the answer's own Date (one
+    clock), here 7 s later (issue 44)."""
+    api, clock = FakeApi(), FakeClock()
+    with make_client(api, clock) as client:
+        client.get("/me")
+        api.queued.append(httpx.Response(429, json={"error": "too many requests", "code": 429},
+                                         headers={"Date": "Sat, 28 Nov 2026 10:00:00 GMT",
+                                                  "Retry-After": "Sat, 28 Nov 2026 10:00:07 GMT"}))
+        started = clock.t
+        assert client.get("/me")["id"] == "u1"
+        assert 7.0 <= clock.t - started <= 7.2
+
+
+def test_retry_after_values_as_rfc_9110_reads_them():
+    from datetime import UTC, datetime
+
+    from pipelines.invoicing.http.client import wait_seconds
+
+    now = datetime(2026, 11, 28, 10, 0, 0, tzinfo=UTC)
+    assert wait_seconds("3") == 3.0
+    assert wait_seconds("Sat, 28 Nov 2026 10:01:30 GMT", now=now) == 90.0  # no Date: from the local clock
+    assert wait_seconds("Sat, 28 Nov 2026 10:01:30 GMT", "Sat, 28 Nov 2026 10:01:00 GMT", now=now) == 30.0
+    assert wait_seconds("Sat, 28 Nov 2026 09:00:00 GMT", now=now) == 0.0  # a date past: retry now
+    assert wait_seconds("Sat, 28 Nov 2026 10:01:30 -0000", now=now) is None  # zone unknown (RFC 5322): absent
+    for noise in ("soon", "-1", "inf", "nan", ""):
+        assert wait_seconds(noise, now=now) is None
+
+
 def test_429_without_headers_backs_off_with_jitter():
     api, clock = FakeApi(), FakeClock()
     with make_client(api, clock, backoff_base_s=1.0) as client:

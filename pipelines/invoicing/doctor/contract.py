@@ -87,7 +87,8 @@ LEDGER: tuple[LedgerRow, ...] = (
     _r("http", "RateLimit-TTL", "api-facts", "client.py (wait on 429)", "fine", "", (),
        "absent: exponential backoff after a 429", "header"),
     _r("http", "Retry-After", "assumption", "client.py (wait on 429)", "fine", "", (),
-       "used when present, else backoff", "header"),
+       "used when present (delay-seconds, or an HTTP date counted from the answer's Date; a date without a zone "
+       "is absent), capped at 120 s, else backoff", "header"),
     _r("http", "lastUpdate clock = Date clock", "assumption", "windows.py (lag 5 s, overlap 30 s)", "note",
        "N8", (), "skew up to the 30 s overlap is absorbed; a Date ahead (measured against AccessToken-ExpireAt) "
        "ends the windows as much earlier; a lastUpdate clock ahead is measured and noted (N8)",

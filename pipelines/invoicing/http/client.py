@@ -14,7 +14,7 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable
-from datetime import datetime
+from datetime import UTC, datetime
 from decimal import Decimal
 from email.utils import parsedate_to_datetime
 from typing import Any, Self
@@ -27,12 +27,38 @@ from pipelines.invoicing.http.database_budget import DatabaseBudget, budget_data
 from pipelines.invoicing.http.host_budget import HostBudget
 from pipelines.invoicing.http.ratelimit import RateLimiter, clamp_wait
 from pipelines.invoicing.http.token_cache import TokenCache
+from pipelines.invoicing.release import user_agent
 
-USER_AGENT = "invoicing-warehouse/0.1.0"  # the CDN in front of the service refuses some default agents
+USER_AGENT = user_agent()  # from the installed metadata (release.py)
 TOKEN_PATH = "/oauth2/token"
 MAX_429_RETRIES = 20
 # Before the service has answered once, a refused connection is most likely a wrong base URL: give up fast.
 RETRIES_BEFORE_FIRST_CONTACT = 2
+
+
+def wait_seconds(value: str, date_header: str | None = None, now: datetime | None = None) -> float | None:
+    """A `Retry-After` (or `RateLimit-TTL`) value in seconds: delay-seconds, or an HTTP date (RFC 9110 10.2.3)
+    counted from the answer's own `Date` when it has a usable one (the two come from one clock), else from `now`;
+    None for noise, a negative or infinite number, or a date without a zone (RFC 5322's `-0000`, L2)."""
+    try:
+        seconds = float(value)
+    except ValueError:
+        try:
+            until = parsedate_to_datetime(value)
+        except (TypeError, ValueError):
+            return None
+        if until.tzinfo is None:
+            return None
+        since = now or datetime.now(UTC)
+        if date_header:
+            try:
+                stamped = parsedate_to_datetime(date_header)
+                if stamped.tzinfo is not None:
+                    since = stamped
+            except (TypeError, ValueError):
+                pass
+        seconds = max(0.0, (until - since).total_seconds())
+    return seconds if math.isfinite(seconds) and seconds >= 0 else None
 
 
 class PacedTransport(httpx.BaseTransport):
@@ -290,13 +316,9 @@ class InvoicingClient:
         (`clamp_wait`: a value that is not a finite number >= 0 is ignored), else backoff."""
         for header in ("ratelimit-ttl", "retry-after"):
             value = response.headers.get(header)
-            if value:
-                try:
-                    seconds = float(value)
-                except ValueError:
-                    continue  # an HTTP date, or noise: the next header, else the backoff
-                if math.isfinite(seconds) and seconds >= 0:
-                    return clamp_wait(seconds) + random.random() * 0.1
+            seconds = wait_seconds(value, response.headers.get("date")) if value else None
+            if seconds is not None:
+                return clamp_wait(seconds) + random.random() * 0.1
         return self._backoff(throttles)
 
     def _note_date(self, response: httpx.Response) -> None:

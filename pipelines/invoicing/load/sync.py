@@ -79,6 +79,7 @@ class SyncReport:
     wall_s: float = 0.0
     notes: list[str] = field(default_factory=list)  # `<table>: ...` remarks, every kind
     degraded_notes: list[str] = field(default_factory=list)  # those of `notes` saying something is unknown
+    standing_notes: list[str] = field(default_factory=list)  # those of `notes` about the account, not the run
     limiter: dict[str, int] = field(default_factory=dict)  # pacing: locks onto the server's windows etc.
     refused: int = 0  # requests answered 400 (a parameter the server refuses; learnt in `capabilities`)
     capabilities: ServerCapabilities | None = None  # what the run learnt about the server (kept in state)
@@ -345,6 +346,7 @@ def _fill_traffic(report: SyncReport, feed: Feed) -> None:
     report.refused = sum(counts["refused"].values())
     report.notes = list(feed.notes) + feed.client.auth.notes
     report.degraded_notes = list(feed.degraded_notes)
+    report.standing_notes = list(feed.standing_notes)
     report.capabilities = feed.learnt()
     limiter = feed.client.limiter
     report.limiter = {"window_locks": limiter.locks, "lost_locks": limiter.lost_locks,

@@ -67,6 +67,7 @@ class Feed:
         self.error: BaseException | None = None
         self.notes: list[str] = []
         self.degraded_notes: list[str] = []  # the notes saying something is unknown, not just slower
+        self.standing_notes: list[str] = []  # the notes about the account, not this run (said once: runs/sync.py)
         self.max_pages = math.inf
         self.deadline = math.inf
         self._lock = threading.Lock()
@@ -161,13 +162,16 @@ class Feed:
                 self.error = error
         self.stopping = True
 
-    def note(self, text: str, degraded: bool = False) -> None:
-        """Records a remark (`<table>: ...`) for the run's report; `degraded`: something is unknown."""
+    def note(self, text: str, degraded: bool = False, standing: bool = False) -> None:
+        """Records a remark (`<table>: ...`) for the run's report; `degraded`: something is unknown; `standing`:
+        a condition of the account that every run would find again (a scope not granted), said once per change."""
         with self._notes_lock:
             if text not in self.notes:
                 self.notes.append(text)
             if degraded and text not in self.degraded_notes:
                 self.degraded_notes.append(text)
+            if standing and text not in self.standing_notes:
+                self.standing_notes.append(text)
 
     def learn_deleted_customers(self, mode: DeletedCustomers) -> None:
         """Records how the server shows deleted customers (kept in the source state with the page sizes)."""

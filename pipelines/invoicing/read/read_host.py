@@ -35,8 +35,9 @@ class ReadHost(Protocol):
     preloaded: dict[str, Any]  # JSON answers read before the reads start (GET /me proves the credentials)
     stopping: bool
 
-    def note(self, text: str, degraded: bool = False) -> None:
-        """Records a remark (`<table>: ...`) for the run's summary; `degraded`: something is unknown."""
+    def note(self, text: str, degraded: bool = False, standing: bool = False) -> None:
+        """Records a remark (`<table>: ...`) for the run's summary; `degraded`: something is unknown; `standing`: a
+        condition of the account, said once per change."""
 
     def learn_deleted_customers(self, mode: DeletedCustomers) -> None:
         """Records how the server shows deleted customers: listed (with or without timestamp) or hidden."""

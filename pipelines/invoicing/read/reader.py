@@ -180,7 +180,8 @@ class ResourceRead:
             # GET /webhooks has the spec's default scope (read and write); the ETL only asks for `read`
             self._refused = True
             self.feed.note(f"{self.name}: not read: {self.endpoint.path} needs the '{self.endpoint.scope}' "
-                           f"scope and the sync asks for 'read' only (API says: {error.api_message})")
+                           f"scope and the sync asks for 'read' only (API says: {error.api_message})",
+                           standing=True)
 
     @property
     def threads(self) -> int:

@@ -1,0 +1,111 @@
+"""The Dagster op that applies one portal's pending webhook hints (runs/hints.py), then stays a while for
+the hints that follow (runs/linger.py).
+
+It adds no asset: what it changes are the raw tables and models the asset graph already has, so it records
+an asset materialization for each raw table whose rows changed (of the portal's partition) and for each model
+it rebuilt, for every set of hints it applied. The regular `sync_job` stays the one that runs every model and
+every check.
+"""
+
+import time
+
+from dagster import (
+    AssetKey,
+    AssetMaterialization,
+    Config,
+    Failure,
+    MetadataValue,
+    OpExecutionContext,
+    ResourceParam,
+    op,
+)
+from pydantic import Field
+
+from assets.error_boundary import redacted_errors
+from assets.ingestion import PERMANENT_ERROR_KINDS, api_settings
+from assets.keys import raw_asset_key, raw_table_of
+from assets.resources import InvoicingApiResource, WarehouseResource
+from assets.writer_queue import waiting_writer
+from pipelines.invoicing.errors import InvoicingApiError
+from pipelines.invoicing.portals import Portal
+from runs.hints import HintRun, apply_pending, hint_client
+from runs.linger import Linger, linger
+from warehouse_engine.names import DEFAULT_PORTAL
+
+APPLY_HINTS_OP = "apply_webhook_hints"
+
+
+class HintsConfig(Config):
+    """Which portal's hints a run applies (the sensor sets it)."""
+
+    portal: str = Field(default=DEFAULT_PORTAL, description="the portal (partition) whose pending hints to apply")
+
+
+def build_apply_hints_op(portals: dict[str, Portal]):
+    """The op applying the pending hints of the configured portal of `portals`."""
+
+    @op(name=APPLY_HINTS_OP, description="Fetches the records pending webhook hints name, merges them, rebuilds "
+        "the models downstream, publishes, then acknowledges the hints; stays for the hints that follow.")
+    def apply_webhook_hints(context: OpExecutionContext, config: HintsConfig,
+                            invoicing_api: ResourceParam[InvoicingApiResource], warehouse: WarehouseResource) -> None:
+        with redacted_errors():  # what reaches Dagster's event log passes the scrubber (error_boundary.py)
+            _apply(context, config, portals, invoicing_api, warehouse)
+
+    return apply_webhook_hints
+
+
+def _apply(context: OpExecutionContext, config: HintsConfig, portals: dict[str, Portal],
+           invoicing_api: InvoicingApiResource, warehouse: WarehouseResource) -> None:
+    """The op's body: the portal's pending hints applied, then the stay for the hints that follow."""
+    started = time.monotonic()
+    portal = portals.get(config.portal)
+    if portal is None:
+        raise Failure(description=f"portal {config.portal!r} is not configured (portals: {', '.join(portals)})",
+                      allow_retries=False)
+    try:
+        staying = Linger.from_environment()
+    except ValueError as error:
+        raise Failure(description=str(error), allow_retries=False) from None
+
+    def record(run: HintRun) -> None:
+        context.log.info(run.line())
+        _record_materializations(context, portal.name, run)
+
+    target = warehouse.target()
+
+    def another_writer_waits() -> str | None:
+        # a DuckLake takes a writer per portal: only a run of this portal waiting ends the stay
+        waiting = waiting_writer(context.instance, warehouse.path, portal.name if target.is_lake else None)
+        return f"run {waiting.run_id} ({waiting.job_name}) waits to write" if waiting else None
+
+    try:
+        settings, rate = api_settings(portal, invoicing_api)
+        with hint_client(portal, settings=settings, rate_limit_per_s=rate) as client:
+            first = apply_pending(target, portal, client=client, settings=settings, rate_limit_per_s=rate)
+            record(first)
+            if first.waiting:
+                return
+            stayed = linger(target, portal, client, staying, another_writer_waits=another_writer_waits,
+                            on_run=record, started=started, api_settings=settings, rate_limit_per_s=rate)
+    except InvoicingApiError as error:
+        # the hints stay pending; a wrong secret is not retried, the rest is (the next sensor tick)
+        raise Failure(description=str(error), allow_retries=error.kind not in PERMANENT_ERROR_KINDS) from None
+    if staying.enabled:
+        context.log.info(f"hints {portal.name}: {len(stayed.runs)} more set(s), {stayed.hints} hints applied "
+                         f"while staying; ended: {stayed.ended}")
+
+
+def _record_materializations(context: OpExecutionContext, portal: str, run: HintRun) -> None:
+    """A materialization per raw table whose rows changed (of the portal's partition) and per rebuilt model."""
+    if run.load is None and run.reread is None:
+        return
+    loaded = run.rows
+    raw = sorted({parent for table in run.changed_tables if (parent := raw_table_of(table))})
+    for table in raw:
+        context.log_event(AssetMaterialization(
+            raw_asset_key(table), partition=portal,
+            metadata={"rows_loaded": MetadataValue.int(int(loaded.get(table, 0))),
+                      "source": MetadataValue.text("webhook hints")}))
+    for key, rows in run.models.items():
+        context.log_event(AssetMaterialization(AssetKey(key.split(".")),
+                                               metadata={"dagster/row_count": MetadataValue.int(int(rows))}))

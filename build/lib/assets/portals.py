@@ -1,0 +1,29 @@
+"""The portals as Dagster sees them: one static partition per portal of the portals file.
+
+The file is INVOICING_PORTALS_PATH, else `portals.toml` at the working directory (the project root under
+`dg dev`); without one, the single partition `default` (today's `SOURCES__INVOICING__*` settings). Each
+portal's runs, history and failures are then its partition's: a portal whose credentials fail fails its
+own run, never another portal's.
+"""
+
+from __future__ import annotations
+
+import os
+
+from dagster import StaticPartitionsDefinition
+
+from pipelines.invoicing.portals import Portal, configured_portals
+from warehouse_engine.names import DEFAULT_PORTALS_PATH
+
+PORTALS_PATH_ENV = "INVOICING_PORTALS_PATH"
+
+
+def load_portals() -> dict[str, Portal]:
+    """The configured portals (a named INVOICING_PORTALS_PATH must exist; the default file may not)."""
+    named = os.environ.get(PORTALS_PATH_ENV)
+    return configured_portals(named or DEFAULT_PORTALS_PATH, required=bool(named))
+
+
+def portal_partitions(portals: dict[str, Portal]) -> StaticPartitionsDefinition:
+    """One partition per portal, keyed by its name (= `portal_id`)."""
+    return StaticPartitionsDefinition(list(portals))

@@ -1,0 +1,43 @@
+"""The banner every page shows while the gate (runs/gate.py) holds figures back: which blocking check failed and
+since when, or which marts keep their last good figures because a read may be incomplete, and so which figures
+on the page are older than the warehouse. Read from the gate's state beside the warehouse (runs/gate_state.py),
+not from the readers' copy, which a held build never reaches."""
+
+from __future__ import annotations
+
+from runs.gate import held_marts
+from runs.gate_state import GateStateError, load
+from warehouse_engine.target import WarehouseTarget
+
+
+def banner_lines(target: WarehouseTarget) -> list[str]:
+    """What the banner says, one line each; empty when every figure shown is the latest."""
+    try:
+        state = load(target)
+    except GateStateError as error:
+        return [str(error)]
+    lines = []
+    if state.failures:
+        since = state.failing_since or "unknown"
+        published = state.last_published_at or "never"
+        for failure in state.failures:
+            figures = ", ".join(failure["protects"]) or "every figure"
+            lines.append(f"Blocking check {failure['check']} on {failure['relation']} fails since {since}: "
+                         f"{failure['description'] or 'failed'}. Stale: {figures}.")
+        lines.append(f"Every figure shown is the last good copy, published {published}; nothing newer was published.")
+    held = {**state.held_marts, **held_marts(state)}
+    for mart, why in sorted(held.items()):
+        lines.append(f"{mart} keeps its last good figures: {why}.")
+    return lines
+
+
+def flag_lines(target: WarehouseTarget) -> list[str]:
+    """The checks that failed without holding figures back when the shown figures were published: those
+    figures may be wrong where the check says (one line each)."""
+    try:
+        state = load(target)
+    except GateStateError:
+        return []  # banner_lines says it
+    return [f"{warning['check']} on {warning['relation']} ({warning.get('severity', 'ERROR')}): "
+            f"{warning['description'] or 'failed'}. May be wrong: {', '.join(warning['protects']) or 'see the check'}."
+            for warning in state.warnings]

@@ -1,0 +1,140 @@
+"""What the two pages of French payment law read: the late-payment claims (marts.late_payment_claims and their
+interest lines, marts.late_payment_interest_periods) and the D441-6 payment-terms table
+(marts.payment_terms_report, marts.payment_terms_over_cap). One portal at a time; long lists are cut to
+DISPLAY_ROWS on screen, their row count kept."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date
+from decimal import Decimal
+
+import duckdb
+import pandas as pd
+
+from dashboard.queries import DISPLAY_ROWS, Listing, frame
+
+# the claims of business customers only: a consumer's late invoice claims nothing (L441-10 is between
+# professionals) and is counted apart
+_BY_CUSTOMER = """
+    select coalesce(any_value(customer_name), customer_id) as customer_name, count(*) as late_invoice_count,
+           sum(amount_late) as amount_late, sum(open_amount) as open_amount,
+           sum(flat_indemnity_eur) as flat_indemnity_eur, sum(interest_eur) as interest_eur,
+           sum(flat_indemnity_eur) + coalesce(sum(interest_eur), 0) as claim_eur,
+           count(*) filter (where interest_eur is null) as interest_unknown_count, customer_id
+    from marts.late_payment_claims
+    where portal_id = ? and customer_type = 'business'
+    group by customer_id"""
+BY_CUSTOMER_ORDER = "claim_eur desc, customer_name, customer_id"
+
+
+@dataclass(frozen=True)
+class ClaimsFigures:
+    """The Late-payment claims page's figures for one portal."""
+
+    claimed_invoice_count: int
+    flat_indemnities_eur: Decimal
+    interest_eur: Decimal
+    consumer_invoice_count: int  # left out: consumers' late invoices
+    consumer_amount_late: Decimal
+    unconverted_invoice_count: int  # invoices not in euros: interest in their currency, not in the totals
+    by_customer: Listing  # largest claim first
+    last_rate_change: tuple[date, Decimal] | None = None  # the rate table's newest row: later half-years assume it
+
+
+def claims(connection: duckdb.DuckDBPyConnection, portal_id: str) -> ClaimsFigures:
+    """Totals, the consumers left out and the claims by customer of one portal."""
+    row = connection.execute(
+        """select count(*) filter (where customer_type = 'business'),
+                  coalesce(sum(flat_indemnity_eur), 0), coalesce(sum(interest_eur), 0),
+                  count(*) filter (where customer_type = 'consumer'),
+                  coalesce(sum(amount_late) filter (where customer_type = 'consumer'), 0),
+                  count(*) filter (where customer_type = 'business' and currency <> 'EUR')
+           from marts.late_payment_claims where portal_id = ?""",
+        [portal_id],
+    ).fetchone()
+    assert row is not None  # an aggregate always yields a row
+    # one pass over the claims: the head of the list and, beside each row, how many customers the list has
+    rows = frame(connection, f"select *, count(*) over () as customer_count from ({_BY_CUSTOMER}) "
+                             f"order by {BY_CUSTOMER_ORDER} limit {DISPLAY_ROWS}", [portal_id])
+    total = int(rows["customer_count"].iloc[0]) if len(rows) else 0
+    # the rate table cannot know a change published after it: the page names its newest row
+    last = connection.execute("select effective_date, rate_percent from reference.ecb_main_refinancing_rates "
+                              "order by effective_date desc limit 1").fetchone()
+    return ClaimsFigures(int(row[0]), row[1], row[2], int(row[3]), row[4], int(row[5]),
+                         Listing(rows.drop(columns=["customer_count"]), total),
+                         (last[0], last[1]) if last else None)
+
+
+def claims_by_customer(connection: duckdb.DuckDBPyConnection, portal_id: str) -> pd.DataFrame:
+    """Every row of the claims by customer (the CSV download)."""
+    return frame(connection, f"{_BY_CUSTOMER} order by {BY_CUSTOMER_ORDER}", [portal_id])
+
+
+def customer_claims(connection: duckdb.DuckDBPyConnection, portal_id: str, customer_id: str) -> pd.DataFrame:
+    """One customer's late invoices as a reminder letter cites them, the oldest due date first."""
+    return frame(
+        connection,
+        """select reference, emit_date, due_date, paid_date, days_late, total_incl_tax, amount_late, open_amount,
+                  flat_indemnity_eur, interest_amount, currency, claim_excluded_reason, invoice_id
+           from marts.late_payment_claims where portal_id = ? and customer_id = ?
+           order by due_date, reference, invoice_id""",
+        [portal_id, customer_id],
+    )
+
+
+def _percent(value: Decimal | None) -> Decimal | None:
+    # the marts keep 4 decimals (a user's rate table may need them); a rate is read with 2 when it has no more
+    if value is None:
+        return None
+    two = value.quantize(Decimal("0.01"))
+    return two if two == value else value.normalize()
+
+
+def customer_interest_lines(connection: duckdb.DuckDBPyConnection, portal_id: str, customer_id: str) -> pd.DataFrame:
+    """One customer's interest lines: each run of days at one amount late and one half-year's rate."""
+    lines = frame(
+        connection,
+        """select reference, period_start, period_end, days_late_in_period, amount_late, ecb_rate_percent,
+                  interest_rate_percent, interest_amount, invoice_id
+           from marts.late_payment_interest_periods where portal_id = ? and customer_id = ?
+           order by due_date, reference, invoice_id, period_start""",
+        [portal_id, customer_id],
+    )
+    for column in ("ecb_rate_percent", "interest_rate_percent"):
+        lines[column] = [_percent(value) for value in lines[column]]
+    return lines
+
+
+@dataclass(frozen=True)
+class PaymentTermsFigures:
+    """The D441-6 page's figures for one portal."""
+
+    table: pd.DataFrame  # marts.payment_terms_report: both sides, every column
+    over_cap: Listing  # marts.payment_terms_over_cap, furthest beyond the cap first
+
+
+_OVER_CAP = """
+    select side, reference, coalesce(counterparty_name, counterparty_id) as counterparty_name, emit_date, due_date,
+           term_days, cap_date, days_beyond_cap, amount_incl_tax, document_id
+    from marts.payment_terms_over_cap where portal_id = ?"""
+OVER_CAP_ORDER = "days_beyond_cap desc, side, reference, document_id"
+
+
+def payment_terms(connection: duckdb.DuckDBPyConnection, portal_id: str) -> PaymentTermsFigures:
+    """The payment-terms table and the terms beyond the legal caps of one portal."""
+    table = frame(
+        connection,
+        """select side, delay_bucket, invoice_count, amount_incl_tax, share_of_year_percent, year_total_incl_tax,
+                  fiscal_year_start, as_of_date
+           from marts.payment_terms_report where portal_id = ? order by side, bucket_order""",
+        [portal_id],
+    )
+    total = connection.execute(f"select count(*) from ({_OVER_CAP})", [portal_id]).fetchone()
+    rows = frame(connection, f"{_OVER_CAP} order by {OVER_CAP_ORDER} limit {DISPLAY_ROWS}", [portal_id])
+    return PaymentTermsFigures(table, Listing(rows, int(total[0]) if total else 0))
+
+
+def over_cap(connection: duckdb.DuckDBPyConnection, portal_id: str) -> pd.DataFrame:
+    """Every document beyond the legal caps (the CSV download)."""
+    return frame(connection, f"{_OVER_CAP} order by {OVER_CAP_ORDER}", [portal_id])

@@ -1,0 +1,86 @@
+"""Benchmarks: the portal's DSO and average lateness (marts.payment_behaviour) beside the Banque de France
+payment-terms observatory's published figures for companies of its size (dashboard.observatory: a data file
+with its source, report and year on each figure; INVOICING_COMPANY_SIZE, default PME)."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+import pandas as pd
+import streamlit as st
+
+from dashboard import cache
+from dashboard.formatting import days
+from dashboard.observatory import (
+    ALL_SIZES,
+    FILE_SETTING,
+    SIZE_SETTING,
+    Benchmark,
+    BenchmarksFileError,
+    benchmarks_file,
+    benchmarks_for,
+    company_size,
+    load_benchmarks,
+)
+from dashboard.widgets import PageContext, heading, table
+
+# measure -> (what the row says, the portal's figure in marts.payment_behaviour or None when not computed)
+ROWS = {
+    "customer_terms_dso": ("Customer payment terms, DSO (days of sales)", "dso_days"),
+    "average_lateness": ("Average lateness (days paid after the due date, per invoice)", "average_days_late"),
+    "supplier_terms": ("Supplier payment terms (days of purchases)", None),
+}
+
+
+def _frame(portal: dict | None, chosen: dict[str, Benchmark], size: str) -> pd.DataFrame:
+    rows = []
+    for measure, (label, column) in ROWS.items():
+        benchmark = chosen.get(measure)
+        value = None if portal is None or column is None else portal.get(column)
+        rows.append({
+            "measure": label,
+            "portal_days": None if value is None or pd.isna(value) else Decimal(str(value)),
+            "benchmark_days": benchmark.value_days if benchmark else None,
+            "benchmark_size": (("all sizes" if benchmark.company_size == ALL_SIZES else benchmark.company_size)
+                               + ("" if benchmark.company_size == size else f" (no {size} figure in the file)"))
+            if benchmark else "",
+            "figure_year": str(benchmark.figure_year) if benchmark else "",
+            "report": benchmark.report if benchmark else "",
+            "source": benchmark.source if benchmark else "",
+            "note": benchmark.note if benchmark else "",
+        })
+    return pd.DataFrame(rows)
+
+
+def render(context: PageContext) -> None:
+    """Lays out the Benchmarks page."""
+    heading("Benchmarks", context)
+    try:
+        size = company_size()
+        path = benchmarks_file()
+        chosen = benchmarks_for(load_benchmarks(path), size)
+    except BenchmarksFileError as problem:
+        st.error(str(problem), icon=":material/warning:")
+        return
+    portal = cache.payment_behaviour(context.view)
+    st.caption(
+        f"This portal's figures as of the report date beside the Banque de France payment-terms observatory's "
+        f"(Observatoire des délais de paiement) for companies of size {size} ({SIZE_SETTING}; the observatory's "
+        f"figure for all sizes when the data file has none for {size}). Figures from {path.name} "
+        f"({FILE_SETTING} names another). DSO: marts.dso, sales method over 90 days. Average lateness: "
+        "marts.payment_behaviour, the invoices paid over the 365 days ending on the report date, each counting "
+        "max(0, paid date - due date) days, unweighted (as the payment-behaviour studies count payments); "
+        "the amount-weighted figure is below. The observatory's figures are national averages of other years: "
+        "a yardstick, not a target."
+    )
+    table(_frame(portal, chosen, size), "benchmarks", context, searchable=False)
+    if portal is None or not portal.get("paid_invoice_count"):
+        st.info("No invoice paid in the 365 days ending on the report date: no lateness to compare.")
+        return
+    st.caption(
+        f"{int(portal['paid_invoice_count'])} invoices paid from {portal['window_start'].isoformat()}, "
+        f"{int(portal['late_invoice_count'])} of them after their due date; "
+        f"average lateness weighted by amount: {days(portal['average_days_late_weighted'], context.style)} days; "
+        f"of the late ones only: {days(portal['average_days_late_when_late'], context.style)} days; "
+        f"median days after due: {days(portal['median_days_after_due'], context.style)}."
+    )

@@ -1,0 +1,72 @@
+"""Late-payment claims (pénalités de retard): what each business customer owes for paying late, by French
+commercial code L441-10 (interest at the ECB's main refinancing rate + 10 points, per half-year) and D441-5 (40 EUR
+per late invoice); per customer, then the invoices and interest lines a reminder letter cites
+(marts.late_payment_claims, marts.late_payment_interest_periods)."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from dashboard import cache
+from dashboard.formatting import eur, money
+from dashboard.widgets import PageContext, heading, shown_of, table
+
+LETTER_MONEY = ["total_incl_tax", "amount_late", "open_amount", "flat_indemnity_eur", "interest_amount"]
+
+
+def render(context: PageContext) -> None:
+    """Lays out the Late-payment claims page."""
+    heading("Late-payment claims", context)
+    st.caption("Between professionals a late invoice owes, from the day after its due date and without a reminder, "
+               "interest at the ECB's main refinancing rate + 10 points (the rate in force on 1 January for "
+               "January-June, on 1 July for July-December; code de commerce L441-10) and a flat 40 € recovery "
+               "indemnity (D441-5). Interest: amount late × rate × days / 365, per half-year.")
+    figures = cache.claims(context.view)
+    style = context.style
+    if figures.last_rate_change is not None:
+        since, rate = figures.last_rate_change
+        st.warning(f"ECB rate table: newest change {since.isoformat()} ({rate:.2f} %). Half-years starting after it are "
+                   "computed at that rate: if the ECB has changed its rate since, add the row to your own table "
+                   "(INVOICING_ECB_RATES_PATH) and rebuild the models.", icon="⚠️")
+    invoices, indemnities, interest, claim = st.columns(4)
+    invoices.metric("Late invoices claimed", str(figures.claimed_invoice_count),
+                    help="invoices of business customers overdue or paid after their due date")
+    indemnities.metric("Recovery indemnities", eur(figures.flat_indemnities_eur, style), help="40 € per late invoice")
+    interest.metric("Late-payment interest", eur(figures.interest_eur, style),
+                    help="invoices in euros; others are listed with their interest in their own currency")
+    claim.metric("Total claim", eur(figures.flat_indemnities_eur + figures.interest_eur, style))
+    if figures.consumer_invoice_count:
+        st.info(f"Left out: {figures.consumer_invoice_count} late invoice(s) of consumer customers "
+                f"({eur(figures.consumer_amount_late, style)} late). L441-10 and D441-5 apply between professionals; "
+                "a customer is a consumer when the API says so, or, without a type, when it has no SIRET.",
+                icon=":material/info:")
+    if figures.unconverted_invoice_count:
+        st.warning(f"{figures.unconverted_invoice_count} late invoice(s) are not in euros: their interest is in "
+                   "their own currency, not converted, and not in the interest total.", icon=":material/warning:")
+
+    by_customer = figures.by_customer
+    st.subheader(f"By customer{shown_of(by_customer)}")
+    view = context.view
+    table(by_customer.rows.drop(columns=["customer_id"]), "claims_by_customer", context,
+          money=["amount_late", "open_amount", "flat_indemnity_eur", "interest_eur", "claim_eur"],
+          download=lambda: cache.payment_law_list(view, "claims_by_customer"), total=by_customer.total)
+    if by_customer.rows.empty:
+        return
+
+    st.subheader("Reminder letter")
+    names = dict(zip(by_customer.rows["customer_id"], by_customer.rows["customer_name"]))
+    claims = dict(zip(by_customer.rows["customer_id"], by_customer.rows["claim_eur"]))
+    customer_id = st.selectbox("Customer (largest claim first; type to search)", list(names),
+                               format_func=lambda cid: f"{names[cid]} · {eur(claims[cid], style)}",
+                               key="claims_customer")
+    letter, lines = cache.customer_claims(view, customer_id)
+    currency = str(letter["currency"].iloc[0]) if len(letter) and letter["currency"].nunique() == 1 else "EUR"
+    st.caption("The invoices the letter cites: amount late = what was unpaid at the end of the due date (credit "
+               "notes deducted); interest in the invoice's currency.")
+    table(letter.drop(columns=["invoice_id", "currency"]), "claim_invoices", context, money=LETTER_MONEY,
+          download=letter, currency=currency)
+    st.caption("Interest line by line: each run of days at one amount late and one half-year's rate "
+               "(ECB rate + 10 points).")
+    table(lines.drop(columns=["invoice_id"]), "claim_interest_lines", context,
+          money=["amount_late", "interest_amount"], download=lines, currency=currency)
+    st.caption(f"Claim for this customer: {money(claims[customer_id], style)} (indemnities and interest in euros).")

@@ -1,0 +1,33 @@
+"""Portals: one row per portal of the firm (open receivables, overdue, DSO, last sync, failing checks), for the
+person who looks after several accounts. Shown only when the readers' copy holds two portals or more."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import streamlit as st
+
+from dashboard import cache
+from dashboard.portals import portal_figures, portal_rows
+from dashboard.source import Source
+from dashboard.widgets import PageContext, table
+from runs.status import warehouse_status
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def _figures(warehouse: str, key: str) -> dict:
+    with cache.marts(cache.View(warehouse, key, None, "")) as connection:
+        return portal_figures(connection)
+
+
+def render(context: PageContext, portals: list[str]) -> None:
+    """Lays out the Portals page: the published marts' figures per portal, and each portal's status."""
+    st.title("Portals")
+    st.caption(f"Published marts · {len(portals)} portals · the status is `invoicing-warehouse status`'s")
+    source = Source(Path(context.view.warehouse))
+    status = warehouse_status(source.target, portals)  # small files beside the warehouse: read on every visit
+    rows = portal_rows(_figures(context.view.warehouse, context.view.key), status, context.style)
+    late = [line.portal for line in status.portals if not line.ok]
+    if late:
+        st.warning(f"Needs attention: {', '.join(late)} (stale, a failing check, or a webhook hint kept dead).")
+    table(rows, "portals", context)

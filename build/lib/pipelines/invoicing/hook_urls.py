@@ -1,0 +1,71 @@
+"""The receiver's delivery URL: `/hooks/<token>` (portal `default`) or `/hooks/<token>/<portal name>`.
+
+The token is the only thing that keeps strangers from ringing the doorbell (deliveries are unsigned), so it
+is a secret like a client secret: every log line, message and listing shows these URLs with the token
+masked (`/hooks/***/acme`).
+"""
+
+from __future__ import annotations
+
+import re
+
+HOOKS_PREFIX = "/hooks/"
+TOKEN_ENV = "INVOICING_WEBHOOK_TOKEN"
+HMAC_SECRET_ENV = "INVOICING_WEBHOOK_HMAC_SECRET"
+# The token sits in a URL path: URL-safe characters only, and long enough not to be guessed.
+TOKEN_PATTERN = re.compile(r"[A-Za-z0-9_.~-]+")
+# 32 characters: what `secrets.token_urlsafe(24)` makes (192 bits). The token is the only lock on an unsigned
+# doorbell and leaks easily (proxy logs, `ps`), so a short or repetitive one is refused when the receiver starts.
+MIN_TOKEN_LENGTH = 32
+MIN_DISTINCT_CHARACTERS = 8  # a random 32-character token has ~20; `aaaa...` or `abababab...` is not a secret
+MIN_HMAC_SECRET_LENGTH = 32
+MASK = "***"
+_TOKEN_IN_PATH = re.compile(r"(/hooks/)[^/?#]*")
+
+
+def token_problem(token: str | None) -> str | None:
+    """Why `token` cannot be the receiver's token (None when it can); never repeats the token."""
+    make_one = "make one with: python -c 'import secrets; print(secrets.token_urlsafe(32))'"
+    if not token:
+        return f"{TOKEN_ENV} is not set; the receiver needs a secret path token ({make_one})"
+    if not TOKEN_PATTERN.fullmatch(token):
+        return f"{TOKEN_ENV} must hold only URL-safe characters (A-Z a-z 0-9 _ . ~ -); {make_one}"
+    if len(token) < MIN_TOKEN_LENGTH:
+        return f"{TOKEN_ENV} is {len(token)} characters; use at least {MIN_TOKEN_LENGTH} ({make_one})"
+    if len(set(token)) < MIN_DISTINCT_CHARACTERS:
+        return (f"{TOKEN_ENV} repeats too few characters ({len(set(token))} distinct) to be a secret; "
+                f"use a random one ({make_one})")
+    return None
+
+
+def hmac_secret_problem(secret: str | None) -> str | None:
+    """Why `secret` cannot be the receiver's HMAC secret (None when it can, or when none is set); never
+    repeats the secret."""
+    if secret is None or secret == "":
+        return None
+    if len(secret) < MIN_HMAC_SECRET_LENGTH or len(set(secret)) < MIN_DISTINCT_CHARACTERS:
+        return (f"{HMAC_SECRET_ENV} is too short or too repetitive; use at least {MIN_HMAC_SECRET_LENGTH} random "
+                f"characters (python -c 'import secrets; print(secrets.token_urlsafe(32))')")
+    return None
+
+
+def masked(url_or_path: str) -> str:
+    """`url_or_path` with the token of `/hooks/<token>` replaced by `***` (anything else unchanged)."""
+    return _TOKEN_IN_PATH.sub(lambda match: match.group(1) + MASK, url_or_path)
+
+
+def hook_url(receiver: str, token: str, portal: str | None) -> str:
+    """The delivery URL of the receiver served at `receiver` (scheme, host and any path prefix, no token):
+    `<receiver>/hooks/<token>` for the portal `default` (None), `<receiver>/hooks/<token>/<portal>` otherwise.
+    Built from the token of the environment, so that the token never needs to be typed on a command line
+    (visible to every local user in `ps`)."""
+    return f"{receiver.rstrip('/')}{HOOKS_PREFIX}{token}" + (f"/{portal}" if portal else "")
+
+
+def scrubbed(text: str, url: str | None) -> str:
+    """`text` with every `/hooks/<token>` masked and, when `url` holds a token, that token masked wherever it
+    appears (an API message may quote it without its path)."""
+    text = masked(text)
+    match = _TOKEN_IN_PATH.search(url or "")
+    token = match.group(0)[len(HOOKS_PREFIX):] if match else ""
+    return text.replace(token, MASK) if len(token) >= 4 else text

@@ -1,0 +1,1 @@
+"""Loading: chunked dlt runs into DuckDB or DuckLake, portals, upgrades of old warehouses, tombstones."""

@@ -1,0 +1,1 @@
+"""Webhooks: the receiver, its durable hint spool, applying hints to the warehouse, subscriptions."""

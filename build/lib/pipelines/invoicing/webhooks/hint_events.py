@@ -1,0 +1,71 @@
+"""From a webhook event to the hint it rings for: which resource, which id.
+
+The event list is the contract's (spec, Events) plus `customer.deleted` (api-facts). A payload is read only
+for the record's id; everything else in it is ignored, because deliveries are partial and unsigned: the
+record itself is always fetched from the API (a doorbell, not a data feed). The id must be a record id
+(record_ids.py: 1-64 of `A-Z a-z 0-9 _ -`): anything else could only be a forgery or change the request
+it goes into.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from pipelines.invoicing.record_ids import record_id_problem
+from pipelines.invoicing.webhooks.hint_spool import Hint
+
+
+class UnknownEvent(ValueError):
+    """An event name this product does not subscribe to, or a payload without the id it must carry."""
+
+
+def _field(name: str) -> Callable[[dict], object]:
+    return lambda data: data.get(name)
+
+
+def _status_change(data: dict) -> object:
+    document = data.get("supplierDocument")
+    return document.get("id") if isinstance(document, dict) else None
+
+
+_RECORD_ID = _field("id")
+# event name -> (resource, how to read the record's id from `event.data`)
+EVENTS: dict[str, tuple[str, Callable[[dict], object]]] = {
+    "document.created": ("documents", _RECORD_ID),
+    "document.updated": ("documents", _RECORD_ID),
+    "document.deleted": ("documents", _RECORD_ID),
+    "invoice.validated": ("documents", _RECORD_ID),
+    "invoice.paid": ("documents", _RECORD_ID),
+    "quotation.validated": ("documents", _RECORD_ID),
+    "quotation.accepted": ("documents", _RECORD_ID),
+    "quotation.refused": ("documents", _RECORD_ID),
+    "customer.created": ("customers", _RECORD_ID),
+    "customer.updated": ("customers", _RECORD_ID),
+    "customer.deleted": ("customers", _field("customerId")),
+    "product.created": ("items", _RECORD_ID),
+    "product.updated": ("items", _RECORD_ID),
+    "supplier-document.created": ("supplier_documents", _RECORD_ID),
+    "supplier-document.updated": ("supplier_documents", _RECORD_ID),
+    "supplier-document.status-change": ("supplier_documents", _status_change),
+    "supplier.created": ("suppliers", _RECORD_ID),
+    "supplier.updated": ("suppliers", _RECORD_ID),
+    "supplier.deleted": ("suppliers", _field("supplierId")),
+}
+# Events after which the record may be gone: the applying run confirms (404 or `deleted: true`).
+DELETION_EVENTS = frozenset({"document.deleted", "customer.deleted", "supplier.deleted"})
+
+
+def hint_for_event(portal_id: str, event: str, data: object) -> Hint:
+    """The hint for `event` with payload `data`; raises UnknownEvent for an event outside `EVENTS` or a
+    payload that does not carry a usable id (a record id, record_ids.py)."""
+    known = EVENTS.get(event)
+    if known is None:
+        raise UnknownEvent(f"unknown event {event!r}; known: {', '.join(sorted(EVENTS))}")
+    resource, read_id = known
+    record_id = read_id(data) if isinstance(data, dict) else None
+    if not isinstance(record_id, str | int) or isinstance(record_id, bool) or str(record_id) == "":
+        raise UnknownEvent(f"event {event!r} carries no record id in its data")
+    problem = record_id_problem(str(record_id))
+    if problem is not None:
+        raise UnknownEvent(f"event {event!r}: {problem}")
+    return Hint(portal_id, resource, str(record_id), event)

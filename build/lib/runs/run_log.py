@@ -1,0 +1,87 @@
+"""What the regular sync remembers between runs beside the warehouse (`<stem>.runs.json`): each portal's last
+successful sync (when, records loaded) and the raw columns a schema notice has already named.
+
+Why a file and not dlt's `_dlt_loads`: a run that read no change loads no row and leaves no load there, yet it
+is a successful sync that the status must count as fresh; and `_dlt_loads` does not say which portal loaded.
+Written like the gate's state (runs/gate_state.py): atomically, owner-only, changed under an exclusive lock.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import tempfile
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from runs.gate_state import now_iso, state_path
+from warehouse_engine.target import WarehouseTarget
+
+SUFFIX = ".runs.json"
+
+
+def log_path(target: WarehouseTarget) -> Path:
+    """`data/warehouse.duckdb` -> `data/warehouse.runs.json` (beside the gate's state)."""
+    gate = state_path(target)
+    return gate.with_name(gate.name.removesuffix(".gate.json") + SUFFIX)
+
+
+def read_log(target: WarehouseTarget) -> dict[str, Any]:
+    """The log (empty before the first run; an unreadable file reads as empty: it only feeds the status)."""
+    try:
+        raw = json.loads(log_path(target).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return raw if isinstance(raw, dict) else {}
+
+
+@contextmanager
+def _changing(target: WarehouseTarget) -> Iterator[dict[str, Any]]:
+    path = log_path(target)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    descriptor = os.open(path.with_name(path.name + ".lock"), os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX)  # one writer per portal at once on a DuckLake
+        log = read_log(target)
+        yield log
+        handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+        try:
+            with os.fdopen(handle, "w", encoding="utf-8") as out:
+                json.dump(log, out, indent=1, sort_keys=True)
+                out.flush()
+                os.fsync(out.fileno())
+            os.replace(temporary, path)
+        except BaseException:
+            Path(temporary).unlink(missing_ok=True)
+            raise
+    finally:
+        os.close(descriptor)
+
+
+def record_sync(target: WarehouseTarget, portal: str, records: int, at: str | None = None) -> None:
+    """Records a successful sync of `portal` that loaded `records` rows, at `at` (ISO 8601 UTC; now)."""
+    with _changing(target) as log:
+        log.setdefault("last_syncs", {})[portal] = {"at": at or now_iso(), "records": int(records)}
+
+
+def last_syncs(target: WarehouseTarget) -> dict[str, dict[str, Any]]:
+    """portal -> {"at": ISO 8601 UTC, "records": rows loaded} of its last successful sync."""
+    syncs = read_log(target).get("last_syncs", {})
+    return syncs if isinstance(syncs, dict) else {}
+
+
+def notice_once(target: WarehouseTarget, columns: Iterable[str]) -> list[str]:
+    """Of `columns` (`<raw table>.<column>`), those no earlier run has noticed, now remembered; sorted."""
+    with _changing(target) as log:
+        noticed = set(log.get("noticed_columns", []))
+        new = sorted(set(columns) - noticed)
+        log["noticed_columns"] = sorted(noticed | set(new))
+    return new
+
+
+def noticed_columns(target: WarehouseTarget) -> list[str]:
+    """Every raw column a schema notice has named (`<raw table>.<column>`), sorted."""
+    return sorted(read_log(target).get("noticed_columns", []))

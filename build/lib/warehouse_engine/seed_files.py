@@ -1,0 +1,41 @@
+"""The data files (seeds) some models read, and the settings that replace them with a user's own file.
+
+A seed ships inside this package (warehouse_engine/seeds/, see its README.md for where each came from) and reaches
+the SQL through a DuckDB variable the runner sets before each model, so a model reads
+`read_csv(getvariable('ecb_rates_csv'))` and never a path of its own. A user's file replaces the shipped one
+through the setting: the law's rate table changes twice a year, a release of the product may not.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import duckdb
+
+SEEDS_DIR: Path = Path(__file__).resolve().parent / "seeds"
+# the ECB's main refinancing rate, one row per change (reference.ecb_main_refinancing_rates)
+ECB_RATES_SETTING = "INVOICING_ECB_RATES_PATH"
+ECB_RATES_FILE = SEEDS_DIR / "ecb_main_refinancing_rates.csv"
+
+
+class SeedFileError(ValueError):
+    """A setting names a seed file that does not exist."""
+
+
+def ecb_rates_path() -> Path:
+    """The ECB rate table the models read: the file INVOICING_ECB_RATES_PATH names, else the shipped seed."""
+    chosen = os.environ.get(ECB_RATES_SETTING) or None
+    if chosen is None:
+        return ECB_RATES_FILE
+    path = Path(chosen).expanduser()
+    if not path.is_file():
+        raise SeedFileError(f"{ECB_RATES_SETTING}={chosen}: no such file (a CSV with the columns "
+                            "effective_date, rate_percent, source; see warehouse_engine/seeds/README.md)")
+    return path
+
+
+def set_seed_variables(conn: duckdb.DuckDBPyConnection) -> None:
+    """Sets the DuckDB variables that name each seed file, for the models about to be built on `conn`."""
+    # a bound parameter, not text in the statement: the path is the user's and may hold any character
+    conn.execute("set variable ecb_rates_csv = ?", [str(ecb_rates_path())])

@@ -1,0 +1,111 @@
+-- ---
+-- description: >
+--   one row per customer invoice overdue or paid late on the report date: days late, amount late, the flat 40 EUR
+--   recovery indemnity (c. com. D441-5) and the late-payment interest (L441-10 II) a business customer owes;
+--   consumers' invoices are shown and claim nothing (claim_excluded_reason).
+-- grain: [portal_id, invoice_id]
+-- tests:
+--   not_null: [as_of_date, due_date, days_late, amount_late, customer_type]
+--   accepted_range: {days_late: {min: 1}, amount_late: {min: 0.01}}
+-- ---
+-- an invoice is late when money was still owed at the end of its due date: overdue on the report date, or paid
+-- after its due date (marts.late_payment_balances, whose rules warehouse_engine/sql/README.md states).
+-- days_late = (paid_date, else the report date) - due_date. amount_late = what was unpaid at the end of the due
+-- date (credit notes deducted whatever their date); open_amount = what is still unpaid on the report date.
+-- between professionals (customer_type business) the claim is:
+--   - flat_indemnity_eur: 40 euros per late invoice (D441-5), in euros whatever the invoice's currency;
+--   - interest: the sum of its lines in marts.late_payment_interest_periods (one per run of days at one amount and
+--     one half-year's rate), in the invoice's currency; interest_eur is it for an invoice in euros, null otherwise
+--     (not converted: the rate of which day would be a choice the law does not make; claim_excluded_reason says
+--     so) and null when a half-year has no rate in the table (is_interest_rate_known false).
+-- consumer invoices (customer_type consumer: served, or inferred from the missing siret) stay in the mart with
+-- claim_excluded_reason 'consumer' and 0 claimed: L441-10 and D441-5 apply between professionals only, and the
+-- dashboard counts them beside the claims.
+with balances as (
+    select * from marts.late_payment_balances
+),
+
+periods as (
+    select * from marts.late_payment_interest_periods
+),
+
+-- the first stretch of each invoice (from its due date) carries every invoice-level column: one row per invoice
+late_invoices as (
+    select
+        as_of_date,
+        portal_id,
+        invoice_id,
+        reference,
+        customer_id,
+        customer_name,
+        customer_type,
+        is_customer_type_inferred,
+        emit_date,
+        due_date,
+        is_due_date_assumed,
+        paid_date,
+        is_paid_date_assumed,
+        claim_end - due_date as days_late,
+        total_incl_tax,
+        credited_amount,
+        amount_late_at_due as amount_late,
+        open_amount,
+        currency
+    from balances
+    where balance_from = due_date
+),
+
+interest as (
+    select
+        portal_id,
+        invoice_id,
+        sum(interest_amount) as interest_amount,
+        count(*) as interest_period_count,
+        bool_and(ecb_rate_percent is not null) as is_interest_rate_known
+    from periods
+    group by portal_id, invoice_id
+),
+
+final as (
+    select
+        late_invoices.as_of_date,
+        late_invoices.invoice_id,
+        late_invoices.reference,
+        late_invoices.customer_id,
+        late_invoices.customer_name,
+        late_invoices.customer_type,
+        late_invoices.is_customer_type_inferred,
+        late_invoices.emit_date,
+        late_invoices.due_date,
+        late_invoices.is_due_date_assumed,
+        late_invoices.paid_date,
+        late_invoices.is_paid_date_assumed,
+        late_invoices.days_late,
+        late_invoices.total_incl_tax,
+        late_invoices.credited_amount,
+        late_invoices.amount_late,
+        late_invoices.open_amount,
+        late_invoices.currency,
+        case
+            when late_invoices.customer_type = 'consumer' then 'consumer'
+            when late_invoices.currency <> 'EUR' then 'interest not converted to EUR'
+        end as claim_excluded_reason,
+        cast(case when late_invoices.customer_type = 'business' then 40 else 0 end as decimal(18, 2))
+            as flat_indemnity_eur,
+        case
+            when late_invoices.customer_type = 'consumer' then cast(0 as decimal(18, 2))
+            when interest.is_interest_rate_known then interest.interest_amount
+        end as interest_amount,
+        coalesce(interest.is_interest_rate_known, true) as is_interest_rate_known,
+        case
+            when late_invoices.customer_type = 'consumer' then cast(0 as decimal(18, 2))
+            when late_invoices.currency = 'EUR' and interest.is_interest_rate_known then interest.interest_amount
+        end as interest_eur,
+        coalesce(interest.interest_period_count, 0) as interest_period_count,
+        late_invoices.portal_id
+    from late_invoices
+    left join interest
+        on interest.portal_id = late_invoices.portal_id and interest.invoice_id = late_invoices.invoice_id
+)
+
+select * from final

@@ -1,0 +1,103 @@
+-- ---
+-- description: >
+--   the late-payment interest of each late invoice of a business customer, one row per run of days at one amount
+--   late and one half-year's rate (ECB main refinancing rate + 10 points, c. com. L441-10 II): the lines a
+--   reminder letter cites.
+-- grain: [portal_id, invoice_id, period_start]
+-- tests:
+--   not_null: [as_of_date, period_start, period_end, days_late_in_period, amount_late, half_year_start]
+--   accepted_range: {days_late_in_period: {min: 1, max: 184}, amount_late: {min: 0.01}}
+-- ---
+-- interest runs from the day after the due date, without a reminder, at the rate of the european central bank's
+-- most recent main refinancing operation + 10 points: the rate in force on 1 january for the days of january to
+-- june, on 1 july for july to december (L441-10 II). a run of days late at one amount (a stretch of
+-- marts.late_payment_balances) that crosses 30 june / 1 july or 31 december / 1 january is cut in two,
+-- each part at its half-year's rate. interest of a line = amount late x (rate + 10) % x days / 365, rounded to
+-- the cent per line (the claim is the sum of its lines, so the letter adds up).
+-- consumers are left out (the article applies between professionals): marts.late_payment_claims shows them.
+-- ecb_rate_percent is null for a half-year before the rate table's first row: the line's interest is then null.
+with report_date as (
+    select * from intermediate.int_report_date
+),
+
+balances as (
+    select * from marts.late_payment_balances
+),
+
+rates as (
+    select * from reference.ecb_main_refinancing_rates
+),
+
+stretches as (
+    select *
+    from balances
+    where customer_type = 'business' and amount_late > 0 and balance_until > balance_from
+),
+
+half_years as (
+    select
+        half_year_start,
+        cast(half_year_start + interval 6 month - interval 1 day as date) as half_year_end
+    from (
+        select cast(unnest(generate_series(
+            cast(date_trunc('year', min(balance_from)) as timestamp),
+            cast(max(balance_until) as timestamp),
+            interval 6 month
+        )) as date) as half_year_start
+        from stretches
+    )
+),
+
+half_year_rates as (
+    select half_years.*, rates.rate_percent as ecb_rate_percent, rates.effective_date as ecb_rate_effective_date
+    from half_years
+    asof left join rates on half_years.half_year_start >= rates.effective_date
+),
+
+periods as (
+    select
+        report_date.as_of_date,
+        stretches.portal_id,
+        stretches.invoice_id,
+        stretches.customer_id,
+        stretches.reference,
+        stretches.due_date,
+        greatest(stretches.balance_from + 1, half_year_rates.half_year_start) as period_start,
+        least(stretches.balance_until, half_year_rates.half_year_end) as period_end,
+        stretches.amount_late,
+        stretches.currency,
+        half_year_rates.half_year_start,
+        half_year_rates.ecb_rate_percent,
+        half_year_rates.ecb_rate_effective_date,
+        half_year_rates.ecb_rate_percent + 10 as interest_rate_percent
+    from stretches
+    cross join report_date
+    inner join half_year_rates
+        on half_year_rates.half_year_start <= stretches.balance_until
+        and half_year_rates.half_year_end > stretches.balance_from
+),
+
+final as (
+    select
+        as_of_date,
+        invoice_id,
+        customer_id,
+        reference,
+        due_date,
+        period_start,
+        period_end,
+        period_end - period_start + 1 as days_late_in_period,
+        amount_late,
+        currency,
+        half_year_start,
+        ecb_rate_percent,
+        ecb_rate_effective_date,
+        interest_rate_percent,
+        -- in the invoice's currency (marts.late_payment_claims says when that is not euros)
+        cast(round(amount_late * interest_rate_percent * (period_end - period_start + 1) / 36500, 2)
+            as decimal(18, 2)) as interest_amount,
+        portal_id
+    from periods
+)
+
+select * from final

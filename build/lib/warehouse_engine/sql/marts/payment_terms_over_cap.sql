@@ -1,0 +1,108 @@
+-- ---
+-- description: >
+--   customer invoices and supplier bills of the fiscal year ending on the report date whose payment term is
+--   beyond the legal caps of c. com. L441-10 I (60 days after the invoice date, or 45 days end of month).
+-- grain: [portal_id, side, document_id]
+-- tests:
+--   not_null: [as_of_date, side, document_id, emit_date, due_date, cap_date, days_beyond_cap]
+--   accepted_range: {days_beyond_cap: {min: 1}}
+-- ---
+-- L441-10 I: the agreed term may not exceed 60 days after the invoice's date; by way of exception, 45 days end of
+-- month when the contract says so. the law does not say which reading of "45 days end of month" holds, and the
+-- administration accepts both (45 days then the end of that month; the end of the month then 45 days), so a term
+-- is flagged only when it is beyond all three: cap_date = the latest of emit + 60 days, the last day of the month
+-- of emit + 45 days, and the last day of the emit month + 45 days. sector caps (transport, perishable food, ...)
+-- are not known to the product and are not applied.
+-- documents: those issued in the fiscal year of marts.payment_terms_report (the twelve months ending on the report
+-- date), with a served due date (an assumed one, emit + 30, is never beyond the cap): customer invoices
+-- (intermediate.int_invoices_as_of, side 'issued') and supplier bills (not credit notes, not refused, side
+-- 'received').
+with report_date as (
+    select
+        as_of_date,
+        cast(as_of_date - interval 1 year + interval 1 day as date) as fiscal_year_start
+    from intermediate.int_report_date
+),
+
+invoices as (
+    select * from intermediate.int_invoices_as_of
+),
+
+customers as (
+    select * from staging.stg_invoicing__customers
+),
+
+supplier_documents as (
+    select * from intermediate.int_supplier_documents__status_as_of
+),
+
+suppliers as (
+    select * from staging.stg_invoicing__suppliers
+),
+
+documents as (
+    select
+        invoices.portal_id,
+        'issued' as side,
+        invoices.document_id,
+        invoices.reference,
+        invoices.customer_id as counterparty_id,
+        coalesce(customers.customer_name, invoices.to_name) as counterparty_name,
+        invoices.emit_date,
+        invoices.due_date,
+        invoices.amount_vat_net as amount_incl_tax
+    from invoices
+    left join customers on customers.portal_id = invoices.portal_id and customers.customer_id = invoices.customer_id
+    where not invoices.is_due_date_assumed
+    union all
+    select
+        supplier_documents.portal_id,
+        'received',
+        supplier_documents.supplier_document_id,
+        supplier_documents.reference,
+        supplier_documents.supplier_id,
+        suppliers.supplier_name,
+        supplier_documents.issue_date,
+        supplier_documents.due_date,
+        coalesce(supplier_documents.amount_vat, supplier_documents.amount + coalesce(supplier_documents.vat_amount, 0))
+    from supplier_documents
+    left join suppliers
+        on suppliers.portal_id = supplier_documents.portal_id and suppliers.supplier_id = supplier_documents.supplier_id
+    where not supplier_documents.is_credit_note and supplier_documents.status_as_of is distinct from 'refused'
+),
+
+capped as (
+    select
+        documents.*,
+        greatest(
+            documents.emit_date + 60,
+            last_day(documents.emit_date + 45),
+            last_day(documents.emit_date) + 45
+        ) as cap_date
+    from documents
+    cross join report_date
+    where documents.emit_date between report_date.fiscal_year_start and report_date.as_of_date
+        and documents.due_date is not null
+),
+
+final as (
+    select
+        report_date.as_of_date,
+        capped.side,
+        capped.document_id,
+        capped.reference,
+        capped.counterparty_id,
+        capped.counterparty_name,
+        capped.emit_date,
+        capped.due_date,
+        capped.due_date - capped.emit_date as term_days,
+        capped.cap_date,
+        capped.due_date - capped.cap_date as days_beyond_cap,
+        capped.amount_incl_tax,
+        capped.portal_id
+    from capped
+    cross join report_date
+    where capped.due_date > capped.cap_date
+)
+
+select * from final
