@@ -67,6 +67,33 @@ def test_a_first_sync_with_parents_edited_in_its_lag_publishes_exact_receivables
     assert loaded == emails  # the edited parents themselves, as they are now (read after the lag)
 
 
+@pytest.mark.parametrize("contract", ["default", "strict"])
+def test_a_first_sync_reads_a_payment_made_in_its_lag_before_it_publishes(contract, make_sandbox, tmp_path,
+                                                                         monkeypatch, capsys):
+    """Not a parent: an invoice half paid just before the first sync (the invoice, its payment and its usage
+    all in the lag). Only the read of the lag zone once the lag has passed brings them: no reference names them."""
+    sb = make_sandbox(seed=33, scale=40, rate_limit_per_s=0, contract=ContractProfile.named(contract))
+    records = sb.portal.stores["documents"].records  # the sandbox's own records (remaining = total - paid)
+    invoice = records[min(i for i, d in records.items() if sb.portal.is_open_invoice(d))]
+    half = round(float(sb.portal.remaining(invoice)) / 2, 2)
+    sb.portal.pay_document(invoice["id"], {"amount": half, "method": "TRANSFER"})
+    _point_cli_at(sb, monkeypatch)
+    warehouse = tmp_path / "warehouse.duckdb"
+    assert main(["sync", "--warehouse", str(warehouse), "--rate-limit", "0"]) == 0, capsys.readouterr().err
+    assert main(["models", "--warehouse", str(warehouse)]) == 0, capsys.readouterr().err
+    remaining = Decimal(str(sb.portal.remaining(records[invoice["id"]])))
+    assert remaining > 0
+    reader = _published(warehouse)
+    try:
+        truth = compare_marts(reader, sb)
+        open_amount = reader.execute("select open_amount from marts.receivables where invoice_id = ?",
+                                     [invoice["id"]]).fetchall()
+    finally:
+        reader.close()
+    assert open_amount == [(remaining,)]
+    assert truth.mismatches == [], truth.summary()
+
+
 @pytest.mark.parametrize("by_id", ["flagged", "gone"])
 def test_hidden_deleted_customers_publish_their_invoices_counted_and_flagged(by_id, make_sandbox, tmp_path,
                                                                              monkeypatch, capsys):
