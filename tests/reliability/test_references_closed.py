@@ -27,6 +27,7 @@ from dashboard.gate_banner import flag_lines
 from dashboard.source import Source
 from harness.marts_truth import compare_marts
 from invoicing_warehouse.cli import main
+from runs.checks import REFERENCE_CHECKS
 from sandbox.contract import ContractProfile
 from sandbox.mutator import Mutator
 from warehouse_engine.target import WarehouseTarget
@@ -127,3 +128,25 @@ def test_hidden_deleted_customers_publish_their_invoices_counted_and_flagged(by_
     flags = flag_lines(WarehouseTarget.duckdb_file(warehouse))
     assert any(f"{invoices} open invoice(s) of 2 deleted customer(s), {total:.2f} owed" in line
                and "marts.receivables" in line for line in flags), flags
+
+
+def test_a_dangling_customer_is_a_warning_naming_its_rows_and_amount(tmp_path):
+    """The check itself on a hand-made warehouse: not blocking (WARN), the rows and the amount they carry."""
+    customers_exist = next(check for check in REFERENCE_CHECKS if check.name == "customers_exist")
+    with duckdb.connect(str(tmp_path / "warehouse.duckdb")) as connection:
+        for statement in (
+            "create schema invoicing_raw",
+            "create table invoicing_raw.customers (portal_id varchar, id varchar)",
+            "insert into invoicing_raw.customers values ('p', 'c1'), ('q', 'c9')",  # c9: another portal's
+            "create table invoicing_raw.documents (portal_id varchar, id varchar, customer_id varchar, "
+            "amount_vat_net decimal(18, 2), _deleted_at timestamptz)",
+            "insert into invoicing_raw.documents values ('p', 'd1', 'c1', 10, null), ('p', 'd2', 'c9', 120.5, null), "
+            "('p', 'd3', 'c9', 30, null), ('p', 'd4', 'c9', 1000, '2026-01-01T00:00:00Z')",
+        ):
+            connection.execute(statement)
+        result = customers_exist.run(connection)
+    assert (result.passed, result.blocks, result.severity) == (False, False, "WARN")
+    # three rows dangle; the deleted one (d4) carries nothing into the figures: 120.50 + 30.00
+    assert result.description is not None and "3 documents row(s)" in result.description, result.description
+    assert "150.50 in all" in result.description and "d2 -> c9" in result.description, result.description
+    assert result.metadata["amount"] == 150.5 and "marts.receivables" in result.protects
