@@ -42,7 +42,7 @@ from pipelines.invoicing.load.settle import lag_zone_holds_records, wait_out_lag
 from pipelines.invoicing.load.trace_redaction import install_trace_redaction
 from pipelines.invoicing.read.feed import Feed
 from pipelines.invoicing.read.read_host import RunPlan
-from pipelines.invoicing.settings import EVENTS, RESOURCE_NAMES
+from pipelines.invoicing.settings import EVENTS, RESOURCE_NAMES, WINDOW_LAG_S
 from warehouse_engine.lake_conflicts import is_commit_conflict, retry_on_conflict
 from warehouse_engine.names import DEFAULT_PORTAL, RAW_DATASET
 from warehouse_engine.private_files import private_dir, private_umask
@@ -354,6 +354,8 @@ def run_sync(
                             chunk_pages=chunk_pages, chunk_seconds=chunk_seconds,
                             known_capabilities=known_capabilities, settle_lag=False))
         report.settled = True
+        report.notes.append(f"run: records changed within the last {WINDOW_LAG_S} s before this first read were "
+                            "read once that lag had passed (one more short window)")
         report.wall_s = time.monotonic() - started
     return report
 
