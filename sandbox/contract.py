@@ -173,8 +173,6 @@ class ContractProfile:
         return cls(
             invented_fields_omitted=INVENTED_FIELD_FAMILIES,
             deleted_customers="hidden",
-            # nothing says a customer with invoices cannot be archived: its invoices stay listed and owed
-            deleted_customer_documents="kept",
             tie_order="shuffled",
             # ahead: the client's window end (Date - lag) then lies after writes still to come (README)
             date_header_skew_s=10.0,

@@ -107,12 +107,12 @@ def test_documents_customers_exist(tmp_path, dangling):
             "create schema invoicing_raw",
             "create table invoicing_raw.customers (portal_id varchar, id varchar)",
             "insert into invoicing_raw.customers values ('p', 'c1'), ('q', 'c9')",  # c9 is another portal's
-            "create table invoicing_raw.documents (portal_id varchar, id varchar, customer_id varchar, "
-            "amount_vat_net decimal(18, 2), _deleted_at timestamptz)",
-            f"insert into invoicing_raw.documents values ('p', 'd1', 'c1', 10, null), "
-            f"('p', 'd2', '{customer_of_d2}', 120.5, null)",
-            "create table invoicing_raw.transaction_usages (portal_id varchar, id varchar, invoice_id varchar, "
-            "amount decimal(18, 2), _deleted_at timestamptz)",
+            ("create table invoicing_raw.documents (portal_id varchar, id varchar, customer_id varchar, "
+             "amount_vat_net decimal(18, 2), _deleted_at timestamptz)"),
+            (f"insert into invoicing_raw.documents values ('p', 'd1', 'c1', 10, null), "
+             f"('p', 'd2', '{customer_of_d2}', 120.5, null)"),
+            ("create table invoicing_raw.transaction_usages (portal_id varchar, id varchar, invoice_id varchar, "
+             "amount decimal(18, 2), _deleted_at timestamptz)"),
             "insert into invoicing_raw.transaction_usages values ('p', 'u1', 'd1', 10, null)",
         ],
     )
@@ -130,10 +130,10 @@ def test_usage_of_an_unknown_invoice_fails(tmp_path):
             "create schema invoicing_raw",
             "create table invoicing_raw.documents (portal_id varchar, id varchar, customer_id varchar)",
             "insert into invoicing_raw.documents values ('default', 'd1', 'c1')",
-            "create table invoicing_raw.transaction_usages (portal_id varchar, id varchar, invoice_id varchar, "
-            "amount decimal(18, 2), _deleted_at timestamptz)",
-            "insert into invoicing_raw.transaction_usages values ('default', 'u1', 'd1', 5, null), "
-            "('default', 'u2', 'd7', 7, null)",
+            ("create table invoicing_raw.transaction_usages (portal_id varchar, id varchar, invoice_id varchar, "
+             "amount decimal(18, 2), _deleted_at timestamptz)"),
+            ("insert into invoicing_raw.transaction_usages values ('default', 'u1', 'd1', 5, null), "
+             "('default', 'u2', 'd7', 7, null)"),
         ],
     )
     results = _run_checks(warehouse, [usages_invoices_exist], RAW_KEYS)

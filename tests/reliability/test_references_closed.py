@@ -98,7 +98,7 @@ def test_a_first_sync_reads_a_payment_made_in_its_lag_before_it_publishes(contra
 @pytest.mark.parametrize("by_id", ["flagged", "gone"])
 def test_hidden_deleted_customers_publish_their_invoices_counted_and_flagged(by_id, make_sandbox, tmp_path,
                                                                              monkeypatch, capsys):
-    profile = replace(ContractProfile.strict(), hidden_customer_by_id=by_id)
+    profile = replace(ContractProfile.strict(), deleted_customer_documents="kept", hidden_customer_by_id=by_id)
     sb = make_sandbox(seed=32, scale=40, rate_limit_per_s=0, contract=profile)
     deleted = Mutator(sb.portal, 0, seed=7).delete_customers_with_invoices(2)
     assert len(deleted) == 2
@@ -138,10 +138,10 @@ def test_a_dangling_customer_is_a_warning_naming_its_rows_and_amount(tmp_path):
             "create schema invoicing_raw",
             "create table invoicing_raw.customers (portal_id varchar, id varchar)",
             "insert into invoicing_raw.customers values ('p', 'c1'), ('q', 'c9')",  # c9: another portal's
-            "create table invoicing_raw.documents (portal_id varchar, id varchar, customer_id varchar, "
-            "amount_vat_net decimal(18, 2), _deleted_at timestamptz)",
-            "insert into invoicing_raw.documents values ('p', 'd1', 'c1', 10, null), ('p', 'd2', 'c9', 120.5, null), "
-            "('p', 'd3', 'c9', 30, null), ('p', 'd4', 'c9', 1000, '2026-01-01T00:00:00Z')",
+            ("create table invoicing_raw.documents (portal_id varchar, id varchar, customer_id varchar, "
+             "amount_vat_net decimal(18, 2), _deleted_at timestamptz)"),
+            ("insert into invoicing_raw.documents values ('p', 'd1', 'c1', 10, null), ('p', 'd2', 'c9', 120.5, null), "
+             "('p', 'd3', 'c9', 30, null), ('p', 'd4', 'c9', 1000, '2026-01-01T00:00:00Z')"),
         ):
             connection.execute(statement)
         result = customers_exist.run(connection)
