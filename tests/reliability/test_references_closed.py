@@ -153,3 +153,14 @@ def test_a_dangling_customer_is_a_warning_naming_its_rows_and_amount(tmp_path):
     assert result.description is not None and "3 documents row(s)" in result.description, result.description
     assert "150.50 in all" in result.description and "d2 -> c9" in result.description, result.description
     assert result.metadata["amount"] == 150.5 and "marts.receivables" in result.protects
+
+
+def test_a_bad_parent_fetch_bound_stops_the_sync_before_the_warehouse_is_touched(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("INVOICING_PARENT_FETCH_MAX", "plenty")
+    for name, value in (("BASE_URL", "http://127.0.0.1:9"), ("CLIENT_ID", "id"), ("CLIENT_SECRET", "secret-7e1f")):
+        monkeypatch.setenv(f"SOURCES__INVOICING__{name}", value)
+    warehouse = tmp_path / "warehouse.duckdb"
+    assert main(["sync", "--warehouse", str(warehouse), "--rate-limit", "0"]) == 1
+    err = capsys.readouterr().err
+    assert "INVOICING_PARENT_FETCH_MAX" in err and "'plenty'" in err and "secret-7e1f" not in err, err
+    assert not warehouse.exists()

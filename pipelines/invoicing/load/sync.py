@@ -112,7 +112,8 @@ class SyncReport:
         self.conflicts += other.conflicts
         self.created += [table for table in other.created if table not in self.created]
         self.notes += [note for note in other.notes if note not in self.notes]
-        self.degraded_notes = list(other.degraded_notes)  # the later read says what is still unknown
+        # a note of either pass: the second, incremental read cannot bring back what the first may have missed
+        self.degraded_notes += [note for note in other.degraded_notes if note not in self.degraded_notes]
         self.capabilities = other.capabilities or self.capabilities
         self.parents_loaded = other.parents_loaded
 
@@ -274,6 +275,7 @@ def run_sync(
     started = time.monotonic()
     _limit_normalize_buffer()
     names = _selection(resources)
+    parents_limit = _parents_limit()  # a bad setting stops the run before the warehouse is touched
     portal_id = portal_of(pipeline)
     settings = resolve_settings(base_url, client_id, client_secret)
     client = InvoicingClient(settings.base_url, settings.client_id, settings.client_secret,
@@ -332,7 +334,7 @@ def run_sync(
         settle = first and lag_zone_holds_records(feed, names)
         if not settle:  # else the second pass closes them, after it read the lag zone
             closed = retry(lambda: close_references(pipeline, client, portal_id, tables=names,
-                                                    observed=plan.run_time, limit=parent_fetch_max()))
+                                                    observed=plan.run_time, limit=parents_limit))
             report.parents_loaded = {name: count for name, count in closed.loaded.items()}
             for name, ids in closed.gone.items():
                 report.parents_loaded[name] = report.parents_loaded.get(name, 0) + len(ids)
@@ -358,6 +360,15 @@ def run_sync(
                             "read once that lag had passed (one more short window)")
         report.wall_s = time.monotonic() - started
     return report
+
+
+def _parents_limit() -> int:
+    """INVOICING_PARENT_FETCH_MAX (load/parents.py), or an InvoicingApiError naming the setting."""
+    try:
+        return parent_fetch_max()
+    except ValueError as error:
+        raise InvoicingApiError("configuration", "INVOICING_PARENT_FETCH_MAX", detail=str(error),
+                                hint="set it to a whole number of ids, or unset it (500)") from None
 
 
 def _prove_credentials(feed: Feed) -> RunPlan:
