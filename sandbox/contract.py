@@ -15,6 +15,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 DELETED_CUSTOMER_MODES = ("listed", "flagged", "hidden")
+# DELETE /customers/{id} of a customer with documents that are not drafts: "refused" (409, the sandbox's rule) or
+# "kept" (soft-deleted all the same, as an archive: its documents stay listed and owed)
+DELETED_CUSTOMER_DOCUMENTS = ("refused", "kept")
+# GET /customers/{id} of a deleted customer hidden from lists: "flagged" (`deleted: true`) or "gone" (404)
+HIDDEN_CUSTOMER_BY_ID = ("flagged", "gone")
 TIE_ORDERS = ("id", "shuffled")
 DATE_ONLY_ZONES = ("UTC", "Europe/Paris")
 CREDIT_NOTE_SIGNS = ("positive", "negative")
@@ -57,6 +62,10 @@ class ContractProfile:
     # soft-deleted customers: "listed" (in lists, `deleted: true` + `deletedAt`), "flagged" (in lists,
     # `deleted: true`, no timestamp), "hidden" (absent from lists; GET by id: `deleted: true`, no timestamp)
     deleted_customers: str = "listed"
+    # a customer whose documents are not all drafts: deletion refused (409) or made, its documents kept
+    deleted_customer_documents: str = "refused"
+    # with `deleted_customers="hidden"`: GET by id of a deleted customer serves it flagged, or answers 404
+    hidden_customer_by_id: str = "flagged"
     # records with equal sort keys: "id" (stable, by id) or "shuffled" (a new order on every request)
     tie_order: str = "id"
     tie_seed: int = 0  # seed of the shuffled orders (deterministic runs)
@@ -108,6 +117,8 @@ class ContractProfile:
     def __post_init__(self) -> None:
         for name, value, allowed in (
             ("deleted_customers", self.deleted_customers, DELETED_CUSTOMER_MODES),
+            ("deleted_customer_documents", self.deleted_customer_documents, DELETED_CUSTOMER_DOCUMENTS),
+            ("hidden_customer_by_id", self.hidden_customer_by_id, HIDDEN_CUSTOMER_BY_ID),
             ("tie_order", self.tie_order, TIE_ORDERS),
             ("date_only_zone", self.date_only_zone, DATE_ONLY_ZONES),
             ("credit_note_sign", self.credit_note_sign, CREDIT_NOTE_SIGNS),

@@ -146,6 +146,38 @@ class Mutator:
         self.portal.delete("customers", customer["id"])
         return True
 
+    # switches a test turns on at a chosen moment (sandbox/README.md) ----------------------------------
+    def edit_customers_with_invoices(self, count: int) -> list[str]:
+        """Edits up to `count` live customers that hold validated invoices, now: run just before a first sync,
+        their new `lastUpdate` falls in its settle lag while their older invoices are read. Returns their ids."""
+        edited = [customer["id"] for customer in self._customers_with_invoices(count)]
+        for customer_id in edited:
+            self.portal.update("customers", customer_id, {"email": self.fake.email()})
+        return edited
+
+    def delete_customers_with_invoices(self, count: int) -> list[str]:
+        """Soft-deletes up to `count` customers that are still owed on validated invoices (the profile's
+        `deleted_customer_documents="kept"`: their documents stay listed and owed). Returns their ids."""
+        deleted = [customer["id"] for customer in self._customers_with_invoices(count, owing=True)]
+        for customer_id in deleted:
+            self.portal.delete("customers", customer_id)
+        return deleted
+
+    def _customers_with_invoices(self, count: int, owing: bool = False) -> list[dict]:
+        """Live customers (lowest ids first: deterministic) with a VALIDATED invoice (one owed, with `owing`)."""
+        documents, owned = self.portal.stores["documents"].records, self.portal.docs_by_customer
+        chosen = []
+        with self.portal.lock:
+            for customer_id in sorted(self.portal.stores["customers"].records):
+                customer = self.portal.stores["customers"].records[customer_id]
+                invoices = [documents[d] for d in owned.get(customer_id, ())
+                            if documents[d]["type"] == "INVOICE" and documents[d]["status"] == "VALIDATED"]
+                if not customer.get("deleted") and invoices and (not owing or customer.get("_due", 0) > 0):
+                    chosen.append(customer)
+                if len(chosen) >= count:
+                    break
+        return chosen
+
     def _create_item(self) -> bool:
         self.portal.create("items", item_body(self.rng, self.rng.random() < 0.45, self.rng.randint(1, 99)))
         return True

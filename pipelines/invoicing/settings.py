@@ -149,3 +149,20 @@ EVENTS = Endpoint("supplier_document_events", "/supplier-documents/{id}/events",
     origin=TEXT, _position=BIGINT), sort_column=None, assumed=("date", "previousStatus", "supplierDocumentId"))
 
 RESOURCE_NAMES: tuple[str, ...] = (*ENDPOINTS, EVENTS.name)
+
+
+@dataclass(frozen=True)
+class Reference:
+    """A column of a child table naming a record of a parent list: `child.column` -> `parent.id`."""
+
+    child: str
+    column: str
+    parent: str
+
+
+# The references the marts follow. A run closes them before the gate judges (load/parents.py: a parent not
+# loaded is read by id), and a reference still dangling after that is a flag, never a hold (runs/checks.py).
+REFERENCES: tuple[Reference, ...] = (
+    Reference("documents", "customer_id", "customers"),
+    Reference("transaction_usages", "invoice_id", "documents"),
+)

@@ -147,16 +147,19 @@ class CatalogMixin(PortalState):
         if customer.get("deleted"):
             return
         documents = self.stores["documents"].records
+        kept = self.config.contract.deleted_customer_documents == "kept"
         for document_id in self.docs_by_customer.get(customer["id"], ()):
             status = documents[document_id]["status"]
-            if status != "DRAFT":
+            if status != "DRAFT" and not kept:
                 raise conflict(
                     f"customer has documents that are not drafts (a document is {status}); "
                     "it cannot be deleted"
                 )
-        # its drafts go with it: a deleted customer must never get a validated document later
+        # its drafts go with it: a deleted customer must never get a validated document later; with
+        # `deleted_customer_documents="kept"` its other documents stay, listed and owed
         for document_id in sorted(self.docs_by_customer.get(customer["id"], ())):
-            self._delete_document(documents[document_id])
+            if documents[document_id]["status"] == "DRAFT":
+                self._delete_document(documents[document_id])
         customer["deleted"] = True
         customer["deletedAt"] = self.now_iso()
         self.save("customers", customer)

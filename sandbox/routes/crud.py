@@ -7,6 +7,7 @@ from enum import Enum
 
 from fastapi import APIRouter, Request
 
+from sandbox.errors import not_found
 from sandbox.routes import params
 from sandbox.routes.inputs import (
     OPTIONAL_BODY,
@@ -16,7 +17,7 @@ from sandbox.routes.inputs import (
     portal,
 )
 from sandbox.routes.responses import declared, empty_object
-from sandbox.routes.serving import many, one
+from sandbox.routes.serving import contract, many, one
 
 
 @dataclass(frozen=True)
@@ -49,7 +50,12 @@ def add_collection(router: APIRouter, c: Collection) -> None:
         return one(request, c.resource, portal(request).create(c.resource, body or {}), c.create_status)
 
     async def get_record(request: Request, id: str):
-        return one(request, c.resource, portal(request).get(c.resource, id))
+        record = portal(request).get(c.resource, id)
+        profile = contract(request)
+        if (c.resource == "customers" and record.get("deleted") and profile.deleted_customers == "hidden"
+                and profile.hidden_customer_by_id == "gone"):
+            raise not_found("")  # hidden from lists and gone by id too: only its documents still name it
+        return one(request, c.resource, record)
 
     async def update_record(request: Request, id: str, body: dict | None = OPTIONAL_BODY):
         return one(request, c.resource, portal(request).update(c.resource, id, body or {}))

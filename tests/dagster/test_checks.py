@@ -106,19 +106,20 @@ def test_documents_customers_exist(tmp_path, dangling):
             "create schema invoicing_raw",
             "create table invoicing_raw.customers (portal_id varchar, id varchar)",
             "insert into invoicing_raw.customers values ('p', 'c1'), ('q', 'c9')",  # c9 is another portal's
-            "create table invoicing_raw.documents (portal_id varchar, id varchar, customer_id varchar)",
-            f"insert into invoicing_raw.documents values ('p', 'd1', 'c1'), ('p', 'd2', '{customer_of_d2}')",
-            "create table invoicing_raw.transaction_usages (portal_id varchar, id varchar, invoice_id varchar)",
-            "insert into invoicing_raw.transaction_usages values ('p', 'u1', 'd1')",
+            ("create table invoicing_raw.documents (portal_id varchar, id varchar, customer_id varchar, "
+             "amount_vat_net decimal(18, 2), _deleted_at timestamptz)"),
+            (f"insert into invoicing_raw.documents values ('p', 'd1', 'c1', 10, null), "
+             f"('p', 'd2', '{customer_of_d2}', 120.5, null)"),
+            ("create table invoicing_raw.transaction_usages (portal_id varchar, id varchar, invoice_id varchar, "
+             "amount decimal(18, 2), _deleted_at timestamptz)"),
+            "insert into invoicing_raw.transaction_usages values ('p', 'u1', 'd1', 10, null)",
         ],
     )
     results = _run_checks(warehouse, [documents_customers_exist, usages_invoices_exist], RAW_KEYS)
     assert results[("invoicing_raw/documents", "customers_exist")] is (not dangling)
-    if dangling:
-        # The usages check reads documents too: a failed blocking check on documents skips it.
-        assert ("invoicing_raw/transaction_usages", "invoices_exist") not in results
-    else:
-        assert results[("invoicing_raw/transaction_usages", "invoices_exist")] is True
+    # a flag, not a hold (issue 40: the contract does not promise every parent is listed): the usages check,
+    # which reads documents too, still runs when the documents' check fails
+    assert results[("invoicing_raw/transaction_usages", "invoices_exist")] is True
 
 
 def test_usage_of_an_unknown_invoice_fails(tmp_path):
@@ -128,8 +129,10 @@ def test_usage_of_an_unknown_invoice_fails(tmp_path):
             "create schema invoicing_raw",
             "create table invoicing_raw.documents (portal_id varchar, id varchar, customer_id varchar)",
             "insert into invoicing_raw.documents values ('default', 'd1', 'c1')",
-            "create table invoicing_raw.transaction_usages (portal_id varchar, id varchar, invoice_id varchar)",
-            "insert into invoicing_raw.transaction_usages values ('default', 'u1', 'd1'), ('default', 'u2', 'd7')",
+            ("create table invoicing_raw.transaction_usages (portal_id varchar, id varchar, invoice_id varchar, "
+             "amount decimal(18, 2), _deleted_at timestamptz)"),
+            ("insert into invoicing_raw.transaction_usages values ('default', 'u1', 'd1', 5, null), "
+             "('default', 'u2', 'd7', 7, null)"),
         ],
     )
     results = _run_checks(warehouse, [usages_invoices_exist], RAW_KEYS)

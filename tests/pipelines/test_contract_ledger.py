@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from pipelines.invoicing.doctor.contract import LEDGER
@@ -35,3 +36,33 @@ def test_every_row_has_one_explicit_behaviour_and_every_check_a_name():
         assert row.behaviour
         if row.absent == "check":
             assert row.check, row.key  # a check that fails must have a name
+
+
+def _blocking_rules() -> dict[str, str]:
+    """Section 4 of docs/contract.md: blocking check -> the rule cell."""
+    rules, in_section = {}, False
+    for line in DOC.read_text(encoding="utf-8").splitlines():
+        if line.startswith("## "):
+            in_section = line.startswith("## 4.")
+        if in_section and line.startswith("| `"):
+            cells = [cell.strip() for cell in line.strip().strip("|").split(" | ")]
+            rules[cells[0].strip("`")] = cells[1]
+    return rules
+
+
+def test_every_blocking_check_names_its_ledger_row_or_product_rule():
+    """Issue 40: blocking means wrong, and says which rule. The gate's blocking checks are exactly the table's
+    rows; each names ledger rows that exist, or a product rule."""
+    from runs.gate import warehouse_checks
+
+    blocking = {check.name for check in warehouse_checks(None, models_dir=None)
+                if check.blocking and check.severity == "ERROR"}
+    rules = _blocking_rules()
+    assert set(rules) == blocking
+    keys = {row.key for row in LEDGER}
+    for check, rule in rules.items():
+        named = re.findall(r"`([^`]+)`", rule)
+        assert named or "product rule" in rule, (check, rule)
+        assert set(named) <= keys, (check, set(named) - keys)
+    # what the contract does not promise is a flag: a parent a list did not show, a customer deleted while owed
+    assert not {"customers_exist", "invoices_exist", "deleted_customers_owed"} & blocking

@@ -237,3 +237,32 @@ def test_presets():
         ContractProfile(window_params_refused_on=("documents",))
     with pytest.raises(ValueError):
         ContractProfile(supplier_credit_note_sign="minus")
+
+
+@pytest.mark.parametrize("contract", ["default", "strict", "strict, kept"])
+def test_a_customer_still_owed_is_archived_only_where_the_profile_keeps_its_documents(make_sandbox, frozen_clock,
+                                                                                     contract):
+    """`deleted_customer_documents`: refused (409) in both presets; `kept` (on strict): the customer is hidden,
+    its invoices still listed and owed, and GET by id answers it flagged, or 404 with
+    `hidden_customer_by_id="gone"`."""
+    profile = ContractProfile.strict() if contract.startswith("strict") else ContractProfile.default()
+    if contract.endswith("kept"):
+        profile = dataclasses.replace(profile, deleted_customer_documents="kept")
+    server = make_sandbox(small_config(contract=profile), clock=frozen_clock)
+    records = server.portal.stores["documents"].records
+    owed = min(d["customerId"] for d in records.values() if server.portal.is_open_invoice(d))
+    invoices = sorted(i for i, d in records.items() if d["customerId"] == owed and server.portal.is_open_invoice(d))
+    with client_for(server) as client:
+        answer = client.delete(f"/customers/{owed}")
+        if not contract.endswith("kept"):
+            assert answer.status_code == 409, answer.text
+            assert created(client.get(f"/customers/{owed}"), 200)["deleted"] is False
+            return
+        assert answer.status_code == 200, answer.text
+        assert owed not in {c["id"] for c in customers_since(client, iso(FROZEN_AT))}
+        assert created(client.get(f"/customers/{owed}"), 200)["deleted"] is True
+        listed = created(client.get("/documents", params={"customerId": owed, "limit": 100}), 200)
+        assert set(invoices) <= {d["id"] for d in listed}
+        assert all(records[i]["status"] == "VALIDATED" for i in invoices)  # still owed, nothing paid or deleted
+        server.config.contract = dataclasses.replace(server.config.contract, hidden_customer_by_id="gone")
+        assert client.get(f"/customers/{owed}").status_code == 404

@@ -100,8 +100,15 @@ LEDGER: tuple[LedgerRow, ...] = (
     _r("http", "date-only at UTC midnight", "assumption", "staging *_date columns", "derive", "dates_at_midnight",
        RECEIVABLES + PAYABLES, "dates are read as the Europe/Paris calendar date, right for UTC and Paris "
        "midnight alike; check dates_at_midnight (WARN) names any other time of day", "behaviour"),
-    _r("http", "404 for a gone record", "api-facts", "reader.py (missing ids)", "fine", "", (),
-       "a 404 marks the record deleted at run time (tombstone)", "behaviour"),
+    _r("http", "404 for a gone record", "api-facts", "reader.py (missing ids), parents.py", "fine", "", (),
+       "a 404 marks the record deleted at run time (tombstone); a parent never loaded is loaded as a tombstone "
+       "row (its id, `_deleted_at`), so the rows naming it still resolve", "behaviour"),
+    _r("http", "GET by id of a parent", "contract", "by_id.py (parents.py, hint_apply.py)", "check",
+       "customers_exist", RECEIVABLES, "GET /customers/{id} and GET /documents/{id}: the parents that loaded rows "
+       "name and the run did not load (settle lag, a record created during the read, a customer hidden after "
+       "deletion) are read by id before the gate judges, at most INVOICING_PARENT_FETCH_MAX (500) per run, paced "
+       "by the limiter; a parent the API refuses alone stays dangling, flagged (customers_exist, invoices_exist: "
+       "WARN, rows and amount)", "behaviour"),
     _r("http", "another 4xx for one record", "assumption", "hint_apply.py (GET /<resource>/{id})", "check",
        "no_dead_hints", (), "a 4xx other than 401, 403, 404, 408, 429, or another record answered, is that record's "
        "alone: its hint is set aside (tried again after 60 s and 120 s, then a dead letter; no_dead_hints, WARN) and "
@@ -123,6 +130,10 @@ LEDGER: tuple[LedgerRow, ...] = (
        "another direction is detected and the list is read in full", "parameter"),
     _r("lists", "inclusive window bounds", "assumption", "windows.py", "fine", "", (),
        "exclusive bounds are covered by the 30 s overlap", "behaviour"),
+    _r("lists", "settle lag of a first sync", "contract", "settle.py (updatedSince, limit=1)", "fine", "",
+       RECEIVABLES + PAYABLES, "windows end 5 s before the run's Date; a first sync or full refresh whose honoured "
+       "windows hold a record past that end (one request per list) waits out the lag and reads one more short "
+       "window, so its figures are whole in that run; later runs read the lag through the overlap", "behaviour"),
     _r("lists", "stable tie order", "assumption", "paging.py (same-second groups)", "note", "N10", (),
        "skips into a same-second group only where the last record read comes back first and, past the "
        "second, the ids read reach its count; else (and where ties were seen to shuffle) the second is "
@@ -158,6 +169,12 @@ LEDGER: tuple[LedgerRow, ...] = (
        "a `deleted: true` customer is flagged `is_deleted`; overdue_customers leaves it out"),
     _r("customers", "deletedAt", "assumption", "rows.py (_deleted_at)", "derive", "", (),
        "absent: `_deleted_at` is the observation time (server Date of the run), kept on later runs"),
+    _r("customers", "deleted with invoices owed", "assumption", "parents.py, receivables.sql, checks.py",
+       "check", "deleted_customers_owed", RECEIVABLES + CLAIMS + ("payment_terms_report",),
+       "a customer deleted while owed (listed, flagged, hidden from lists, or 404 by id) keeps its invoices: "
+       "counted in receivables, claims and D441-6 under its name, or `deleted customer <id>` when the API says "
+       "only that it is gone; deleted_customers_owed (WARN) names the invoices and their open amount",
+       "behaviour"),
     _r("customers", "deleted customers listed", "assumption", "reader.py (id scan)", "note", "N9",
        ("receivables_by_customer", "overdue_customers"), "customers are read in full every run and known "
        "ids missing from the list are read by id: hidden deletions are seen (N9)", "behaviour"),
@@ -167,9 +184,9 @@ LEDGER: tuple[LedgerRow, ...] = (
     _r("customers", "siret", "contract", "late_payment_balances.sql (customer_type)", "fine", "", CLAIMS,
        "read only to infer a missing type: no siret is a consumer, as the contract says"),
     # --- documents ----------------------------------------------------------------------------------
-    _r("documents", "customerId", "contract", "receivables.sql, checks.py customers_exist", "check",
-       "customers_exist", RECEIVABLES, "a customer never listed is read by id; otherwise customers_exist "
-       "fails"),
+    _r("documents", "customerId", "contract", "receivables.sql, parents.py, checks.py customers_exist", "check",
+       "customers_exist", RECEIVABLES, "a customer not loaded is read by id in the run (gone: a tombstone row); "
+       "one still missing: its invoices are counted and customers_exist (WARN) names the rows and their amount"),
     _r("documents", "type", "contract", "receivables.sql", "fine", "", RECEIVABLES,
        "invoices are `type INVOICE`"),
     _r("documents", "subtype", "contract", "receivables.sql", "check", "document_subtypes_known", RECEIVABLES,
@@ -224,8 +241,9 @@ LEDGER: tuple[LedgerRow, ...] = (
        "derive", "usages_reach_live_invoices", (*RECEIVABLES, "dso", "cash_outlook"), "a usage left on a "
        "replaced (CANCELED) version counts for the live version of the same document; usage_invoice_id keeps "
        "the version the server holds it on", "behaviour"),
-    _r("transaction_usages", "invoiceId", "api-facts", "receivables.sql, checks.py invoices_exist", "check",
-       "invoices_exist", RECEIVABLES, "absent: invoices_exist fails (blocking)"),
+    _r("transaction_usages", "invoiceId", "api-facts", "receivables.sql, parents.py, checks.py invoices_exist",
+       "check", "invoices_exist", RECEIVABLES, "an invoice not loaded is read by id in the run; absent or still "
+       "missing: invoices_exist (WARN) names the usages and their amount"),
     _r("transaction_usages", "amount", "api-facts", "receivables.sql", "fine", "", RECEIVABLES,
        "promised; no fallback needed"),
     _r("transaction_usages", "transaction.date", "api-facts", "stg_invoicing__transaction_usages.sql", "derive",

@@ -3,7 +3,10 @@
 Order of a run: prove the credentials and freeze the windows (GET /me) before the warehouse is touched;
 finish any load package a killed run left behind; read the committed state; start every read; then
 `pipeline.run` chunk after chunk (each chunk: at most `chunk_pages` pages per resource or `chunk_seconds`
-of extraction) until every read is consumed; finally mark records found gone upstream (`_deleted_at`).
+of extraction) until every read is consumed; mark records found gone upstream (`_deleted_at`). A first sync or
+a full refresh whose lag zone holds records then waits out the lag and runs once more, incrementally
+(load/settle.py). Last, the parents that loaded rows name and the run did not load are read by id
+(load/parents.py), so that references are closed before the gate judges.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from pipelines.invoicing.credentials import resolve_settings
 from pipelines.invoicing.errors import InvoicingApiError
 from pipelines.invoicing.http.client import InvoicingClient
 from pipelines.invoicing.load.lake import lake_destination, shares_writers
+from pipelines.invoicing.load.parents import close_references, parent_fetch_max
 from pipelines.invoicing.load.portal_upgrade import upgrade_to_portals
 from pipelines.invoicing.load.raw_upkeep import (
     apply_tombstones,
@@ -34,10 +38,11 @@ from pipelines.invoicing.load.raw_upkeep import (
     remove_replayed_rows,
     remove_unreloaded_rows,
 )
+from pipelines.invoicing.load.settle import lag_zone_holds_records, wait_out_lag
 from pipelines.invoicing.load.trace_redaction import install_trace_redaction
 from pipelines.invoicing.read.feed import Feed
 from pipelines.invoicing.read.read_host import RunPlan
-from pipelines.invoicing.settings import EVENTS, RESOURCE_NAMES
+from pipelines.invoicing.settings import EVENTS, RESOURCE_NAMES, WINDOW_LAG_S
 from warehouse_engine.lake_conflicts import is_commit_conflict, retry_on_conflict
 from warehouse_engine.names import DEFAULT_PORTAL, RAW_DATASET
 from warehouse_engine.private_files import private_dir, private_umask
@@ -85,10 +90,33 @@ class SyncReport:
     capabilities: ServerCapabilities | None = None  # what the run learnt about the server (kept in state)
     removed: int = 0  # rows a full refresh found no longer served and deleted
     conflicts: int = 0  # loads retried after another writer of the same DuckLake committed first
+    settled: bool = False  # a first sync's lag zone was read once the lag had passed (load/settle.py)
+    parents_loaded: dict[str, int] = field(default_factory=dict)  # parents read by id (load/parents.py)
 
     @property
     def total_requests(self) -> int:
         return sum(self.requests.values())
+
+    def add(self, other: SyncReport) -> None:
+        """Adds a second pass of the same run (the settle-lag read of load/settle.py) to this report."""
+        for mine, theirs in ((self.rows, other.rows), (self.requests, other.requests), (self.pages, other.pages),
+                             (self.records_read, other.records_read), (self.tombstoned, other.tombstoned)):
+            for key, value in theirs.items():
+                mine[key] = mine.get(key, 0) + value
+        self.throttled += other.throttled
+        self.retried += other.retried
+        self.refused += other.refused
+        self.chunks += other.chunks
+        self.extract_s += other.extract_s
+        self.normalize_s += other.normalize_s
+        self.load_s += other.load_s
+        self.conflicts += other.conflicts
+        self.created += [table for table in other.created if table not in self.created]
+        self.notes += [note for note in other.notes if note not in self.notes]
+        # a note of either pass: the second, incremental read cannot bring back what the first may have missed
+        self.degraded_notes += [note for note in other.degraded_notes if note not in self.degraded_notes]
+        self.capabilities = other.capabilities or self.capabilities
+        self.parents_loaded = other.parents_loaded
 
     @property
     def changed_data(self) -> bool:
@@ -98,7 +126,7 @@ class SyncReport:
         A run that read no new or changed record loads no row (single objects are compared by digest),
         so this is False for it; dlt's state still advances in its own small load."""
         return (any(self.rows.values()) or any(self.tombstoned.values()) or bool(self.created)
-                or self.finished_pending or bool(self.removed))
+                or self.finished_pending or bool(self.removed) or any(self.parents_loaded.values()))
 
 
 def pipeline_name(portal_id: str) -> str:
@@ -232,6 +260,7 @@ def run_sync(
     chunk_pages: int = CHUNK_PAGES,
     chunk_seconds: float = CHUNK_SECONDS,
     known_capabilities: ServerCapabilities | None = None,
+    settle_lag: bool = True,
 ) -> SyncReport:
     """Syncs the pipeline's portal (`portal_of`) into its dataset; raises InvoicingApiError on an expected failure.
 
@@ -241,10 +270,13 @@ def run_sync(
     Credentials default to dlt's config resolution (credentials.py). `progress` is called about every two seconds with
     `Feed.progress()` (per resource: pages, records, rows, requests, requests_per_s, done).
     `known_capabilities` (the doctor's findings) fills in what the sync's state does not know yet.
+    `settle_lag`: a first sync or a full refresh reads its lag zone once the lag has passed (load/settle.py);
+    False in that second pass itself.
     """
     started = time.monotonic()
     _limit_normalize_buffer()
     names = _selection(resources)
+    parents_limit = _parents_limit()  # a bad setting stops the run before the warehouse is touched
     portal_id = portal_of(pipeline)
     settings = resolve_settings(base_url, client_id, client_secret)
     client = InvoicingClient(settings.base_url, settings.client_id, settings.client_secret,
@@ -253,11 +285,14 @@ def run_sync(
                 known_capabilities=known_capabilities, portal_id=portal_id)
     report = SyncReport()
     ticker_stop = threading.Event()
+    settle = False
     try:
         plan = _prove_credentials(feed)
         retry = retry_on_conflict if shares_writers(pipeline) else _once
         report.finished_pending = retry(lambda: finish_pending(pipeline))
         retry(lambda: upgrade_to_portals(pipeline))
+        # a first sync has no next run to read what its lag deferred: it reads it itself (load/settle.py)
+        first = settle_lag and (full_refresh or not committed_state(pipeline).get("resources"))
         feed.indexes = load_indexes(pipeline, names, reconcile=reconcile and not full_refresh, portal_id=portal_id)
         if not full_refresh:  # a full refresh loads every record again anyway
             feed.digests = load_digests(pipeline, names, reconcile=reconcile, portal_id=portal_id)
@@ -297,6 +332,17 @@ def run_sync(
         if full_refresh:
             report.removed = retry(lambda: remove_unreloaded_rows(pipeline, names, portal_id, load_ids))
         report.created = retry(lambda: create_empty_tables(pipeline, names))
+        settle = first and lag_zone_holds_records(feed, names)
+        if not settle:  # else the second pass closes them, after it read the lag zone
+            closed = retry(lambda: close_references(pipeline, client, portal_id, tables=names,
+                                                    observed=plan.run_time, limit=parents_limit))
+            report.parents_loaded = {name: count for name, count in closed.loaded.items()}
+            for name, ids in closed.gone.items():
+                report.parents_loaded[name] = report.parents_loaded.get(name, 0) + len(ids)
+            for note in closed.notes():
+                feed.note(note)
+        if settle:
+            wait_out_lag(feed)
     finally:
         ticker_stop.set()
         feed.close()
@@ -305,7 +351,25 @@ def run_sync(
         report.wall_s = time.monotonic() - started
         if progress is not None:
             progress(feed.progress())
+    if settle:
+        report.add(run_sync(pipeline, resources=resources, progress=progress, base_url=base_url,
+                            client_id=client_id, client_secret=client_secret, rate_limit_per_s=rate_limit_per_s,
+                            chunk_pages=chunk_pages, chunk_seconds=chunk_seconds,
+                            known_capabilities=known_capabilities, settle_lag=False))
+        report.settled = True
+        report.notes.append(f"run: records changed within the last {WINDOW_LAG_S} s before this first read were "
+                            "read once that lag had passed (one more short window)")
+        report.wall_s = time.monotonic() - started
     return report
+
+
+def _parents_limit() -> int:
+    """INVOICING_PARENT_FETCH_MAX (load/parents.py), or an InvoicingApiError naming the setting."""
+    try:
+        return parent_fetch_max()
+    except ValueError as error:
+        raise InvoicingApiError("configuration", "INVOICING_PARENT_FETCH_MAX", detail=str(error),
+                                hint="set it to a whole number of ids, or unset it (500)") from None
 
 
 def _prove_credentials(feed: Feed) -> RunPlan:

@@ -35,7 +35,6 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Iterable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from decimal import Decimal, InvalidOperation
@@ -49,16 +48,16 @@ from pipelines.invoicing.errors import InvoicingApiError
 from pipelines.invoicing.http.client import InvoicingClient
 from pipelines.invoicing.load.raw_upkeep import apply_tombstones, select_rows
 from pipelines.invoicing.load.sync import committed_state, finish_pending, portal_of
+from pipelines.invoicing.read.by_id import fetch_by_id
 from pipelines.invoicing.read.paging import PageSizes, WindowNotHonoured, keyset_pages
 from pipelines.invoicing.read.rows import event_rows, normalized, to_row, with_portal
-from pipelines.invoicing.record_ids import child_path, record_id_problem, record_path
+from pipelines.invoicing.record_ids import child_path, record_id_problem
 from pipelines.invoicing.settings import ENDPOINTS, EVENTS
 from pipelines.invoicing.webhooks.hint_spool import Hint
 from warehouse_engine.names import PORTAL_COLUMN
 
 log = logging.getLogger(__name__)
 
-FETCHERS = 8  # GETs in flight at once: the shared limiter paces them, the threads hide the latency
 # Windows start this long before the oldest hint arrived: the change is written before its event is sent,
 # and the sender's and our clocks differ (a window is in server time).
 WINDOW_MARGIN_S = 120
@@ -66,9 +65,6 @@ WINDOW_MARGIN_S = 120
 # replaces up to 100 of them, and a window that holds fewer costs at most a request or two for nothing.
 WINDOW_READ_MIN_IDS = 3
 PAYMENT_TABLES = ("transactions", "transaction_usages")
-# Answers that say something about the client or the service, not about the record asked for: the run fails
-# and every hint stays pending. Any other 4xx (400, 405, 410, 414, 422...) is the record's alone.
-NOT_THE_RECORDS = frozenset({401, 403, 408, 429})
 # Version = (last_update, _deleted_at) of a warehouse row as canonical text.
 Version = tuple[str | None, str | None]
 
@@ -126,7 +122,7 @@ def load_hints(pipeline: dlt.Pipeline, client: InvoicingClient, hints: list[Hint
     oldest = {name: min(h.received_at for h in hints if h.resource == name) for name in wanted}
     learnt = ServerCapabilities.from_state(committed_state(pipeline).get(STATE_KEY))
     windowed = _read_windows(client, wanted, oldest, learnt, outcome.notes)
-    records, gone, refused = _fetch_by_id(client, {name: [i for i in ids if i not in windowed.get(name, {})]
+    records, gone, refused = fetch_by_id(client, {name: [i for i in ids if i not in windowed.get(name, {})]
                                                    for name, ids in wanted.items()})
     outcome.failed += [(hint, refused[(hint.resource, hint.record_id)], False) for hint in hints
                        if (hint.resource, hint.record_id) in refused]
@@ -219,40 +215,6 @@ def _warehouse_paid(pipeline: dlt.Pipeline, portal_id: str, ids: list[str]) -> d
         except Exception:  # no documents table or no total_payments column yet: cannot tell  # noqa: BLE001
             return None
     return {row[0]: None if row[1] is None else Decimal(str(row[1])) for row in rows}
-
-
-def _fetch_by_id(client: InvoicingClient, wanted: dict[str, list[str]]
-                 ) -> tuple[dict[str, dict[str, dict]], dict[str, list[str]], dict[tuple[str, str], str]]:
-    """GET /<resource>/{id} for every wanted id: (records by resource and id, ids answered 404, why each
-    record the API refused alone was not read, by (resource, id))."""
-    jobs = [(name, record_id) for name, ids in wanted.items() for record_id in ids]
-
-    def one(job: tuple[str, str]) -> tuple[str, str, dict | str | None]:
-        name, record_id = job
-        try:
-            record = client.get(record_path(ENDPOINTS[name].path, record_id), tag=name)
-        except InvoicingApiError as error:
-            if error.status == 404:
-                return name, record_id, None
-            if error.status is not None and 400 <= error.status < 500 and error.status not in NOT_THE_RECORDS:
-                return name, record_id, f"GET {ENDPOINTS[name].path}/{{id}}: HTTP {error.status}"
-            raise
-        if not isinstance(record, dict) or str(record.get("id")) != record_id:
-            return name, record_id, f"GET {ENDPOINTS[name].path}/{{id}}: the answer is not the record asked for"
-        return name, record_id, record
-
-    records: dict[str, dict[str, dict]] = {name: {} for name in wanted}
-    gone: dict[str, list[str]] = {name: [] for name in wanted}
-    refused: dict[tuple[str, str], str] = {}
-    with ThreadPoolExecutor(FETCHERS, thread_name_prefix="hint-fetch") as pool:
-        for name, record_id, record in pool.map(one, jobs):
-            if record is None:
-                gone[name].append(record_id)
-            elif isinstance(record, str):
-                refused[(name, record_id)] = record
-            else:
-                records[name][record_id] = record
-    return records, gone, refused
 
 
 def _window_start(now: datetime, oldest_hint: float) -> datetime:

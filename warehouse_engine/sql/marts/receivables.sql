@@ -12,6 +12,8 @@
 -- payments and credit notes settle by their absolute amount, whatever sign the server gives credit notes.
 -- next_reminder_template is null when it cannot be known: the invoice is overdue and the server did not
 -- serve its `messages` history (whether a RELAUNCH went out decides between RELAUNCH1 and RELAUNCH2).
+-- invoices of deleted customers (soft-deleted, hidden from lists, or gone: a tombstone row the sync loads,
+-- pipelines/invoicing/load/parents.py) are still owed and counted; the check deleted_customers_owed names them.
 -- due_date: served, else the legal default emit date + 30 days, flagged is_due_date_assumed
 -- (intermediate.int_invoices_as_of).
 -- open amount = total incl. tax after global discount - payments and credit notes dated on or before the
@@ -69,7 +71,12 @@ open_invoices as (
         invoices.reference,
         coalesce(invoices.document_subtype = 'DEPOSIT', false) as is_deposit,
         invoices.customer_id,
-        coalesce(customers.customer_name, invoices.to_name) as customer_name,
+        -- a customer the api answered as gone (a tombstone row, no name of its own): still owed, named so
+        case
+            when customers.is_deleted and customers.customer_name is null
+                then 'deleted customer ' || invoices.customer_id
+            else coalesce(customers.customer_name, invoices.to_name)
+        end as customer_name,
         invoices.emit_date,
         invoices.due_date,
         invoices.is_due_date_assumed,

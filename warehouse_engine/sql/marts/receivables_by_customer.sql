@@ -224,7 +224,11 @@ final as (
     select
         report_date.as_of_date,
         customer_ids.customer_id,
-        customers.customer_name,
+        case
+            when customers.is_deleted and customers.customer_name is null
+                then 'deleted customer ' || customer_ids.customer_id
+            else customers.customer_name
+        end as customer_name,
         customers.customer_reference,
         coalesce(customers.is_deleted, false) as is_deleted,
         coalesce(open.open_current, 0) as open_current,
