@@ -149,7 +149,7 @@ def _half_sent(base: str, context: ssl.SSLContext, path: str) -> tuple[bytes, fl
 
 def test_the_documented_nginx_recipe_passes_a_delivery_and_refuses_oversized_and_slow_ones(proxied):
     served, base, context, prefix = proxied
-    path = f"/hooks/{served.token}"
+    path = served.path()
     with httpx.Client(verify=context, timeout=30.0, trust_env=False) as https:
         genuine = https.post(base + path, json=envelope("through-nginx", "customer.updated"))
         big_header = https.post(base + path, json=envelope("big-header"), headers={"X-Filler": "a" * 16_384})
