@@ -15,6 +15,7 @@ import hashlib
 import hmac
 import os
 from collections.abc import Iterator
+from contextlib import closing
 from pathlib import Path
 
 import httpx
@@ -194,3 +195,118 @@ def test_m3_a_env_writable_by_others_or_not_the_users_is_refused_and_nothing_of_
     monkeypatch.setenv(env_file.ENV_FILE_ENV, str(tmp_path / "nowhere.env"))
     with pytest.raises(env_file.EnvFileRefused, match=env_file.ENV_FILE_ENV):
         env_file.load_env_file()
+
+
+# ---- M2: a role per service: the internet-facing receiver cannot touch the catalog --------------------------------
+
+ROLES_SQL = Path(__file__).resolve().parents[2] / "docs" / "deploy" / "postgres" / "roles.sql"
+
+
+def _refused(connection, sql: str) -> str:
+    """PostgreSQL's own answer to `sql` on `connection` (autocommit): 'refused' for a privilege error."""
+    import psycopg2.errors
+
+    try:
+        connection.cursor().execute(sql)
+    except psycopg2.errors.InsufficientPrivilege:
+        return "refused"
+    return "done"
+
+
+def test_m2_each_service_role_holds_only_its_grants_on_a_real_postgresql(tmp_path):
+    """Review: the receiver's own `PostgresSpoolConnection` ran `delete from ducklake_snapshot` (0 rows, rolled
+    back): one owner role for catalog, spool and budget. With docs/deploy/postgres/roles.sql run as written, the
+    receiver's role spools a hint and is refused every statement on the catalog; the budget's role paces and is
+    refused the catalog and the spool; the readers' role reads the published lake and the spool and writes nothing;
+    the writer applies and acknowledges the receiver's hint. Nothing of the catalog was changed by the refusals."""
+    import psycopg2
+
+    from harness.postgres_cluster import PostgresCluster
+    from pipelines.invoicing.http.database_budget import BudgetDatabase, DatabaseBudget
+    from pipelines.invoicing.webhooks.hint_spool import SPOOLED, Hint
+    from pipelines.invoicing.webhooks.spool_stores import PostgresSpool, PostgresSpoolConnection
+    from warehouse_engine.connection import connect
+    from warehouse_engine.readers import connect_reader, publish
+    from warehouse_engine.target import WarehouseTarget, parse_catalog_dsn
+
+    passwords = {role: f"{role}-pw-{os.urandom(6).hex()}" for role in
+                 ("invoicing_receiver", "invoicing_budget", "invoicing_reader")}
+    with PostgresCluster(database="invoicing_lake", user="invoicing") as cluster:
+        cluster.run_script(ROLES_SQL.read_text(encoding="utf-8"), "invoicing_lake")
+        cluster.run_script("".join(f"alter role {role} password '{pw}';\n" for role, pw in passwords.items()),
+                           "invoicing_lake")
+
+        def dsn(role: str) -> str:
+            return f"postgresql://{role}@127.0.0.1:{cluster.port}/invoicing_lake"
+
+        def sql_as(role: str):
+            connection = psycopg2.connect(host="127.0.0.1", port=cluster.port, user=role, dbname="invoicing_lake",
+                                          password=passwords.get(role, cluster.password))
+            connection.autocommit = True
+            return connection
+
+        writer = WarehouseTarget.ducklake(dsn("invoicing"), tmp_path / "lake-data", password=cluster.password)
+        with connect(writer) as lake:  # the writer's lake: a mart, published
+            lake.execute("create schema if not exists marts")
+            lake.execute("create table marts.totals as select range as id, range * 2 as amount from range(10)")
+        publish(writer, "build 1")
+        with closing(sql_as("invoicing")) as owner:
+            snapshots_before = _count(owner, "select count(*) from invoicing_lake.ducklake_snapshot")
+
+        # the receiver: spools a hint in a spool it creates, and the review's probe on its own connection
+        receiver_spool = PostgresSpool(parse_catalog_dsn(dsn("invoicing_receiver"), passwords["invoicing_receiver"]))
+        with HintSpool(receiver_spool) as spool:
+            spooled = spool.receive("d1", Hint("acme", "customers", "0123456789abcdef01234567", "customer.updated"))
+        probe = PostgresSpoolConnection(receiver_spool)
+        try:
+            receiver_on_catalog = [_refused(probe._connection, sql) for sql in (
+                "delete from invoicing_lake.ducklake_snapshot", "select count(*) from invoicing_lake.ducklake_snapshot",
+                "create table invoicing_lake.written_by_receiver (x int)")]
+        finally:
+            probe.close()
+
+        # the budget: paces in its own schema; the catalog and the spool are not its
+        budget = DatabaseBudget("https://api.example/api/v2", BudgetDatabase(dsn("invoicing_budget"),
+                                dsn("invoicing_budget"), passwords["invoicing_budget"]), egress="nat-a")
+        try:
+            with budget.hold() as state:
+                state["probe"] = 1
+        finally:
+            budget.close()
+        with closing(sql_as("invoicing_budget")) as budget_sql:
+            budget_on_others = [_refused(budget_sql, sql) for sql in (
+                "delete from invoicing_lake.ducklake_snapshot", "delete from invoicing_hints.hints")]
+        with closing(sql_as("invoicing_receiver")) as receiver_sql:
+            receiver_on_budget = _refused(receiver_sql, "select * from invoicing_budget.invoicing_rate_budget")
+
+        # the readers: the published lake and the spool, read; nothing written
+        reader = WarehouseTarget.ducklake(dsn("invoicing_reader"), tmp_path / "lake-data",
+                                          password=passwords["invoicing_reader"])
+        with connect_reader(reader) as lake:
+            read = lake.execute("select count(*), sum(amount) from marts.totals").fetchone()
+        with closing(sql_as("invoicing_reader")) as reader_sql:
+            pending_seen = _count(reader_sql, "select count(*) from invoicing_hints.hints")
+            reader_writes = [_refused(reader_sql, sql) for sql in (
+                "delete from invoicing_lake.ducklake_snapshot", "delete from invoicing_hints.hints")]
+
+        # the writer's applying run: the receiver's hint, read and acknowledged
+        with HintSpool(PostgresSpool(parse_catalog_dsn(dsn("invoicing"), cluster.password))) as spool:
+            pending = spool.pending()
+            acknowledged = spool.acknowledge(pending)
+        with closing(sql_as("invoicing")) as owner:
+            snapshots_after = _count(owner, "select count(*) from invoicing_lake.ducklake_snapshot")
+            stray = _count(owner, "select count(*) from pg_tables where tablename = 'written_by_receiver'")
+
+    assert spooled == SPOOLED
+    assert receiver_on_catalog == ["refused", "refused", "refused"]  # 4f148c4: one role, the delete ran
+    assert budget_on_others == ["refused", "refused"] and receiver_on_budget == "refused"
+    assert read == (10, 90) and pending_seen == 1 and reader_writes == ["refused", "refused"]
+    assert [(h.portal_id, h.record_id) for h in pending] == [("acme", "0123456789abcdef01234567")]
+    assert acknowledged == 1
+    assert (snapshots_after, stray) == (snapshots_before, 0)
+
+
+def _count(connection, sql: str) -> int:
+    cursor = connection.cursor()
+    cursor.execute(sql)
+    return int(cursor.fetchone()[0])
