@@ -16,6 +16,7 @@ import hmac
 import os
 from collections.abc import Iterator
 from contextlib import closing
+from datetime import date, datetime, timedelta
 from pathlib import Path
 
 import httpx
@@ -310,3 +311,90 @@ def _count(connection, sql: str) -> int:
     cursor = connection.cursor()
     cursor.execute(sql)
     return int(cursor.fetchone()[0])
+
+
+# ---- M4: a dashboard limited to some portals shows no other portal's rows ------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def two_portals(tmp_path_factory) -> tuple[Path, date]:
+    """A warehouse of two portals, acme and globex (two sandboxes synced by the regular path, one build and
+    publication on a pinned clock); (its path, the report date of its published marts)."""
+    from pipelines.invoicing.credentials import ApiSettings
+    from pipelines.invoicing.portals import Portal
+    from runs.gate import build_and_publish
+    from runs.sync import sync_and_record
+    from sandbox.clock import Clock
+    from sandbox.config import SandboxConfig
+    from sandbox.server import SandboxServer
+    from warehouse_engine.target import WarehouseTarget
+
+    warehouse = tmp_path_factory.mktemp("two-portals") / "warehouse.duckdb"
+    target = WarehouseTarget.duckdb_file(warehouse)
+    clock = Clock(fixed=datetime(2026, 3, 2, 9))
+    for name, seed in (("acme", 41), ("globex", 42)):
+        with SandboxServer(SandboxConfig(seed=seed, scale=12, rate_limit_per_s=0, latency_ms=0), clock=clock) as sb:
+            sync_and_record(target, Portal(name, base_url=sb.base_url), rate_limit_per_s=0,
+                            settings=ApiSettings(sb.base_url, sb.client_id, sb.client_secret))
+    assert build_and_publish(target, note="two portals", as_of=clock.today().date()).ok
+    return warehouse, clock.today().date()
+
+
+def _visible_portals(connection) -> tuple[set[str], list[str]]:
+    """(every portal_id of every table the connection sees, the tables it sees without a portal_id column)."""
+    tables = connection.execute("select table_schema, table_name from information_schema.tables "
+                                "where table_catalog = current_database()").fetchall()
+    seen: set[str] = set()
+    without = []
+    for schema, table in tables:
+        columns = [row[0] for row in connection.execute(
+            "select column_name from information_schema.columns where table_catalog = current_database() "
+            "and table_schema = ? and table_name = ?", [schema, table]).fetchall()]
+        if "portal_id" not in columns:
+            without.append(f"{schema}.{table}")
+            continue
+        seen |= {row[0] for row in connection.execute(f'select distinct portal_id from "{schema}"."{table}"').fetchall()}
+    return seen, without
+
+
+def test_m4_a_dashboard_limited_to_one_portal_shows_no_other_portals_rows(two_portals, monkeypatch):
+    """Review: the dashboard shows every portal to whoever reaches it. With INVOICING_DASHBOARD_PORTALS=acme,
+    every connection the pages query (the published marts, and the marts built as of another date) sees acme's
+    rows only, and no table without a portal; the figures of acme equal the readers' copy read with DuckDB here;
+    globex's are empty. Unset, both portals are shown (nothing changed for a firm's own dashboard)."""
+    import duckdb
+
+    from dashboard import cache, queries
+    from dashboard.source import Source, Unavailable
+    from dashboard.trends import month_end_figures
+
+    warehouse, as_of = two_portals
+    with duckdb.connect(str(warehouse.with_name("warehouse.read.duckdb")), read_only=True) as copy:
+        truth = dict(copy.execute("select portal_id, open_receivables from marts.dso").fetchall())
+        raw_truth = copy.execute("select count(*) from invoicing_raw.customers where portal_id = 'acme'").fetchone()[0]
+    assert sorted(truth) == ["acme", "globex"] and truth["globex"] > 0
+
+    monkeypatch.delenv("INVOICING_DASHBOARD_PORTALS", raising=False)
+    with cache.marts(cache.View(str(warehouse), "unscoped", None, "acme")) as connection:
+        assert queries.portals(connection) == ["acme", "globex"]
+
+    monkeypatch.setenv("INVOICING_DASHBOARD_PORTALS", "acme")
+    key = Source(warehouse).snapshot_key()
+    earlier = as_of - timedelta(days=10)
+    for report_date in (None, earlier):  # the published marts, then the marts built as of another date
+        with cache.marts(cache.View(str(warehouse), key, report_date, "acme")) as connection:
+            seen, without = _visible_portals(connection)
+            assert (seen, without) == ({"acme"}, []), report_date
+            assert queries.portals(connection) == ["acme"]
+            globex = queries.receivables(connection, "globex")
+            assert (globex.total_open, globex.overdue_customers.total, globex.customers.total) == (0, 0, 0)
+            if report_date is None:
+                assert queries.receivables(connection, "acme").total_open == truth["acme"]
+                raw = connection.execute("select count(*) from invoicing_raw.customers").fetchone()[0]
+                assert raw == raw_truth
+    trends = month_end_figures(Source(warehouse), as_of)
+    assert set(trends["portal_id"]) == {"acme"} and len(trends) > 0
+
+    monkeypatch.setenv("INVOICING_DASHBOARD_PORTALS", "acme;drop table x")
+    with pytest.raises(Unavailable, match="INVOICING_DASHBOARD_PORTALS"):
+        Source(warehouse).connect()
