@@ -56,7 +56,9 @@ def restrict(connection: duckdb.DuckDBPyConnection, portals: frozenset[str] | No
 
 
 def _make_views(connection: duckdb.DuckDBPyConnection, portals: frozenset[str]) -> None:
-    source = connection.execute("select current_database()").fetchone()[0]
+    current = connection.execute("select current_database()").fetchone()
+    assert current is not None  # a connection always has a current database
+    source = str(current[0])
     scoped = connection.execute(
         "select table_schema, table_name from information_schema.columns where table_catalog = current_database() "
         "and column_name = 'portal_id' order by 1, 2").fetchall()

@@ -168,7 +168,14 @@ def _hook_url(args: argparse.Namespace, portal_name: str | None) -> tuple[str | 
     version subscribed for it (the shared token where the door now is: `register` replaces it, `remove` removes
     it too). Plain http:// is refused but for loopback: the URL carries the door to the service and every
     delivery carries it back (security review L4)."""
-    from pipelines.invoicing.hook_urls import TOKEN_ENV, door_of, hook_url, is_portal_door, masked, token_problem
+    from pipelines.invoicing.hook_urls import (
+        TOKEN_ENV,
+        door_of,
+        hook_url,
+        is_portal_door,
+        masked,
+        token_problem,
+    )
     from pipelines.invoicing.url_policy import url_problem
 
     url = getattr(args, "url", None)
@@ -212,7 +219,8 @@ def manage(args: argparse.Namespace) -> int:
     except ValueError as error:
         print(f"webhooks {action}: {error}", file=sys.stderr)
         return 2
-    url, legacy = None, ()
+    url: str | None = None
+    legacy: tuple[str, ...] = ()
     try:
         (portal,) = chosen_portals(args)
         url, problem, legacy = _hook_url(args, portal.name if portal.from_file else None)
