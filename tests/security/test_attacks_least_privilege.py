@@ -16,7 +16,7 @@ import hmac
 import os
 from collections.abc import Iterator
 from contextlib import closing
-from datetime import date, datetime, timedelta
+from datetime import date, timedelta
 from pathlib import Path
 
 import httpx
@@ -27,6 +27,7 @@ from invoicing_warehouse.webhooks_command import receiver_settings
 from pipelines.invoicing.webhooks.hint_spool import HintSpool
 from pipelines.invoicing.webhooks.receiver import Receiver
 from tests.security.test_attacks_config import Trap
+from tests.support.two_portals import build_two_portals
 from tests.support.webhook_receiver import envelope, serving_app
 from warehouse_engine import env_file
 
@@ -318,26 +319,9 @@ def _count(connection, sql: str) -> int:
 
 @pytest.fixture(scope="module")
 def two_portals(tmp_path_factory) -> tuple[Path, date]:
-    """A warehouse of two portals, acme and globex (two sandboxes synced by the regular path, one build and
-    publication on a pinned clock); (its path, the report date of its published marts)."""
-    from pipelines.invoicing.credentials import ApiSettings
-    from pipelines.invoicing.portals import Portal
-    from runs.gate import build_and_publish
-    from runs.sync import sync_and_record
-    from sandbox.clock import Clock
-    from sandbox.config import SandboxConfig
-    from sandbox.server import SandboxServer
-    from warehouse_engine.target import WarehouseTarget
-
+    """A warehouse of two portals, acme and globex (tests/support/two_portals.py); (its path, its report date)."""
     warehouse = tmp_path_factory.mktemp("two-portals") / "warehouse.duckdb"
-    target = WarehouseTarget.duckdb_file(warehouse)
-    clock = Clock(fixed=datetime(2026, 3, 2, 9))
-    for name, seed in (("acme", 41), ("globex", 42)):
-        with SandboxServer(SandboxConfig(seed=seed, scale=12, rate_limit_per_s=0, latency_ms=0), clock=clock) as sb:
-            sync_and_record(target, Portal(name, base_url=sb.base_url), rate_limit_per_s=0,
-                            settings=ApiSettings(sb.base_url, sb.client_id, sb.client_secret))
-    assert build_and_publish(target, note="two portals", as_of=clock.today().date()).ok
-    return warehouse, clock.today().date()
+    return warehouse, build_two_portals(warehouse)
 
 
 def _visible_portals(connection) -> tuple[set[str], list[str]]:

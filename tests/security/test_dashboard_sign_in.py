@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import base64
 import os
-import re
 import socket
 import ssl
 import subprocess
@@ -23,49 +22,35 @@ from pathlib import Path
 import httpx
 import pytest
 
-from harness.common import free_port, wait_until
+from harness.common import free_port
 from harness.dashboard_process import dashboard_process
-from tests.security.test_reverse_proxy import NGINX, _listening, _self_signed
+from tests.support.nginx_recipe import documented_block, running_nginx, self_signed, with_replacements
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "dashboard-sign-in.md"
 USER, PASSWORD = "accountant", "a-long-password-for-the-test"
 WAIT_S = 30.0
 
 
-def documented_recipe() -> str:
-    """The ```nginx block of the page's "Behind nginx" section."""
-    assert DOC.exists(), "docs/dashboard-sign-in.md, the dashboard's sign-in recipe, is missing"
-    text = DOC.read_text(encoding="utf-8")
-    match = re.search(r"```nginx\n(.*?)```", text[text.index("## Behind nginx"):], re.DOTALL)
-    assert match, "docs/dashboard-sign-in.md has no ```nginx block under 'Behind nginx'"
-    return match.group(1)
-
-
 def rendered(recipe: str, *, port: int, cert: Path, key: Path, dashboard_port: int, users: Path) -> str:
     """The recipe with this machine's names, each replacement checked to have happened once."""
-    replacements = [
+    return with_replacements(recipe, [
         (r"listen 443 ssl;", f"listen 127.0.0.1:{port} ssl;"),
         (r"ssl_certificate /etc/ssl/certs/dashboard\.example\.com\.pem;", f"ssl_certificate {cert};"),
         (r"ssl_certificate_key /etc/ssl/private/dashboard\.example\.com\.key;", f"ssl_certificate_key {key};"),
         (r"server 127\.0\.0\.1:8501;", f"server 127.0.0.1:{dashboard_port};"),
         (r"auth_basic_user_file /etc/nginx/invoicing-dashboard\.htpasswd;", f"auth_basic_user_file {users};"),
-    ]
-    for pattern, replacement in replacements:
-        recipe, count = re.subn(pattern, replacement, recipe)
-        assert count == 1, f"the recipe no longer holds {pattern!r}"
-    return recipe
+    ])
 
 
 @pytest.fixture(scope="module")
 def signed_in_dashboard(tmp_path_factory) -> Iterator[tuple[str, ssl.SSLContext]]:
     """The dashboard, and nginx in front of it with the documented recipe; (https base, TLS context trusting the
     test's certificate). Both stopped whatever happens."""
-    if not NGINX.exists():
-        pytest.fail(f"{NGINX} not found: install Debian's nginx with `apt-get install -y nginx`")
+    assert DOC.exists(), "docs/dashboard-sign-in.md, the dashboard's sign-in recipe, is missing"
     folder = tmp_path_factory.mktemp("dashboard-sign-in")
     prefix = folder / "nginx"
-    (prefix / "logs").mkdir(parents=True)
-    cert, key = _self_signed(prefix)
+    prefix.mkdir()
+    cert, key = self_signed(prefix)
     hashed = subprocess.run(["openssl", "passwd", "-apr1", "-stdin"], input=PASSWORD, capture_output=True,
                             text=True, timeout=30, check=True).stdout.strip()
     users = prefix / "users.htpasswd"
@@ -73,27 +58,10 @@ def signed_in_dashboard(tmp_path_factory) -> Iterator[tuple[str, ssl.SSLContext]
     port = free_port()
     # the figures do not matter to the door: a warehouse never built (the page says what to run)
     with dashboard_process(folder / "warehouse.duckdb", folder / "dashboard.log") as dashboard_url:
-        dashboard_port = int(dashboard_url.rsplit(":", 1)[1])
-        (prefix / "site.conf").write_text(rendered(documented_recipe(), port=port, cert=cert, key=key,
-                                                   dashboard_port=dashboard_port, users=users))
-        temp = " ".join(f"{kind}_temp_path {prefix / kind};" for kind in ("client_body", "proxy", "fastcgi",
-                                                                          "uwsgi", "scgi"))
-        (prefix / "nginx.conf").write_text(
-            f"daemon off;\nmaster_process off;\npid {prefix / 'nginx.pid'};\nerror_log {prefix / 'logs/error.log'} crit;\n"
-            f"events {{ worker_connections 64; }}\nhttp {{ access_log off; {temp} include {prefix / 'site.conf'}; }}\n")
-        process = subprocess.Popen([str(NGINX), "-p", str(prefix), "-c", str(prefix / "nginx.conf")],
-                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-        try:
-            assert wait_until(lambda: _listening(port) or process.poll() is not None, timeout_s=15)
-            assert process.poll() is None, process.stdout.read().decode() if process.stdout else ""
+        site = rendered(documented_block(DOC, "## Behind nginx"), port=port, cert=cert, key=key,
+                        dashboard_port=int(dashboard_url.rsplit(":", 1)[1]), users=users)
+        with running_nginx(prefix, site, port, http_options="access_log off;"):
             yield f"https://127.0.0.1:{port}", ssl.create_default_context(cafile=str(cert))
-        finally:
-            process.terminate()
-            try:
-                process.wait(10)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait(10)
 
 
 def _websocket_status(base: str, context: ssl.SSLContext, authorization: str | None) -> str:
