@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 
 import duckdb
-from dashboard_browser import WAIT_S, open_page, parse_eur, screenshot, table_rows
+from dashboard_browser import WAIT_S, metric, open_page, parse_eur, screenshot, table_rows
 
 from harness.dashboard_process import dashboard_process
 from runs.run_log import log_path
@@ -46,3 +46,20 @@ def test_two_portals_show_one_row_each_equal_to_the_marts(tmp_path, page, screen
         page.locator('[data-testid="stSidebarNav"]').get_by_text("Portals", exact=True).wait_for(
             timeout=WAIT_S * 1000)
         screenshot(page, screenshots / "portals.png")
+
+
+def test_a_dashboard_limited_to_one_portal_lands_on_it_and_never_names_the_other(tmp_path, page, monkeypatch):
+    """Security review 2, M4, in a real browser: INVOICING_DASHBOARD_PORTALS=globex on a warehouse of acme and
+    globex. Unlimited, the dashboard lands on acme (the first portal); limited, the Receivables page shows globex's
+    open total (marts.dso of the readers' copy, read here with DuckDB), no page lists acme, and the firm's Portals
+    page is gone (one portal to see)."""
+    warehouse = tmp_path / "warehouse.duckdb"
+    build_two_portals(warehouse)
+    with duckdb.connect(str(warehouse.with_name("warehouse.read.duckdb")), read_only=True) as connection:
+        truth = dict(connection.execute("select portal_id, open_receivables from marts.dso").fetchall())
+    monkeypatch.setenv("INVOICING_DASHBOARD_PORTALS", "globex")  # the dashboard process inherits it
+    with dashboard_process(warehouse, tmp_path / "dashboard.log") as url:
+        open_page(page, url, "", "overdue_customers")
+        assert parse_eur(metric(page, "Total open")) == truth["globex"] != truth["acme"]
+        assert "acme" not in page.locator('[data-testid="stSidebar"]').inner_text()
+        assert page.locator('[data-testid="stSidebarNav"]').get_by_text("Portals", exact=True).count() == 0
