@@ -42,7 +42,8 @@ def _scenario(location) -> list:
         said.append(spool.receive("d7", _hint("beta", "r1", resource="customers"), T0 + 7))
         spool.learn_portal("acme", "64f0c0ffee0000000000abcd")
         said.append(spool.receive("d8", _hint("acme", "r9"), T0 + 8, api_portal_id="somebody-else"))
-        said.append(spool.receive("d8-bare", _hint("acme", "r9"), T0 + 8))  # learnt: a delivery must name it (M1)
+        # learnt: a delivery from outside (the receiver's rule) must name it (review 2, M1)
+        said.append(spool.receive("d8-bare", _hint("acme", "r9"), T0 + 8, must_name_portal=True))
         said.append(spool.api_portal_id("acme"))
         pending = spool.pending(now=T0 + 100)
         said.append([(h.portal_id, h.resource, h.record_id, h.event, h.sequence) for h in pending])
@@ -50,11 +51,10 @@ def _scenario(location) -> list:
         # r2 fails hopelessly: dead at once; a later delivery for it only counts
         [r2] = [h for h in pending if h.record_id == "r2"]
         said.append(spool.set_aside([(r2, "HTTP 422", True)]))
-        said.append(spool.receive("d9", _hint("acme", "r2"), T0 + 9, api_portal_id="64f0c0ffee0000000000abcd"))
+        said.append(spool.receive("d9", _hint("acme", "r2"), T0 + 9))
         said.append([(d.record_id, d.attempts, d.last_error, d.deliveries_since) for d in spool.dead_letters()])
         # r1 delivered again after it was read: its acknowledgement leaves it pending
-        said.append(spool.receive("d10", _hint("acme", "r1", "document.updated"), T0 + 10,
-                                  api_portal_id="64f0c0ffee0000000000abcd"))
+        said.append(spool.receive("d10", _hint("acme", "r1", "document.updated"), T0 + 10))
         said.append(spool.acknowledge([h for h in pending if (h.portal_id, h.record_id) in (("acme", "r1"), ("acme", "r3"))]))
         said.append(spool.acknowledge_resource("acme", "documents", through_sequence=pending[0].sequence))
         said.append(sorted((h.portal_id, h.record_id, h.sequence) for h in spool.pending(now=T0 + 100)))

@@ -180,7 +180,7 @@ class Receiver:
 
     def _append(self, delivery_id: str, hint: Hint, api_portal_id: str | None) -> str:
         try:
-            return self._open().receive(delivery_id, hint, api_portal_id=api_portal_id)
+            return self._open().receive(delivery_id, hint, api_portal_id=api_portal_id, must_name_portal=True)
         except Exception:
             self._drop_spool()  # a broken connection (a database restarted) is not reused: the next one reconnects
             raise
