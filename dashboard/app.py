@@ -68,10 +68,15 @@ def main() -> None:
     """Builds the navigation and runs the chosen page; an unreadable copy shows what to run instead."""
     st.set_page_config(page_title="Invoicing warehouse", layout="wide")
     source = Source(warehouse_argument(sys.argv[1:]))
-    held = banner_lines(source.target)
+    try:  # a dashboard limited to some portals: the checks' descriptions may name any portal's rows
+        detailed = source.portals is None
+    except Unavailable as problem:
+        st.error(str(problem), icon=":material/warning:")
+        st.stop()
+    held = banner_lines(source.target, detailed)
     if held:
         st.error("**Figures held back by the checks.**\n\n" + "\n\n".join(f"- {line}" for line in held), icon=":material/block:")
-    flagged = flag_lines(source.target)
+    flagged = flag_lines(source.target, detailed)
     if flagged:
         st.warning("**Figures flagged by the checks** (published, but these checks failed):\n\n"
                    + "\n\n".join(f"- {line}" for line in flagged), icon=":material/warning:")

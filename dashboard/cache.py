@@ -16,6 +16,7 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import freshness, payment_law_queries, queries
+from dashboard.portal_scope import restrict
 from dashboard.source import Source, Unavailable
 from dashboard.trends import month_end_figures
 from warehouse_engine.sql_runner import today_in_portal_zone
@@ -44,10 +45,11 @@ def _marts_as_of(warehouse: str, key: str, as_of: date) -> duckdb.DuckDBPyConnec
 def marts(view: View) -> Iterator[duckdb.DuckDBPyConnection]:
     """A connection whose `marts` are those of `view`: the readers' copy (opened now, closed on exit), or
     the in-memory marts built as of `view.as_of` (a cursor of the cached connection)."""
+    source = Source(Path(view.warehouse))
     if view.as_of is None:
-        connection = Source(Path(view.warehouse)).connect()
-    else:
-        connection = _marts_as_of(view.warehouse, view.key, view.as_of).cursor()
+        connection = source.connect()
+    else:  # a cursor starts on the default catalog: back to the portals' views (dashboard/portal_scope.py)
+        connection = restrict(_marts_as_of(view.warehouse, view.key, view.as_of).cursor(), source.portals)
     # A table missing from the catalog must fail as one (CatalogException, which `_load` turns into the banner's
     # message): with replacement scans on, DuckDB looks the name up among the caller's Python variables
     # instead, finds the loader of the same name (`expected_payments`) and fails with InvalidInputException.

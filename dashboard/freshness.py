@@ -109,10 +109,11 @@ def checks(connection: duckdb.DuckDBPyConnection) -> pd.DataFrame:
     )
 
 
-def dead_hints(target: WarehouseTarget) -> tuple[int, pd.DataFrame]:
-    """(how many, the newest DEAD_HINTS_SHOWN) webhook hints kept dead in the warehouse's spool: portal,
-    resource, record, event, attempts, last error, first received and died (UTC); (0, empty) without a spool."""
-    total, letters = read_dead_letters(spool_location_for(target), limit=DEAD_HINTS_SHOWN)
+def dead_hints(target: WarehouseTarget, portals: frozenset[str] | None = None) -> tuple[int, pd.DataFrame]:
+    """(how many, the newest DEAD_HINTS_SHOWN) webhook hints kept dead in the warehouse's spool (of `portals`
+    only, when given): portal, resource, record, event, attempts, last error, first received and died (UTC);
+    (0, empty) without a spool."""
+    total, letters = read_dead_letters(spool_location_for(target), limit=DEAD_HINTS_SHOWN, portals=portals)
     rows = [(letter.portal_id, letter.resource, letter.record_id, letter.event, letter.attempts, letter.last_error,
              datetime.fromtimestamp(letter.received_at, tz=UTC), datetime.fromtimestamp(letter.dead_at, tz=UTC),
              letter.deliveries_since) for letter in letters]

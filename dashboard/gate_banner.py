@@ -10,8 +10,9 @@ from runs.gate_state import GateStateError, load
 from warehouse_engine.target import WarehouseTarget
 
 
-def banner_lines(target: WarehouseTarget) -> list[str]:
-    """What the banner says, one line each; empty when every figure shown is the latest."""
+def banner_lines(target: WarehouseTarget, detailed: bool = True) -> list[str]:
+    """What the banner says, one line each; empty when every figure shown is the latest. `detailed` False (a
+    dashboard limited to some portals): without the checks' descriptions, which may name any portal's rows."""
     try:
         state = load(target)
     except GateStateError as error:
@@ -22,22 +23,24 @@ def banner_lines(target: WarehouseTarget) -> list[str]:
         published = state.last_published_at or "never"
         for failure in state.failures:
             figures = ", ".join(failure["protects"]) or "every figure"
+            detail = (failure["description"] or "failed") if detailed else "failed"
             lines.append(f"Blocking check {failure['check']} on {failure['relation']} fails since {since}: "
-                         f"{failure['description'] or 'failed'}. Stale: {figures}.")
+                         f"{detail}. Stale: {figures}.")
         lines.append(f"Every figure shown is the last good copy, published {published}; nothing newer was published.")
     held = {**state.held_marts, **held_marts(state)}
     for mart, why in sorted(held.items()):
-        lines.append(f"{mart} keeps its last good figures: {why}.")
+        lines.append(f"{mart} keeps its last good figures: {why if detailed else 'held by the checks'}.")
     return lines
 
 
-def flag_lines(target: WarehouseTarget) -> list[str]:
+def flag_lines(target: WarehouseTarget, detailed: bool = True) -> list[str]:
     """The checks that failed without holding figures back when the shown figures were published: those
-    figures may be wrong where the check says (one line each)."""
+    figures may be wrong where the check says (one line each; `detailed` as for `banner_lines`)."""
     try:
         state = load(target)
     except GateStateError:
         return []  # banner_lines says it
     return [f"{warning['check']} on {warning['relation']} ({warning.get('severity', 'ERROR')}): "
-            f"{warning['description'] or 'failed'}. May be wrong: {', '.join(warning['protects']) or 'see the check'}."
+            f"{(warning['description'] or 'failed') if detailed else 'failed'}. "
+            f"May be wrong: {', '.join(warning['protects']) or 'see the check'}."
             for warning in state.warnings]

@@ -24,6 +24,7 @@ from pathlib import Path
 
 import duckdb
 
+from dashboard.portal_scope import PortalScopeError, allowed_portals, restrict
 from runs.as_of import AsOfRefused, attached, marts_as_of
 from runs.gate import held_marts
 from runs.gate_state import load as load_gate_state
@@ -71,6 +72,15 @@ class Source:
         return target_from_env(self.warehouse)
 
     @property
+    def portals(self) -> frozenset[str] | None:
+        """The portals this dashboard may show (`INVOICING_DASHBOARD_PORTALS`; None: every portal); Unavailable
+        naming the setting when it is malformed (no figure is shown rather than every portal's)."""
+        try:
+            return allowed_portals()
+        except PortalScopeError as error:
+            raise Unavailable(str(error)) from None
+
+    @property
     def snapshot_path(self) -> Path:
         """The readers' copy of a file warehouse (`data/warehouse.read.duckdb`)."""
         return default_snapshot_path(self.warehouse)
@@ -95,13 +105,18 @@ class Source:
         """A read-only connection on the readers' copy (close it soon); Unavailable with what to do.
 
         `attach`: the copy of a file warehouse attached read-only to an in-memory database (its catalog made
-        current), so that the caller may create tables beside it (a DuckLake reader already is one).
+        current), so that the caller may create tables beside it (a DuckLake reader already is one). Without it,
+        the connection sees only the rows of the portals this dashboard may show (dashboard/portal_scope.py);
+        with it (the builds of another report date), every row, and the caller limits what it returns.
         """
+        portals = self.portals
         target = self.target
         if not target.is_lake and not self.snapshot_path.is_file():
             raise Unavailable(self._missing_message())
         try:
-            connection = connect_reader(target) if target.is_lake or not attach else attached(self.snapshot_path)
+            # limited to some portals, the copy is attached to an in-memory database that can hold their views
+            in_memory = attach or portals is not None
+            connection = connect_reader(target) if target.is_lake or not in_memory else attached(self.snapshot_path)
         except duckdb.IOException as error:
             raise Unavailable(self._locked_message(error)) from None
         except (duckdb.Error, WarehouseUnavailable, OSError) as error:  # a corrupt file, a lake that is down
@@ -115,7 +130,7 @@ class Source:
                 f"The readers' copy {self.snapshot_path} has no {', '.join(f'marts.{m}' for m in missing)}. "
                 f"Rebuild the models: `invoicing-warehouse models --warehouse {self.warehouse}`."
             )
-        return connection
+        return connection if attach else restrict(connection, portals)
 
     def build_as_of(self, as_of: date) -> duckdb.DuckDBPyConnection:
         """An in-memory connection holding every mart built as of `as_of` from the readers' copy.
@@ -123,9 +138,10 @@ class Source:
         The build goes through the gate's checks (runs/gate.py): a failing blocking check, or a mart built on
         a read that may be incomplete, raises Unavailable naming them, and no figure of that date is shown."""
         held = held_marts(load_gate_state(self.target))
+        portals = self.portals
         reader = self.connect(attach=True)
         try:
-            return marts_as_of(reader, as_of, held)
+            return restrict(marts_as_of(reader, as_of, held), portals)
         except AsOfRefused as refused:
             raise Unavailable(str(refused)) from None
         except duckdb.Error as error:

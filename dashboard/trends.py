@@ -25,6 +25,7 @@ def month_end_figures(source: Source, as_of: date) -> pd.DataFrame:
     """One row per portal and month-end (COLUMNS; overdue_share in percent of the open receivables, None when
     nothing is open): the figures of marts.dso as of each of the MONTHS month-ends up to `as_of`. Raises
     Unavailable when the gate holds a mart they rest on, or a blocking check fails on a month-end's build."""
+    portals = source.portals  # the builds below read every portal: only these portals' rows are returned
     held = held_marts(load_gate_state(source.target))
     if any(mart in needed_models() for mart in held):  # held since the copy was published: no trend at all
         raise Unavailable(str(refusal(held)))
@@ -36,7 +37,7 @@ def month_end_figures(source: Source, as_of: date) -> pd.DataFrame:
     finally:
         reader.close()
     if published is not None:
-        return pd.DataFrame.from_records(published, columns=COLUMNS)
+        return _of(pd.DataFrame.from_records(published, columns=COLUMNS), portals)
     reader = source.connect(attach=True)
     try:
         rows = figures(reader, as_of, held, warehouse_checks)
@@ -46,4 +47,9 @@ def month_end_figures(source: Source, as_of: date) -> pd.DataFrame:
         raise Unavailable(f"The month-end models could not be built: {error}") from None
     finally:
         reader.close()
-    return pd.DataFrame.from_records(rows, columns=COLUMNS)
+    return _of(pd.DataFrame.from_records(rows, columns=COLUMNS), portals)
+
+
+def _of(rows: pd.DataFrame, portals: frozenset[str] | None) -> pd.DataFrame:
+    """The rows of `portals` only (all of them when None)."""
+    return rows if portals is None else rows[rows["portal_id"].isin(sorted(portals))].reset_index(drop=True)

@@ -45,6 +45,7 @@ def follow_demo(sandbox, warehouse: Path, seconds: float, mutations_per_s: float
     reaching the marts with its latency; returns the figures."""
     from demo.hint_feed import ListenerFeed, Write
     from pipelines.invoicing.credentials import ApiSettings
+    from pipelines.invoicing.hook_urls import hook_url
     from pipelines.invoicing.portals import Portal
     from pipelines.invoicing.webhooks.hint_events import EVENTS
     from pipelines.invoicing.webhooks.hint_spool import HintSpool, spool_path
@@ -63,7 +64,7 @@ def follow_demo(sandbox, warehouse: Path, seconds: float, mutations_per_s: float
     receiver.open()
     server = HttpThread(receiver.app(), "127.0.0.1", 0)
     port = server.start()
-    sandbox.portal.create("webhooks", {"url": f"http://127.0.0.1:{port}/hooks/{receiver.settings.token}",
+    sandbox.portal.create("webhooks", {"url": hook_url(f"http://127.0.0.1:{port}", receiver.settings.token, None),
                                        "events": sorted(EVENTS)})
     print(f"receiver: http://127.0.0.1:{port}/hooks/*** (the sandbox delivers every event to it)")
     feed = ListenerFeed(sandbox.portal, spool_path(warehouse), DEFAULT_PORTAL, record_only=True).start()

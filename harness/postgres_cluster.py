@@ -101,10 +101,15 @@ class PostgresCluster:
             raise ValueError("a role's password here holds no backslash nor newline")
         self._psql(f"create role {name} login password '{literal}';\n")
 
-    def _psql(self, script: str) -> None:
+    def run_script(self, script: str, database: str) -> None:
+        """Runs a SQL script as the superuser `postgres`, connected to `database` (psql, stopping at the first
+        error): what an administrator runs by hand, e.g. the roles of docs/deploy/postgres/roles.sql."""
+        self._psql(script, database)
+
+    def _psql(self, script: str, database: str | None = None) -> None:
         # over the Unix socket, where `postgres` is trusted; the script (a password too) goes on stdin
         self._run([str(postgres_bin_dir() / "psql"), "-h", str(self.root), "-p", str(self.port), "-U", "postgres",
-                   "-v", "ON_ERROR_STOP=1", "-q"], stdin=script)
+                   "-v", "ON_ERROR_STOP=1", "-q", *(["-d", database] if database else [])], stdin=script)
 
     def stop(self) -> None:
         """Stops the server (fast shutdown) and removes its folder; safe to call twice."""

@@ -61,9 +61,10 @@ class ReceiverProcess:
         return "".join(self.lines)
 
     def url(self, portal: str | None = None) -> str:
-        """The delivery URL, token included."""
-        base = f"http://127.0.0.1:{self.port}/hooks/{self.token}"
-        return f"{base}/{portal}" if portal else base
+        """The delivery URL of `portal` (None: `default`), its door included (hook_urls.portal_door)."""
+        from pipelines.invoicing.hook_urls import hook_url
+
+        return hook_url(f"http://127.0.0.1:{self.port}", self.token, portal)
 
     def kill(self) -> int:
         """SIGKILL, as a crash would; returns the exit code (-9)."""

@@ -115,10 +115,14 @@ def build_parser(argv: list[str]) -> tuple[argparse.ArgumentParser, ModuleType |
 
 def main(argv: list[str] | None = None) -> int:
     """Parses the command line and runs the subcommand; returns its exit code."""
-    from warehouse_engine.env_file import load_env_file
+    from warehouse_engine.env_file import EnvFileRefused, load_env_file
 
     argv = list(sys.argv[1:] if argv is None else argv)
-    load_env_file()  # `.env` of the project, as Dagster reads it (docs/settings.md); the environment wins
+    try:
+        load_env_file()  # `.env` of the project root, as Dagster reads it (docs/settings.md); the environment wins
+    except EnvFileRefused as refused:  # a settings file someone else could have written: nothing of it is used
+        print(f"invoicing-warehouse: {refused}", file=sys.stderr)
+        return 2
     parser, module = build_parser(argv)
     args = parser.parse_args(argv)
     assert module is not None  # the subcommand is required: parse_args exits when none was given

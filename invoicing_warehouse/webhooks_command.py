@@ -1,8 +1,8 @@
 """`invoicing-warehouse webhooks serve | register | list | remove`: the doorbell's receiver and its subscriptions.
 
 - `serve`: the receiver (pipelines/invoicing/webhooks/receiver.py) on 127.0.0.1:8787 until Ctrl-C / SIGTERM. It needs
-  `INVOICING_WEBHOOK_TOKEN` (the secret path token of `/hooks/<token>[/<portal>]`) and refuses to start
-  without one; `INVOICING_WEBHOOK_HMAC_SECRET`, when set, makes it require `X-Invoicing-Signature`. Hints go
+  `INVOICING_WEBHOOK_TOKEN` (the key of each portal's door, `/hooks/<door>[/<portal>]`, pipelines/invoicing/hook_urls.py)
+  and refuses to start without one; `INVOICING_WEBHOOK_HMAC_SECRET`, when set, makes it require `X-Invoicing-Signature`. Hints go
   to the warehouse's one spool (`hint_spool.spool_location_for`): beside `--warehouse` (`data/warehouse.hints.sqlite`),
   or in the DuckLake's PostgreSQL catalog database when `INVOICING_WAREHOUSE_ENGINE=ducklake` (or the database
   `INVOICING_HINT_SPOOL` names), where the applying runs read, on this host or another.
@@ -10,8 +10,8 @@
 - `register --receiver ROOT | --url URL [--events E ...]`, `list`, `remove --receiver ROOT | --url URL | --id ID`:
   the portal's subscriptions, idempotent, with the write-scope client `sources.invoicing.webhook_client_id` /
   `webhook_client_secret` (pipelines/invoicing/webhooks/subscriptions.py). `--receiver` builds the URL from
-  the receiver's root and `INVOICING_WEBHOOK_TOKEN` (no token on the command line); `--url` is the whole URL,
-  token included. Either is printed masked; plain http:// is refused unless it is loopback.
+  the receiver's root and the portal's door, derived from `INVOICING_WEBHOOK_TOKEN` (no secret on the command
+  line), and replaces an older version's URL of the shared token; `--url` is the whole URL, door included. Either is printed masked; plain http:// is refused unless it is loopback.
 Exit codes: 0 done (also when there was nothing to do), 1 an expected failure (one line on stderr), 2 bad usage.
 """
 
@@ -43,16 +43,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                             f"(default {DEFAULT_WAREHOUSE_PATH}; a DuckLake's, by INVOICING_WAREHOUSE_ENGINE, "
                             f"in its PostgreSQL catalog database; INVOICING_HINT_SPOOL: that database)")
     serve.add_argument("--portals", default=None, metavar="PATH",
-                       help=f"portals file: /hooks/<token>/<name> is accepted for each of its portals "
-                            f"(default {DEFAULT_PORTALS_PATH} when it exists; without one, only /hooks/<token>)")
+                       help=f"portals file: /hooks/<door>/<name> is accepted for each of its portals "
+                            f"(default {DEFAULT_PORTALS_PATH} when it exists; without one, only /hooks/<door>)")
     register = commands.add_parser("register", help="subscribe the receiver's URL (idempotent)")
     where = register.add_mutually_exclusive_group(required=True)
     where.add_argument("--receiver", default=None, metavar="ROOT",
                        help="the receiver's public root, without the token (https://hooks.example.com): the "
-                            "URL becomes ROOT/hooks/$INVOICING_WEBHOOK_TOKEN[/<portal>], the token read from "
-                            "the environment, never from the command line (visible in `ps`)")
-    where.add_argument("--url", default=None, help="the receiver's whole URL, token included: "
-                                                   "https://HOST/hooks/<token>[/<portal>] (prefer --receiver)")
+                            "URL becomes ROOT/hooks/<door>[/<portal>], the portal's door derived from "
+                            "INVOICING_WEBHOOK_TOKEN read from the environment, never from the command line "
+                            "(visible in `ps`); an older version's ROOT/hooks/<token>[/<portal>] is replaced")
+    where.add_argument("--url", default=None, help="the receiver's whole URL, the portal's door included: "
+                                                   "https://HOST/hooks/<door>[/<portal>] (prefer --receiver)")
     register.add_argument("--events", nargs="+", default=None, metavar="EVENT",
                           help="events to subscribe (default: every event the receiver understands)")
     add_portal_arguments(register, every=False)
@@ -62,7 +63,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     which = remove.add_mutually_exclusive_group(required=True)
     which.add_argument("--url", default=None, help="every subscription of this URL")
     which.add_argument("--receiver", default=None, metavar="ROOT",
-                       help="every subscription of ROOT/hooks/$INVOICING_WEBHOOK_TOKEN[/<portal>]")
+                       help="every subscription of ROOT/hooks/<door>[/<portal>] (and of an older version's "
+                            "ROOT/hooks/<token>[/<portal>])")
     which.add_argument("--id", default=None, dest="subscription_id", help="the subscription of this id")
     add_portal_arguments(remove, every=False)
 
@@ -160,30 +162,48 @@ def serve(args: argparse.Namespace) -> int:
     return 0
 
 
-def _hook_url(args: argparse.Namespace, portal_name: str | None) -> tuple[str | None, str | None]:
-    """The subscription URL the options name (`--url`, or `--receiver` with the environment's token) and why
-    it cannot be used (None when it can). Plain http:// is refused but for loopback: the URL carries the
-    token to the service and every delivery carries it back (security review L4)."""
-    from pipelines.invoicing.hook_urls import TOKEN_ENV, hook_url, masked, token_problem
+def _hook_url(args: argparse.Namespace, portal_name: str | None) -> tuple[str | None, str | None, tuple[str, ...]]:
+    """The subscription URL the options name (`--url`, or `--receiver` with the environment's token and the
+    portal's door, hook_urls.portal_door), why it cannot be used (None when it can), and the URL an older
+    version subscribed for it (the shared token where the door now is: `register` replaces it, `remove` removes
+    it too). Plain http:// is refused but for loopback: the URL carries the door to the service and every
+    delivery carries it back (security review L4)."""
+    from pipelines.invoicing.hook_urls import (
+        TOKEN_ENV,
+        door_of,
+        hook_url,
+        is_portal_door,
+        masked,
+        token_problem,
+    )
     from pipelines.invoicing.url_policy import url_problem
 
     url = getattr(args, "url", None)
     receiver = getattr(args, "receiver", None)
+    token = os.environ.get(TOKEN_ENV)
+    legacy: tuple[str, ...] = ()
     if receiver is not None:
-        token = os.environ.get(TOKEN_ENV)
         problem = token_problem(token)
         if problem is not None or token is None:
-            return None, f"--receiver builds the URL from {TOKEN_ENV}: {problem}"
+            return None, f"--receiver builds the URL from {TOKEN_ENV}: {problem}", ()
         if "/hooks/" in receiver:
-            return None, "--receiver is the receiver's root without /hooks/<token> (e.g. https://hooks.example.com)"
+            return None, "--receiver is the receiver's root without /hooks/<door> (e.g. https://hooks.example.com)", ()
         url, option = hook_url(receiver, token, portal_name), "--receiver"
+        legacy = (f"{receiver.rstrip('/')}/hooks/{token}" + (f"/{portal_name}" if portal_name else ""),)
     else:
         option = "--url"
     if url is None:
-        return None, None
-    # removing compares URLs only, and must still clear an old plain-http subscription away
-    problem = url_problem(url) if args.webhooks_command == "register" else None
-    return url, (f"{option} {masked(url)!r} {problem}" if problem is not None else None)
+        return None, None, ()
+    # removing compares URLs only, and must still clear an old plain-http or shared-token subscription away
+    if args.webhooks_command != "register":
+        return url, None, legacy
+    problem = url_problem(url)
+    door = door_of(url)
+    if problem is None and token and door is not None and not is_portal_door(door, token, portal_name or "default"):
+        # the receiver would answer 404 to every delivery, and the service disable the subscription
+        problem = (f"does not carry portal {portal_name or 'default'}'s door (HMAC-SHA256 of the portal's name keyed "
+                   f"by {TOKEN_ENV}, docs/webhook-receiver.md): use --receiver ROOT, which builds it")
+    return url, (f"{option} {masked(url)!r} {problem}" if problem is not None else None), legacy
 
 
 def manage(args: argparse.Namespace) -> int:
@@ -199,10 +219,11 @@ def manage(args: argparse.Namespace) -> int:
     except ValueError as error:
         print(f"webhooks {action}: {error}", file=sys.stderr)
         return 2
-    url = None
+    url: str | None = None
+    legacy: tuple[str, ...] = ()
     try:
         (portal,) = chosen_portals(args)
-        url, problem = _hook_url(args, portal.name if portal.from_file else None)
+        url, problem, legacy = _hook_url(args, portal.name if portal.from_file else None)
         if problem is not None:
             print(f"webhooks {action}: {problem}", file=sys.stderr)
             return 2
@@ -215,12 +236,12 @@ def manage(args: argparse.Namespace) -> int:
                 print(f"{len(found)} subscription(s) of portal {portal.name}", file=sys.stderr)
             elif action == "register":
                 assert url is not None  # argparse requires --receiver or --url, and _hook_url built it
-                kept, outcome, stale = subscriptions.register(url, events)
+                kept, outcome, stale = subscriptions.register(url, events, replaces=legacy)
                 print(f"{outcome}: {kept.line()}")
                 for subscription in stale:
-                    print(f"removed older subscription of the same URL: {subscription.line()}")
+                    print(f"removed older subscription of this portal's URL: {subscription.line()}")
             else:
-                removed = subscriptions.remove(url=url, subscription_id=args.subscription_id)
+                removed = subscriptions.remove(url=url, subscription_id=args.subscription_id, also=legacy)
                 for subscription in removed:
                     print(f"removed: {subscription.line()}")
                 if not removed:
@@ -228,6 +249,9 @@ def manage(args: argparse.Namespace) -> int:
                     print(f"note: no subscription {what} on portal {portal.name}; nothing to remove")
     except InvoicingApiError as error:
         # the API's message may quote the URL it refused, token and all
-        print(f"webhooks {action} failed: {scrubbed(str(error), url)}", file=sys.stderr)
+        message = scrubbed(str(error), url)
+        for old_url in legacy:  # the shared token, in an older version's URL
+            message = scrubbed(message, old_url)
+        print(f"webhooks {action} failed: {message}", file=sys.stderr)
         return 1
     return 0

@@ -11,6 +11,7 @@ import streamlit as st
 
 from dashboard import cache
 from dashboard.freshness import dead_hints, snapshot
+from dashboard.portal_scope import allowed_portals
 from dashboard.source import Source
 from dashboard.widgets import PageContext, heading, table
 from warehouse_engine.target import WarehouseTarget
@@ -65,7 +66,7 @@ def dead_hints_section(target: WarehouseTarget, context: PageContext) -> None:
     else a warning with the count and the newest of them."""
     st.subheader("Webhook hints set aside")
     try:
-        total, letters = dead_hints(target)
+        total, letters = dead_hints(target, allowed_portals())
     except sqlite3.Error as error:
         st.warning(f"The hints spool could not be read: {error}")
         return

@@ -1,13 +1,23 @@
-"""The receiver's delivery URL: `/hooks/<token>` (portal `default`) or `/hooks/<token>/<portal name>`.
+"""The receiver's delivery URL: `/hooks/<door>` (portal `default`) or `/hooks/<door>/<portal name>`.
 
-The token is the only thing that keeps strangers from ringing the doorbell (deliveries are unsigned), so it
-is a secret like a client secret: every log line, message and listing shows these URLs with the token
-masked (`/hooks/***/acme`).
+A door per portal: `<door>` is HMAC-SHA256(key = the token `INVOICING_WEBHOOK_TOKEN`, message = the portal's
+name), in lowercase hex (`portal_door`). A portal's subscription URL is visible to that portal's users (its
+webhook settings), so with the token itself in every URL one portal's users could ring every other portal's
+doorbell and spend its API budget (security review 2, M1); a door opens one portal only, and the token never
+leaves the host. Compute one by hand: `printf %s acme | openssl dgst -sha256 -hmac "$INVOICING_WEBHOOK_TOKEN"`.
+
+The token and the doors are the only things that keep strangers from ringing (deliveries are unsigned), so they
+are secrets like a client secret: every log line, message and listing shows these URLs with the door masked
+(`/hooks/***/acme`).
 """
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import re
+
+from warehouse_engine.names import DEFAULT_PORTAL
 
 HOOKS_PREFIX = "/hooks/"
 TOKEN_ENV = "INVOICING_WEBHOOK_TOKEN"
@@ -54,18 +64,34 @@ def masked(url_or_path: str) -> str:
     return _TOKEN_IN_PATH.sub(lambda match: match.group(1) + MASK, url_or_path)
 
 
+def portal_door(token: str, portal: str | None) -> str:
+    """The path secret of `portal`'s deliveries (None: the portal `default`): HMAC-SHA256(token, portal name),
+    64 lowercase hex characters. Another portal's door cannot be derived from it without the token."""
+    return hmac.new(token.encode(), (portal or DEFAULT_PORTAL).encode(), hashlib.sha256).hexdigest()
+
+
+def is_portal_door(given: str, token: str, portal: str) -> bool:
+    """Whether `given` (a path's secret) is `portal`'s door (constant-time compare)."""
+    return hmac.compare_digest(given.encode(), portal_door(token, portal).encode())
+
+
 def hook_url(receiver: str, token: str, portal: str | None) -> str:
-    """The delivery URL of the receiver served at `receiver` (scheme, host and any path prefix, no token):
-    `<receiver>/hooks/<token>` for the portal `default` (None), `<receiver>/hooks/<token>/<portal>` otherwise.
-    Built from the token of the environment, so that the token never needs to be typed on a command line
-    (visible to every local user in `ps`)."""
-    return f"{receiver.rstrip('/')}{HOOKS_PREFIX}{token}" + (f"/{portal}" if portal else "")
+    """The delivery URL of the receiver served at `receiver` (scheme, host and any path prefix, no secret):
+    `<receiver>/hooks/<door>` for the portal `default` (None), `<receiver>/hooks/<door>/<portal>` otherwise,
+    `<door>` = `portal_door(token, portal)`. Built from the token of the environment, so that neither the token
+    nor a door needs to be typed on a command line (visible to every local user in `ps`)."""
+    return f"{receiver.rstrip('/')}{HOOKS_PREFIX}{portal_door(token, portal)}" + (f"/{portal}" if portal else "")
+
+
+def door_of(url: str) -> str | None:
+    """The secret of `url`'s `/hooks/<secret>` path (None when it has none)."""
+    match = _TOKEN_IN_PATH.search(url)
+    return match.group(0)[len(HOOKS_PREFIX):] if match else None
 
 
 def scrubbed(text: str, url: str | None) -> str:
     """`text` with every `/hooks/<token>` masked and, when `url` holds a token, that token masked wherever it
     appears (an API message may quote it without its path)."""
     text = masked(text)
-    match = _TOKEN_IN_PATH.search(url or "")
-    token = match.group(0)[len(HOOKS_PREFIX):] if match else ""
+    token = door_of(url or "") or ""
     return text.replace(token, MASK) if len(token) >= 4 else text

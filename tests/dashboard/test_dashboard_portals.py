@@ -6,20 +6,13 @@ and whose last sync is the one recorded beside the warehouse."""
 from __future__ import annotations
 
 import json
-from datetime import datetime
 
 import duckdb
-from dashboard_browser import WAIT_S, open_page, parse_eur, screenshot, table_rows
+from dashboard_browser import WAIT_S, metric, open_page, parse_eur, screenshot, table_rows
 
 from harness.dashboard_process import dashboard_process
-from pipelines.invoicing.credentials import ApiSettings
-from pipelines.invoicing.portals import Portal
-from runs.gate import build_and_publish
 from runs.run_log import log_path
-from runs.sync import sync_and_record
-from sandbox.clock import Clock
-from sandbox.config import SandboxConfig
-from sandbox.server import SandboxServer
+from tests.support.two_portals import build_two_portals
 from warehouse_engine.target import WarehouseTarget
 
 
@@ -35,12 +28,7 @@ def test_the_portals_page_is_hidden_with_one_portal(dashboard, page):
 def test_two_portals_show_one_row_each_equal_to_the_marts(tmp_path, page, screenshots):
     warehouse = tmp_path / "warehouse.duckdb"
     target = WarehouseTarget.duckdb_file(warehouse)
-    clock = Clock(fixed=datetime(2026, 3, 2, 9))
-    for name, seed in (("acme", 41), ("globex", 42)):
-        with SandboxServer(SandboxConfig(seed=seed, scale=12, rate_limit_per_s=0, latency_ms=0), clock=clock) as sb:
-            sync_and_record(target, Portal(name, base_url=sb.base_url), rate_limit_per_s=0,
-                            settings=ApiSettings(sb.base_url, sb.client_id, sb.client_secret))
-    assert build_and_publish(target, note="two portals", as_of=clock.today().date()).ok
+    build_two_portals(warehouse)
     recorded = json.loads(log_path(target).read_text())["last_syncs"]
     with duckdb.connect(str(warehouse.with_name("warehouse.read.duckdb")), read_only=True) as connection:
         truth = {portal: (open_total, overdue) for portal, open_total, overdue in connection.execute(
@@ -58,3 +46,20 @@ def test_two_portals_show_one_row_each_equal_to_the_marts(tmp_path, page, screen
         page.locator('[data-testid="stSidebarNav"]').get_by_text("Portals", exact=True).wait_for(
             timeout=WAIT_S * 1000)
         screenshot(page, screenshots / "portals.png")
+
+
+def test_a_dashboard_limited_to_one_portal_lands_on_it_and_never_names_the_other(tmp_path, page, monkeypatch):
+    """Security review 2, M4, in a real browser: INVOICING_DASHBOARD_PORTALS=globex on a warehouse of acme and
+    globex. Unlimited, the dashboard lands on acme (the first portal); limited, the Receivables page shows globex's
+    open total (marts.dso of the readers' copy, read here with DuckDB), no page lists acme, and the firm's Portals
+    page is gone (one portal to see)."""
+    warehouse = tmp_path / "warehouse.duckdb"
+    build_two_portals(warehouse)
+    with duckdb.connect(str(warehouse.with_name("warehouse.read.duckdb")), read_only=True) as connection:
+        truth = dict(connection.execute("select portal_id, open_receivables from marts.dso").fetchall())
+    monkeypatch.setenv("INVOICING_DASHBOARD_PORTALS", "globex")  # the dashboard process inherits it
+    with dashboard_process(warehouse, tmp_path / "dashboard.log") as url:
+        open_page(page, url, "", "overdue_customers")
+        assert parse_eur(metric(page, "Total open")) == truth["globex"] != truth["acme"]
+        assert "acme" not in page.locator('[data-testid="stSidebar"]').inner_text()
+        assert page.locator('[data-testid="stSidebarNav"]').get_by_text("Portals", exact=True).count() == 0

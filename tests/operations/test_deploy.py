@@ -32,7 +32,16 @@ INCLUDE = re.compile(r"<!-- include: (\S+) -->\n```[a-z]*\n(.*?)```", re.DOTALL)
 SHELL_BLOCK = re.compile(r"```sh\n(.*?)```", re.DOTALL)
 # the product's commands, checked against their --help; the system's, only named
 PRODUCT_COMMANDS = {"invoicing-warehouse", "dagster", "dagster-daemon", "dagster-webserver"}
-SYSTEM_COMMANDS = {"useradd", "git", "install", "systemctl", "systemd-analyze"}
+SYSTEM_COMMANDS = {"useradd", "git", "install", "systemctl", "systemd-analyze", "psql"}
+# each unit's environment files (docs/deploy/env/<name>.example): only what the service needs (review 2, M2)
+UNIT_ENVIRONMENT = {
+    "invoicing-dagster-code.service": ["dagster.env", "writer.env"],
+    "invoicing-dagster-daemon.service": ["dagster.env"],
+    "invoicing-dagster-webserver.service": ["dagster.env"],
+    "invoicing-webhooks.service": ["receiver.env"],
+    "invoicing-dashboard.service": ["dashboard.env"],
+}
+CONFIG_DIR = "/etc/invoicing-warehouse/"
 PROJECT_SCRIPTS = {"scripts/bootstrap"}  # run by .ci/run on every CI run
 WRAPPERS = {"sudo", "env", "sh", "set", "cd", "."}
 
@@ -67,12 +76,39 @@ def test_every_unit_is_a_valid_systemd_unit(tmp_path):
         sections = _sections(unit.read_text(encoding="utf-8"))
         assert set(sections) == {"Unit", "Service", "Install"}, unit.name
         service = sections["Service"]
-        assert service["EnvironmentFile"] == "/etc/invoicing-warehouse/invoicing.env"
+        files = _environment_files(unit.read_text(encoding="utf-8"))
+        assert files == [CONFIG_DIR + name for name in UNIT_ENVIRONMENT[unit.name]], unit.name
         assert service["User"] == "invoicing" and service["NoNewPrivileges"] == "yes"
         assert Path(service["ExecStart"].split()[0]).is_file(), unit.name
-        environment = _env_example()
+        environment = _env_example(*UNIT_ENVIRONMENT[unit.name])
         for name in re.findall(r"\$\{(\w+)\}", service["ExecStart"]):
-            assert name in environment, f"{unit.name} expands ${{{name}}}, which the environment file lacks"
+            assert name in environment, f"{unit.name} expands ${{{name}}}, which its environment files lack"
+
+
+def _environment_files(unit_text: str) -> list[str]:
+    """Every `EnvironmentFile=` of a unit, in order (systemd reads each; `_sections` keeps one value a key)."""
+    return re.findall(r"^EnvironmentFile=(\S+)$", unit_text, re.MULTILINE)
+
+
+def test_each_unit_gets_only_the_secrets_and_the_role_it_needs():
+    """Review 2, M2: five units loaded one file holding every secret. Now the internet-facing receiver holds its
+    token and the spool role's password only; the API's client secrets, the AWS keys and the catalog's owner are
+    the writer's alone; the dashboard reads as the readers' role; every role named is one roles.sql creates."""
+    receiver, dashboard, writer, dagster = (_env_example(name) for name in
+                                            ("receiver.env", "dashboard.env", "writer.env", "dagster.env"))
+    assert set(receiver) == {"INVOICING_WEBHOOK_TOKEN", "INVOICING_HINT_SPOOL", "INVOICING_HINT_SPOOL_PASSWORD"}
+    assert receiver["INVOICING_HINT_SPOOL"].startswith("postgresql://invoicing_receiver@")
+    assert set(dagster) == {"DAGSTER_PG_HOST", "DAGSTER_PG_PORT", "DAGSTER_PG_USER", "DAGSTER_PG_PASSWORD", "DAGSTER_PG_DB"}
+    assert dashboard["INVOICING_DUCKLAKE_CATALOG"].startswith("postgresql://invoicing_reader@")
+    assert writer["INVOICING_DUCKLAKE_CATALOG"].startswith("postgresql://invoicing@")
+    assert writer["INVOICING_RATE_BUDGET_URL"].startswith("postgresql://invoicing_budget@")
+    for name, environment in (("receiver.env", receiver), ("dashboard.env", dashboard), ("dagster.env", dagster)):
+        held = [key for key in environment if key.startswith("SOURCES__") or key == "INVOICING_RATE_BUDGET_PASSWORD"
+                or (key == "INVOICING_DUCKLAKE_CATALOG" and "//invoicing@" in environment[key])]
+        assert held == [], f"{name} holds the writer's {held}"
+    roles_sql = (DEPLOY / "postgres" / "roles.sql").read_text(encoding="utf-8")
+    for role in ("invoicing_receiver", "invoicing_budget", "invoicing_reader"):
+        assert f"create role {role} login;" in roles_sql
 
 
 def _sections(text: str) -> dict[str, dict[str, str]]:
@@ -92,8 +128,10 @@ def _sections(text: str) -> dict[str, dict[str, str]]:
     return sections
 
 
-def _env_example() -> dict[str, str]:
-    lines = (DEPLOY / "env" / "invoicing.env.example").read_text(encoding="utf-8").splitlines()
+def _env_example(*names: str) -> dict[str, str]:
+    """The settings of the environment files `names` (every one of docs/deploy/env/ when none is named)."""
+    paths = [DEPLOY / "env" / f"{name}.example" for name in names] or sorted((DEPLOY / "env").glob("*.env.example"))
+    lines = [line for path in paths for line in path.read_text(encoding="utf-8").splitlines()]
     return dict(line.split("=", 1) for line in lines if line and not line.startswith("#"))
 
 

@@ -110,6 +110,8 @@ def test_cli_and_dagster_read_dot_env_and_the_environment_wins(project, monkeypa
     (project / ".env").write_text(
         "SOURCES__INVOICING__BASE_URL=https://dotenv.example/api/v2\nSOURCES__INVOICING__CLIENT_ID=dotenv-id\n"
         "SOURCES__INVOICING__CLIENT_SECRET=dotenv-secret\nINVOICING_WAREHOUSE_PATH=from-dotenv.duckdb\n")
+    # a folder other than the checkout: its `.env` is read only when named (warehouse_engine/env_file.py)
+    monkeypatch.setenv("INVOICING_ENV_FILE", str(project / ".env"))
     monkeypatch.setenv("SOURCES__INVOICING__CLIENT_ID", "environment-id")
     cli, dagster, warehouse = _cli_and_dagster(project)
     assert (cli.base_url, cli.client_id, cli.client_secret) == ("https://dotenv.example/api/v2", "environment-id",

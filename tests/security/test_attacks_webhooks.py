@@ -36,6 +36,7 @@ from harness.warehouse_truth import mismatches
 from invoicing_warehouse.cli import build_parser
 from invoicing_warehouse.webhooks_command import receiver_settings
 from pipelines.invoicing.credentials import ApiSettings
+from pipelines.invoicing.hook_urls import hook_url
 from pipelines.invoicing.portals import Portal
 from pipelines.invoicing.webhooks.hint_spool import WHOLE_RESOURCE, HintSpool
 from pipelines.invoicing.webhooks.receiver import Receiver
@@ -133,7 +134,7 @@ def probe_forged_traversal_id(battle: Battle) -> object:
 
 def probe_big_headers(battle: Battle) -> object:
     """Headers over the cap, sent at once (one read: h11's own cap never sees them incomplete) and as 1 MiB."""
-    path = f"/hooks/{battle.served.token}".encode()
+    path = battle.served.path().encode()
     head = b"POST " + path + b" HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Filler: "
     one_read, _ = _raw(battle, head + b"a" * 20_000 + b"\r\nContent-Length: 2\r\n\r\n{}")
     huge, _ = _raw(battle, head + b"a" * (1024 * 1024) + b"\r\n\r\n")
@@ -141,7 +142,7 @@ def probe_big_headers(battle: Battle) -> object:
 
 
 def probe_half_sent_request(battle: Battle) -> object:
-    path = f"/hooks/{battle.served.token}".encode()
+    path = battle.served.path().encode()
     half = b"POST " + path + b" HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 400\r\n\r\n{\"id\": \"half"
     answer, seconds = _raw(battle, half, wait_s=HALF_SENT_WAIT_S)
     return ("dropped" if answer == b"" and seconds < HALF_SENT_WAIT_S - 1 else f"{answer[:60]!r} {seconds:.1f}s")
@@ -209,7 +210,7 @@ def probe_ducklake_spool(battle: Battle) -> object:
     receiver.open()
     try:
         with serving_app(receiver.app()) as port, httpx.Client(timeout=30.0, trust_env=False) as http:
-            status = http.post(f"http://127.0.0.1:{port}/hooks/{token}",
+            status = http.post(hook_url(f"http://127.0.0.1:{port}", token, None),
                                json=envelope("lake-1", "customer.updated", "0123456789abcdef01234567")).status_code
     finally:
         receiver.close()

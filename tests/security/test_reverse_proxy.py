@@ -12,61 +12,31 @@ with its own prefix in tmp, and is always stopped.
 
 from __future__ import annotations
 
-import datetime
-import ipaddress
-import re
 import socket
 import ssl
-import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.x509.oid import NameOID
 
-from harness.common import free_port, wait_until
+from harness.common import free_port
+from tests.support.nginx_recipe import documented_block, running_nginx, self_signed, with_replacements
 from tests.support.webhook_receiver import ServedReceiver, envelope, serving_receiver
 
-NGINX = Path("/usr/sbin/nginx")
 DOC = Path(__file__).resolve().parents[2] / "docs" / "webhook-receiver.md"
 SHORT_TIMEOUT_S = 1
 
 
 def documented_recipe() -> str:
     """The ```nginx block of the documentation's "Behind a reverse proxy" section."""
-    text = DOC.read_text(encoding="utf-8")
-    section = text[text.index("## Behind a reverse proxy"):]
-    match = re.search(r"```nginx\n(.*?)```", section, re.DOTALL)
-    assert match, "docs/webhook-receiver.md has no ```nginx block under 'Behind a reverse proxy'"
-    return match.group(1)
-
-
-def _self_signed(folder: Path) -> tuple[Path, Path]:
-    key = ec.generate_private_key(ec.SECP256R1())
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
-    now = datetime.datetime.now(datetime.UTC)
-    certificate = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
-                   .serial_number(x509.random_serial_number()).not_valid_before(now - datetime.timedelta(minutes=5))
-                   .not_valid_after(now + datetime.timedelta(days=1))
-                   .add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
-                                  critical=False)
-                   .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-                   .sign(key, hashes.SHA256()))
-    cert_path, key_path = folder / "cert.pem", folder / "key.pem"
-    cert_path.write_bytes(certificate.public_bytes(serialization.Encoding.PEM))
-    key_path.write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                                           serialization.NoEncryption()))
-    return cert_path, key_path
+    return documented_block(DOC, "## Behind a reverse proxy")
 
 
 def rendered(recipe: str, *, port: int, cert: Path, key: Path, receiver_port: int, error_log: Path) -> str:
     """The recipe with this machine's names, each replacement checked to have happened once."""
-    replacements = [
+    return with_replacements(recipe, [
         (r"listen 443 ssl;", f"listen 127.0.0.1:{port} ssl;"),
         (r"ssl_certificate /etc/ssl/certs/hooks\.example\.com\.pem;", f"ssl_certificate {cert};"),
         (r"ssl_certificate_key /etc/ssl/private/hooks\.example\.com\.key;", f"ssl_certificate_key {key};"),
@@ -74,56 +44,24 @@ def rendered(recipe: str, *, port: int, cert: Path, key: Path, receiver_port: in
         (r"error_log /var/log/nginx/invoicing-hooks\.error\.log crit;", f"error_log {error_log} crit;"),
         (r"client_header_timeout 10s;", f"client_header_timeout {SHORT_TIMEOUT_S}s;"),
         (r"client_body_timeout 10s;", f"client_body_timeout {SHORT_TIMEOUT_S}s;"),
-    ]
-    for pattern, replacement in replacements:
-        recipe, count = re.subn(pattern, replacement, recipe)
-        assert count == 1, f"the recipe no longer holds {pattern!r}"
-    return recipe
+    ])
 
 
 @pytest.fixture
 def proxied(tmp_path) -> Iterator[tuple[ServedReceiver, str, ssl.SSLContext, Path]]:
     """The receiver, and nginx in front of it with the documented recipe; (receiver, https base, TLS context
     trusting the test's certificate, nginx's prefix). nginx is stopped whatever happens."""
-    if not NGINX.exists():
-        pytest.fail(f"{NGINX} not found: install Debian's nginx with `apt-get install -y nginx`")
     prefix = tmp_path / "nginx"
     (prefix / "logs").mkdir(parents=True)
-    cert, key = _self_signed(prefix)
+    cert, key = self_signed(prefix)
     port = free_port()
     with serving_receiver(tmp_path) as served:
         receiver_port = int(served.base.rsplit(":", 1)[1])
         site = rendered(documented_recipe(), port=port, cert=cert, key=key, receiver_port=receiver_port,
                         error_log=prefix / "logs" / "hooks.error.log")
-        (prefix / "site.conf").write_text(site)
-        temp = " ".join(f"{kind}_temp_path {prefix / kind};" for kind in ("client_body", "proxy", "fastcgi",
-                                                                          "uwsgi", "scgi"))
-        (prefix / "nginx.conf").write_text(
-            f"daemon off;\nmaster_process off;\npid {prefix / 'nginx.pid'};\nerror_log {prefix / 'logs/error.log'} crit;\n"
-            f"events {{ worker_connections 64; }}\nhttp {{ {temp} include {prefix / 'site.conf'}; }}\n")
-        process = subprocess.Popen([str(NGINX), "-p", str(prefix), "-c", str(prefix / "nginx.conf")],
-                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-        try:
-            assert wait_until(lambda: _listening(port) or process.poll() is not None, timeout_s=15)
-            assert process.poll() is None, process.stdout.read().decode() if process.stdout else ""
+        with running_nginx(prefix, site, port):
             context = ssl.create_default_context(cafile=str(cert))
             yield served, f"https://127.0.0.1:{port}", context, prefix
-        finally:
-            process.terminate()
-            try:
-                process.wait(10)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait(10)
-            assert process.returncode is not None
-
-
-def _listening(port: int) -> bool:
-    try:
-        with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-            return True
-    except OSError:
-        return False
 
 
 def _half_sent(base: str, context: ssl.SSLContext, path: str) -> tuple[bytes, float]:
@@ -149,7 +87,7 @@ def _half_sent(base: str, context: ssl.SSLContext, path: str) -> tuple[bytes, fl
 
 def test_the_documented_nginx_recipe_passes_a_delivery_and_refuses_oversized_and_slow_ones(proxied):
     served, base, context, prefix = proxied
-    path = f"/hooks/{served.token}"
+    path = served.path()
     with httpx.Client(verify=context, timeout=30.0, trust_env=False) as https:
         genuine = https.post(base + path, json=envelope("through-nginx", "customer.updated"))
         big_header = https.post(base + path, json=envelope("big-header"), headers={"X-Filler": "a" * 16_384})

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import uvicorn
 
+from pipelines.invoicing.hook_urls import hook_url
 from pipelines.invoicing.webhooks.hint_spool import MAX_PENDING_PER_PORTAL, HintSpool, spool_path
 from pipelines.invoicing.webhooks.receiver import Receiver, ReceiverSettings
 from pipelines.invoicing.webhooks.receiver_server import DEFAULT_LIMITS, ServerLimits, server_config
@@ -33,9 +34,13 @@ class ServedReceiver:
     receiver: Receiver
 
     def url(self, portal: str | None = None, token: str | None = None) -> str:
-        """The delivery URL (another `token` to test a wrong one)."""
-        path = f"{self.base}/hooks/{self.token if token is None else token}"
-        return f"{path}/{portal}" if portal else path
+        """The delivery URL of `portal` (None: `default`), its door derived from the token (another `token` to
+        test a wrong one)."""
+        return hook_url(self.base, self.token if token is None else token, portal)
+
+    def path(self, portal: str | None = None) -> str:
+        """The delivery path of `portal` (None: `default`), door included."""
+        return self.url(portal)[len(self.base):]
 
     def pending(self) -> list:
         """The hints in the spool now (read through a connection of its own)."""

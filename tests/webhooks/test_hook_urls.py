@@ -42,3 +42,18 @@ def test_short_or_repetitive_tokens_and_hmac_secrets_are_refused_at_configuratio
     for bad in ("s3cret", "x" * 64):
         problem = hmac_secret_problem(bad)
         assert problem is not None and "INVOICING_WEBHOOK_HMAC_SECRET" in problem and bad not in problem
+
+
+def test_each_portal_has_its_own_door_the_documented_openssl_command_computes():
+    """M1 (review 2): the door of a portal is HMAC-SHA256(token, portal name) in hex. The expected values were
+    printed by `printf %s acme | openssl dgst -sha256 -hmac "$TOKEN"` (docs/webhook-receiver.md), not by this code."""
+    from pipelines.invoicing.hook_urls import hook_url, is_portal_door, portal_door
+
+    acme = "16ca5813bea2fff0b82d0ff9d6e03d33f8733d9ec8bfedf9c5df52b63ba94448"
+    default = "fcdc8cba8eba988ec694a3f20f612a4d0218a01e9030d4ceea61022c623b1bcf"
+    assert portal_door(TOKEN, "acme") == acme and portal_door(TOKEN, None) == default
+    assert hook_url("https://hooks.example.com/", TOKEN, "acme") == f"https://hooks.example.com/hooks/{acme}/acme"
+    assert hook_url("https://hooks.example.com", TOKEN, None) == f"https://hooks.example.com/hooks/{default}"
+    assert is_portal_door(acme, TOKEN, "acme")
+    assert not is_portal_door(acme, TOKEN, "globex") and not is_portal_door(TOKEN, TOKEN, "acme")
+    assert masked(hook_url("https://h.example", TOKEN, "acme")) == "https://h.example/hooks/***/acme"

@@ -47,7 +47,7 @@ def test_connections_over_the_cap_are_closed_and_stalled_ones_dropped(tmp_path):
         finally:
             for connection in held:
                 connection.close()
-        path = f"/hooks/{served.token}".encode()
+        path = served.path().encode()
         with _connect(port) as kept_alive:
             body = httpx.Request("POST", "http://x", json=envelope("first")).read()
             kept_alive.sendall(b"POST " + path + b" HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
@@ -67,7 +67,7 @@ def test_a_head_is_measured_whole_whatever_the_reads_and_a_body_never_counts(tmp
     with serving_receiver(tmp_path, limits=ServerLimits(max_header_bytes=4096)) as served:
         port = int(served.base.rsplit(":", 1)[1])
         body = httpx.Request("POST", "http://x", json=envelope("split", data={"id": "s1", "pad": "p" * 8000})).read()
-        head = (f"POST /hooks/{served.token} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+        head = (f"POST {served.path()} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
                 f"Content-Length: {len(body)}\r\n\r\n").encode()
         for cut in range(len(head) - 5, len(head) + 2):
             with _connect(port) as connection:

@@ -339,8 +339,8 @@ LEDGER: tuple[LedgerRow, ...] = (
        "refused (422) and spools nothing; the payload is never loaded as data, the record is read "
        "from the API (a burst by a window of its list, whatever the window misses by id), the id one encoded path segment", "behaviour"),
     _r("deliveries", "portalId", "api-facts", "receiver.py, hint_apply.py (records' portalId)", "fine", "", (),
-       "absent, or before an applying run learnt the portal's id from the records' portalId: accepted; present and "
-       "not the path portal's learnt id: refused (422), nothing spooled", "behaviour"),
+       "before an applying run learnt the portal's id from the records' portalId: accepted, present or absent; once "
+       "learnt, absent or not the path portal's id: refused (422), nothing spooled", "behaviour"),
     _r("deliveries", "unsigned", "contract", "receiver.py (token path, optional HMAC)", "fine", "", (),
        "nothing is trusted from a delivery but which record to re-read: a secret token in the URL; the HMAC header is ours, off by default", "behaviour"),
     _r("deliveries", "delivered at least once", "api-facts", "hint_apply.py, the schedule", "fine", "", (),

@@ -245,6 +245,12 @@ def _create_table(connection: Connection) -> None:
     """The budget's table, created once by whichever process comes first (the others wait on the advisory lock
     of the transaction, then find it)."""
     with _transaction(connection) as cursor:
+        # PostgreSQL checks the privilege to create before it looks whether the table exists: a role granted
+        # only the budget's table must find it without asking to create it
+        cursor.execute("SELECT to_regclass(%s) IS NOT NULL", (TABLE,))
+        row = cursor.fetchone()
+        if row is not None and row[0]:
+            return
         cursor.execute("SELECT pg_advisory_xact_lock(%s)", (CREATE_LOCK_KEY,))
         cursor.execute(
             f"CREATE TABLE IF NOT EXISTS {TABLE} ("

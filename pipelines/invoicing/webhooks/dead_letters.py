@@ -130,18 +130,24 @@ def listed(connection: SpoolConnection, portal_id: str | None = None, limit: int
     return [DeadLetter(*row) for row in rows]
 
 
-def read_dead_letters(spool: SpoolLocation, limit: int = 100) -> tuple[int, list[DeadLetter]]:
-    """(how many, the newest `limit`) dead letters of the spool at `spool`, opened for reading: (0, []) when
-    there is no spool yet or it has no dead-letter table. Raises what the store raises on an unreadable spool
-    (sqlite3.Error, psycopg2.Error)."""
+def read_dead_letters(spool: SpoolLocation, limit: int = 100,
+                      portals: frozenset[str] | None = None) -> tuple[int, list[DeadLetter]]:
+    """(how many, the newest `limit`) dead letters of the spool at `spool` (of `portals` only, when given: a
+    dashboard limited to some portals), opened for reading: (0, []) when there is no spool yet or it has no
+    dead-letter table. Raises what the store raises on an unreadable spool (sqlite3.Error, psycopg2.Error)."""
     connection = open_for_reading(spool)
     if connection is None:
         return 0, []
     try:
         if "dead_letters" not in connection.tables():
             return 0, []
-        total = int(connection.execute("select count(*) from dead_letters").fetchone()[0])
-        return total, listed(connection, limit=limit)
+        if portals is None:
+            total = int(connection.execute("select count(*) from dead_letters").fetchone()[0])
+            return total, listed(connection, limit=limit)
+        letters = [letter for portal in sorted(portals) for letter in listed(connection, portal, limit)]
+        total = sum(int(connection.execute("select count(*) from dead_letters where portal_id = ?",
+                                           (portal,)).fetchone()[0]) for portal in portals)
+        return total, sorted(letters, key=lambda letter: letter.dead_at, reverse=True)[:limit]
     finally:
         connection.close()
 

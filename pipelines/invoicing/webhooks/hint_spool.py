@@ -27,7 +27,7 @@ growing and deliveries keep being answered 200, none lost.
 
 A hint that fails alone (the service refuses its record) is retried a few times, then kept dead beside the
 others (dead_letters.py); the portal's API id, once an applying run learnt it from the records the API served
-(`portalId`), lets the receiver refuse a delivery whose envelope names another portal (`portal_mismatch`).
+(`portalId`), lets the receiver refuse a delivery whose envelope names another portal or none (`portal_mismatch`).
 """
 
 from __future__ import annotations
@@ -157,18 +157,21 @@ class HintSpool:
         return self.receive(delivery_id, hint, received_at) != REPLAYED
 
     def receive(self, delivery_id: str, hint: Hint, received_at: float | None = None, *,
-                api_portal_id: str | None = None) -> str:
+                api_portal_id: str | None = None, must_name_portal: bool = False) -> str:
         """Spools `hint` for delivery `delivery_id` in one durable transaction; returns what it did:
         SPOOLED (a new or updated pending hint), COLLAPSED (the portal is at its bound: the resource's
         re-read hint took it), DEAD (the record's hint is dead: counted there), REPLAYED (that delivery id
-        was received before: nothing), PORTAL_MISMATCH (`api_portal_id`, the envelope's `portalId`, differs
-        from the one learnt for the hint's portal: nothing, not even the delivery id, is kept)."""
+        was received before: nothing), PORTAL_MISMATCH (`api_portal_id`, the envelope's `portalId`, differs from
+        the one learnt for the hint's portal, or is missing with `must_name_portal`, the receiver's rule for a
+        delivery from outside: nothing, not even the delivery id, is kept)."""
         now = time.time() if received_at is None else received_at
         connection = self._connection
         key = (hint.portal_id, hint.resource, hint.record_id)
         connection.begin_writing()
         try:
-            if api_portal_id is not None and self._learnt(hint.portal_id) not in (None, api_portal_id):
+            # once the portal's id is learnt, a delivery from outside must name it (review 2, M1)
+            learnt = self._learnt(hint.portal_id)
+            if learnt is not None and (api_portal_id is not None or must_name_portal) and api_portal_id != learnt:
                 connection.rollback()
                 return PORTAL_MISMATCH
             seen = connection.execute(

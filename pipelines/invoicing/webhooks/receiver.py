@@ -1,19 +1,20 @@
 """The webhook receiver (the doorbell's ear): an ASGI app that turns each delivery into one spooled hint.
 
-`POST /hooks/<token>` (portal `default`) or `/hooks/<token>/<portal name>` (a portal of the portals file),
+`POST /hooks/<door>` (portal `default`) or `/hooks/<door>/<portal name>` (a portal of the portals file), the
+door being that portal's own secret (hook_urls.portal_door: HMAC-SHA256 of its name keyed by the token),
 body = the service's envelope `{"id", "portalId", "event": {"eventId", "data"}}` (api-facts). Checks, in
 this order, each answering before anything is spooled:
 
 | check | answer |
 |---|---|
 | a method other than POST, on any path | 404, the same body as any unknown path |
-| token differs from `INVOICING_WEBHOOK_TOKEN` (constant-time compare) | 404, the same body as any unknown path |
+| the door is not the path portal's (HMAC of its name by `INVOICING_WEBHOOK_TOKEN`, constant-time compare) | 404, the same body as any unknown path |
 | portal name not configured | 404 `unknown portal` |
 | body over 256 KiB (read in bounded chunks; a declared Content-Length over it is refused unread) | 413 |
 | `INVOICING_WEBHOOK_HMAC_SECRET` set and `X-Invoicing-Signature: sha256=<hex>` missing or wrong | 401 |
 | not JSON, nested too deeply to parse, or not the envelope's shape (`portalId` optional, a string) | 400 |
 | an event outside `hint_events.EVENTS`, or a payload without a record id (record_ids.py) | 422 |
-| `portalId` differs from the path portal's id, as an applying run learnt it from the API | 422 |
+| `portalId` missing or not the path portal's id, once an applying run learnt that id from the API | 422 |
 | the spool cannot be written (disk full, locked longer than its busy timeout) | 503: the sender retries |
 
 Then `HintSpool.receive(delivery id, hint)` commits (a file: synchronous=FULL, on disk before the answer; PostgreSQL:
@@ -49,7 +50,7 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from pipelines.invoicing.hook_urls import masked
+from pipelines.invoicing.hook_urls import is_portal_door, masked
 from pipelines.invoicing.webhooks.hint_events import UnknownEvent, hint_for_event
 from pipelines.invoicing.webhooks.hint_spool import MAX_PENDING_PER_PORTAL, PORTAL_MISMATCH, Hint, HintSpool
 from pipelines.invoicing.webhooks.spool_stores import SpoolLocation
@@ -106,8 +107,8 @@ class Receiver:
 
         # 405 answered as 404: a stranger must not learn that /hooks/<anything> exists (any method)
         not_found = {404: self._not_found, 405: self._not_found}
-        routes = [Route("/hooks/{token}", self.handle, methods=["POST"]),
-                  Route("/hooks/{token}/{portal}", self.handle, methods=["POST"])]
+        routes = [Route("/hooks/{door}", self.handle, methods=["POST"]),
+                  Route("/hooks/{door}/{portal}", self.handle, methods=["POST"])]
         return Starlette(routes=routes, exception_handlers=not_found, lifespan=lifespan)
 
     def open(self) -> None:
@@ -157,10 +158,10 @@ class Receiver:
             self.counts[outcome] += 1
 
     async def _receive(self, request: Request) -> tuple[int, str]:
-        given = str(request.path_params["token"]).encode()
-        if not hmac.compare_digest(given, self.settings.token.encode()):
-            raise Refused(404, "not found")
         portal = str(request.path_params.get("portal", DEFAULT_PORTAL))
+        # a door per portal (hook_urls.portal_door): the token itself, or another portal's door, opens nothing
+        if not is_portal_door(str(request.path_params["door"]), self.settings.token, portal):
+            raise Refused(404, "not found")
         if portal not in self.settings.portals:
             raise Refused(404, "unknown portal")
         body = await _bounded_body(request)
@@ -173,12 +174,13 @@ class Receiver:
             log.error("spool %s: append failed: %s: %s", self.settings.spool_path, type(error).__name__, error)
             raise Refused(503, "the spool cannot be written; retry later") from None
         if outcome == PORTAL_MISMATCH:
-            raise Refused(422, "the envelope's 'portalId' is not the id of the path's portal")
+            raise Refused(422, "the envelope's 'portalId' is missing, and this portal's id is known"
+                          if api_portal_id is None else "the envelope's 'portalId' is not the id of the path's portal")
         return 200, outcome
 
     def _append(self, delivery_id: str, hint: Hint, api_portal_id: str | None) -> str:
         try:
-            return self._open().receive(delivery_id, hint, api_portal_id=api_portal_id)
+            return self._open().receive(delivery_id, hint, api_portal_id=api_portal_id, must_name_portal=True)
         except Exception:
             self._drop_spool()  # a broken connection (a database restarted) is not reused: the next one reconnects
             raise

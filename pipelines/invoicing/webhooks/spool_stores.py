@@ -19,6 +19,7 @@ Readers that must never create a spool (the status, the dashboard, a Dagster che
 
 from __future__ import annotations
 
+import re
 import sqlite3
 import time
 from collections.abc import Callable, Sequence
@@ -37,6 +38,7 @@ POSTGRES_SCHEMA = "invoicing_hints"
 CONNECT_TIMEOUT_S = 10
 # every spool's writers of one database take this lock (pg_advisory_xact_lock(hashtext(...))): one writer at a time
 WRITER_LOCK = "invoicing_hints.writer"
+_CREATED_TABLE = re.compile(r"create table if not exists (\w+)")
 
 
 class SpoolUnreachable(InvoicingApiError):
@@ -214,10 +216,19 @@ class PostgresSpoolConnection:
 
     def create_tables(self, schema: str, upgrade: Callable[[sqlite3.Connection], None] | None = None) -> None:
         """The schema and its tables (idempotent; two processes creating them at once wait on the writer lock).
-        `upgrade` is for files only: no PostgreSQL spool predates a column."""
+        `upgrade` is for files only: no PostgreSQL spool predates a column.
+
+        Nothing is created when everything exists, and the schema only when it is missing: PostgreSQL checks the
+        privilege to create before it looks whether the object exists, and a role with only its grants on the
+        spool (the receiver's, docs/deploy/postgres/roles.sql) must still open it."""
+        wanted = set(_CREATED_TABLE.findall(schema))
+        if wanted <= self.tables():
+            return
         self.begin_writing()
         try:
-            self._cursor.execute(f'create schema if not exists "{self.location.schema}"')
+            self._cursor.execute("select 1 from pg_namespace where nspname = %s", (self.location.schema,))
+            if self._cursor.fetchone() is None:
+                self._cursor.execute(f'create schema if not exists "{self.location.schema}"')
             self._cursor.execute(schema)
             self.commit()
         except BaseException:

@@ -114,10 +114,15 @@ class Subscriptions:
             found += fresh
         return found
 
-    def register(self, url: str, events: list[str]) -> tuple[Subscription, str, list[Subscription]]:
-        """(the subscription, "exists" | "created", the older subscriptions of `url` removed)."""
+    def register(self, url: str, events: list[str], replaces: tuple[str, ...] = ()
+                 ) -> tuple[Subscription, str, list[Subscription]]:
+        """(the subscription, "exists" | "created", the older subscriptions of `url`, and those of the URLs
+        `replaces` names, removed). `replaces`: URLs this one supersedes (a portal's URL of an older version,
+        with the shared token where its door now is), removed only once `url`'s subscription exists."""
         wanted = tuple(sorted(set(events)))
-        same_url = [s for s in self.current() if s.url == url]
+        current = self.current()
+        same_url = [s for s in current if s.url == url]
+        superseded = [s for s in current if s.url in replaces and s.url != url]
         keep = next((s for s in same_url if tuple(sorted(s.events)) == wanted and s.enabled is not False), None)
         outcome = "exists"
         if keep is None:
@@ -127,15 +132,17 @@ class Subscriptions:
             except InvoicingApiError as error:
                 raise _explained(error, self.portal) from None
             outcome = "created"
-        stale = [s for s in same_url if s.id != keep.id]
+        stale = [s for s in same_url if s.id != keep.id] + superseded
         for subscription in stale:
             self._delete(subscription.id)
         return keep, outcome, stale
 
-    def remove(self, *, url: str | None = None, subscription_id: str | None = None) -> list[Subscription]:
-        """Removes the subscriptions of `url`, or the one of `subscription_id`; returns those removed
-        (empty when none was there)."""
-        chosen = [s for s in self.current() if (url is not None and s.url == url)
+    def remove(self, *, url: str | None = None, subscription_id: str | None = None,
+               also: tuple[str, ...] = ()) -> list[Subscription]:
+        """Removes the subscriptions of `url` (and of the URLs `also` names), or the one of `subscription_id`;
+        returns those removed (empty when none was there)."""
+        urls = ({url} if url is not None else set()) | set(also)
+        chosen = [s for s in self.current() if s.url in urls
                   or (subscription_id is not None and s.id == subscription_id)]
         for subscription in chosen:
             self._delete(subscription.id)
