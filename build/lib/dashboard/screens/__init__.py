@@ -1,1 +1,0 @@
-"""One module per dashboard page: layout only, figures from dashboard.cache (and through it dashboard.queries)."""

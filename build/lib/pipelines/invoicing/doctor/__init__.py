@@ -1,1 +1,0 @@
-"""The doctor: probes what a server honours of the contract, and reports it."""

@@ -1,1 +1,0 @@
-"""Reading a portal: frozen windows, keyset and skip paging, the producer threads of a run, records to rows."""

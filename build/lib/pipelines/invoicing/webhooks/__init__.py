@@ -1,1 +1,0 @@
-"""Webhooks: the receiver, its durable hint spool, applying hints to the warehouse, subscriptions."""
