@@ -160,6 +160,11 @@ class ReceivablesFigures:
     assumed_overdue_amount: Decimal = Decimal(0)
     aged: Listing | None = None  # the aged balance by customer, largest total first
     aged_totals: pd.DataFrame | None = None  # its sums over every customer (aged_totals)
+    # marts.dso's other methods beside the headline (None in a copy published before the mart carried them)
+    net_dso_days: Decimal | None = None
+    count_back_dso_days: Decimal | None = None
+    credit_deducted: Decimal = Decimal(0)
+    credit_balances_owed: Decimal = Decimal(0)
 
 
 def receivables(connection: duckdb.DuckDBPyConnection, portal_id: str) -> ReceivablesFigures:
@@ -170,6 +175,15 @@ def receivables(connection: duckdb.DuckDBPyConnection, portal_id: str) -> Receiv
         [portal_id],
     ).fetchone()
     total_open, overdue, dso_days, invoiced, open_count = dso or (Decimal(0), Decimal(0), None, Decimal(0), 0)
+    try:
+        methods = connection.execute(
+            "select net_dso_days, count_back_dso_days, credit_deducted, credit_balances_owed from marts.dso "
+            "where portal_id = ?",
+            [portal_id],
+        ).fetchone()
+    except duckdb.BinderException:  # a copy published before marts.dso carried the other methods
+        methods = None
+    net_dso, count_back_dso, credit_deducted, credit_owed = methods or (None, None, Decimal(0), Decimal(0))
     aging = frame(
         connection,
         """select buckets.aging_bucket, coalesce(sum(receivables.open_amount), 0) as open_amount,
@@ -202,6 +216,7 @@ def receivables(connection: duckdb.DuckDBPyConnection, portal_id: str) -> Receiv
         assumed_overdue,
         listing(connection, "aged_receivables", [portal_id], DISPLAY_ROWS),
         aged_totals(connection, "aged_receivables", portal_id),
+        net_dso, count_back_dso, credit_deducted or Decimal(0), credit_owed or Decimal(0),
     )
 
 

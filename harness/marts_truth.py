@@ -134,8 +134,8 @@ def _unapplied_credit_notes(sb, today: date) -> Decimal:
 
 def sandbox_dso_and_outlook(sb, today: date) -> tuple[dict, dict[int, tuple[Decimal, Decimal]]]:
     """From the sandbox's own records on `today` (its clock's date): the DSO figures ({open_receivables,
-    unapplied_credit_notes, invoiced_last_90_days, credit_notes_last_90_days, dso_days}, DSO net of credit notes
-    on both sides) and, per cash-outlook period (0 past due, 1-8 weeks, 9 later), (expected inflows, expected
+    unapplied_credit_notes, invoiced_last_90_days, credit_notes_last_90_days, dso_days}, the headline DSO by the
+    gross sales method: open receivables / invoices of the 90 days x 90) and, per cash-outlook period (0 past due, 1-8 weeks, 9 later), (expected inflows, expected
     outflows: every owed supplier bill), independently of the SQL."""
     invoices = [
         d for d in sb.portal.snapshot("documents")
@@ -164,10 +164,8 @@ def sandbox_dso_and_outlook(sb, today: date) -> tuple[dict, dict[int, tuple[Deci
     for _, _, amount, due in sandbox_payables(sb, today).values():
         periods[_outlook_period(due, today)][1] += amount
     unapplied = _unapplied_credit_notes(sb, today)
-    net_sales = invoiced - credited
     dso = (
-        ((open_total - unapplied) / net_sales * DSO_WINDOW_DAYS).quantize(Decimal("0.1"), ROUND_HALF_UP)
-        if net_sales > 0 else None
+        (open_total / invoiced * DSO_WINDOW_DAYS).quantize(Decimal("0.1"), ROUND_HALF_UP) if invoiced > 0 else None
     )
     figures = {
         "open_receivables": open_total,

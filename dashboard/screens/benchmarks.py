@@ -26,7 +26,13 @@ from dashboard.widgets import PageContext, heading, table
 
 # measure -> (what the row says, the portal's figure in marts.payment_behaviour or None when not computed)
 ROWS = {
-    "customer_terms_dso": ("Customer payment terms, DSO (days of sales)", "dso_days"),
+    # the observatory's "délais clients" are receivables / annual turnover incl. tax x 360: the portal's figure
+    # computed the same way (marts.dso.annual_dso_days_360), not the 90-day sales-method headline
+    "customer_terms_dso": (
+        ("Customer payment terms, DSO (days of sales): receivables / annual turnover incl. tax x 360, as the "
+         "observatory computes it"),
+        "annual_dso_days_360",
+    ),
     "average_lateness": ("Average lateness (days paid after the due date, per invoice)", "average_days_late"),
     "supplier_terms": ("Supplier payment terms (days of purchases)", None),
 }
@@ -67,7 +73,11 @@ def render(context: PageContext) -> None:
         f"This portal's figures as of the report date beside the Banque de France payment-terms observatory's "
         f"(Observatoire des délais de paiement) for companies of size {size} ({SIZE_SETTING}; the observatory's "
         f"figure for all sizes when the data file has none for {size}). Figures from {path.name} "
-        f"({FILE_SETTING} names another). DSO: marts.dso, sales method over 90 days. Average lateness: "
+        f"({FILE_SETTING} names another). Customer payment terms: the portal's figure is computed as the observatory computes its own, "
+        "customer receivables (each customer's balance net of its unapplied credit notes and payments) / turnover "
+        "incl. tax of the 12 months ending on the report date, net of credit notes, x 360 "
+        "(marts.dso.annual_dso_days_360); the Receivables page's headline DSO (sales method over 90 days) is "
+        "another method and is not compared here. Average lateness: "
         "marts.payment_behaviour, the invoices paid over the 365 days ending on the report date, each counting "
         "max(0, paid date - due date) days, unweighted (as the payment-behaviour studies count payments); "
         "the amount-weighted figure is below. The observatory's figures are national averages of other years: "

@@ -48,10 +48,18 @@ def render(context: PageContext) -> None:
     dso.metric(
         "DSO (days)",
         days(figures.dso_days, context.style),
-        help="open receivables less unapplied credit notes / invoices less credit notes emitted in the last 90 "
-             "days (incl. tax) x 90 (marts.dso)",
+        help="sales method, gross: open receivables incl. tax / invoices incl. tax emitted in the 90 days ending "
+             "on the report date x 90 (marts.dso.dso_days)",
     )
     customers.metric("Overdue customers", f"{figures.overdue_customers.total}")
+    st.caption(
+        f"DSO, other methods: net {days(figures.net_dso_days, context.style)} days (open receivables less each "
+        f"customer's unapplied credit notes and payments up to what that customer owes, "
+        f"{money(figures.credit_deducted, context.style, currency)} deducted / invoices less credit notes of the "
+        f"90 days x 90); count-back {days(figures.count_back_dso_days, context.style)} days (open receivables "
+        "exhausted against each month's sales going back from the report date). Credit balances owed to "
+        f"customers, not deducted from what others owe: {money(figures.credit_balances_owed, context.style, currency)}."
+    )
     if figures.assumed_due_count:
         # the server sent no dueDate for these: the figures above and below rest on the legal default
         st.warning(

@@ -14,8 +14,10 @@ dec = Decimal
 
 DSO_COLUMNS = (
     "as_of_date, window_start, window_end, open_receivables, overdue_receivables, open_invoice_count, "
-    "unapplied_credit_notes, net_receivables, invoiced_last_90_days, invoice_count_last_90_days, "
-    "credit_notes_last_90_days, credit_note_count_last_90_days, net_sales_last_90_days, dso_days, portal_id"
+    "unapplied_credit_notes, unapplied_payments, credit_deducted, credit_balances_owed, net_receivables, "
+    "invoiced_last_90_days, invoice_count_last_90_days, credit_notes_last_90_days, credit_note_count_last_90_days, "
+    "net_sales_last_90_days, net_sales_last_12_months, dso_days, net_dso_days, count_back_dso_days, "
+    "annual_dso_days_360, portal_id"
 )
 OUTLOOK_COLUMNS = (
     "period_index, period_label, week_start, week_end, expected_inflows, expected_outflows, net_flow, "
@@ -28,21 +30,31 @@ def test_dso_as_of_d(at_d):
     # + inv5 300 + dep1 1000 + inv7 60 = 3300.00 over 6 invoices; inv3b (emitted 2025-11-01) is outside;
     # open: 699.50 + 380 + 850 + 140 + 1000 + 60 = 3129.50, overdue 699.50 + 850 + 140 + 60 = 1749.50;
     # credit notes emitted in the window: CN1 120 (2026-01-15) + CN2 50 (2026-01-12) = 170, net sales 3130.00;
-    # unapplied on D: CN2 50 (CN1 went in full on INV2), net receivables 3129.50 - 50 = 3079.50;
-    # 3079.50 / 3130 x 90 = 88.548 -> 88.5 (gross it would be 3129.50 / 3300 x 90 = 85.4)
+    # headline (gross): 3129.50 / 3300 x 90 = 85.35 -> 85.4.
+    # net: unapplied on D: C2's CN2 50 (CN1 went in full on INV2) and T4's 75 - 25 refunded = 50, both C2's, who
+    # owes 1140: 100 deducted, nothing owed back; 3129.50 - 100 = 3029.50; 3029.50 / 3130 x 90 = 87.11 -> 87.1.
+    # count-back: January (31 days) INV2 500 + INV4 240 + INV5 300 + DEP1 1000 = 2040 -> 1089.50 left; December
+    # (31 days) INV1 1200 + INV7 60 = 1260 covers it: 31 + 1089.50 / 1260 x 31 = 57.805 -> 57.8.
+    # annual: 2025-02-01..2026-01-31 sales 3300 + INV3B 850 = 4150 - 170 = 3980; 3029.50 / 3980 x 360 = 274.0
     assert at_d.execute(f"select {DSO_COLUMNS} from marts.dso").fetchall() == [
-        (D, date(2025, 11, 3), D, dec("3129.50"), dec("1749.50"), 6, dec("50.00"), dec("3079.50"), dec("3300.00"),
-         6, dec("170.00"), 2, dec("3130.00"), dec("88.5"), "default"),
+        (D, date(2025, 11, 3), D, dec("3129.50"), dec("1749.50"), 6, dec("50.00"), dec("50.00"), dec("100.00"),
+         dec("0.00"), dec("3029.50"), dec("3300.00"), 6, dec("170.00"), 2, dec("3130.00"), dec("3980.00"),
+         dec("85.4"), dec("87.1"), dec("57.8"), dec("274.0"), "default"),
     ]
 
 
 def test_dso_as_of_a_past_date(at_p):
     # window 2025-10-13 .. 2026-01-10: inv1 1200 + inv2 500 + inv3b 850 + inv4 240 + inv5 300 + inv7 60 = 3150;
     # dep1 (2026-01-20) not yet; open on P: 900 + 500 + 850 + 240 + 300 + 60 = 2850, overdue 900 + 850 = 1750;
-    # no credit note emitted yet (CN1 01-15, CN2 01-12): nothing to net; 2850 / 3150 x 90 = 81.43 -> 81.4
+    # no credit note emitted yet (CN1 01-15, CN2 01-12), no payment unused: nothing to net;
+    # 2850 / 3150 x 90 = 81.43 -> 81.4 both gross and net.
+    # count-back: 12-11..01-10 (31 days) INV2 500 + INV4 240 + INV5 300 = 1040 -> 1810 left; 11-11..12-10 (30 days)
+    # INV1 1200 + INV7 60 = 1260 -> 550 left; 10-11..11-10 (31 days) INV3B 850: 31 + 30 + 550 / 850 x 31 = 81.06
+    # annual: 2025-01-11..2026-01-10 sales 3150; 2850 / 3150 x 360 = 325.7
     assert at_p.execute(f"select {DSO_COLUMNS} from marts.dso").fetchall() == [
-        (P, date(2025, 10, 13), P, dec("2850.00"), dec("1750.00"), 6, dec("0.00"), dec("2850.00"), dec("3150.00"),
-         6, dec("0.00"), 0, dec("3150.00"), dec("81.4"), "default"),
+        (P, date(2025, 10, 13), P, dec("2850.00"), dec("1750.00"), 6, dec("0.00"), dec("0.00"), dec("0.00"),
+         dec("0.00"), dec("2850.00"), dec("3150.00"), 6, dec("0.00"), 0, dec("3150.00"), dec("3150.00"),
+         dec("81.4"), dec("81.4"), dec("81.1"), dec("325.7"), "default"),
     ]
 
 

@@ -20,7 +20,9 @@
 --   average_days_late_when_late = mean days late of the invoices paid late only;
 --   median_days_after_due       = median of paid date - due date (negative: paid early), all paid invoices.
 -- rounded to one decimal (day counts); null when nothing was paid in the window (the row stays, counts 0).
--- dso_days: marts.dso's (sales method over 90 days, net of credit notes). a portal with open receivables or
+-- dso_days: marts.dso's headline (sales method over 90 days, gross); annual_dso_days_360: marts.dso's
+-- Banque de France ratio (customer receivables / annual turnover incl. tax x 360), the figure the observatory's
+-- "délais clients" are computed by, so the Benchmarks page compares like with like. a portal with open receivables or
 -- sales but no payment in the window has a row (counts 0, averages null), from marts.dso.
 -- one row per portal_id.
 with report_date as (
@@ -78,8 +80,9 @@ final as (
         cast(round(per_portal.average_days_late_weighted, 1) as decimal(9, 1)) as average_days_late_weighted,
         cast(round(per_portal.average_days_late_when_late, 1) as decimal(9, 1)) as average_days_late_when_late,
         cast(round(per_portal.median_days_after_due, 1) as decimal(9, 1)) as median_days_after_due,
-        -- marts.dso's figure (sales method over 90 days), beside the observatory's DSO
+        -- marts.dso's headline (sales method over 90 days) and its annual x 360 ratio, the observatory's method
         dso.dso_days,
+        dso.annual_dso_days_360,
         portal_ids.portal_id
     from portal_ids
     cross join report_date
