@@ -23,6 +23,7 @@ from dashboard.screens import (
     late_payment_claims,
     payables,
     payment_terms,
+    payment_terms_paid_late,
     portals,
     receivables,
     trends,
@@ -94,6 +95,8 @@ def main() -> None:
         st.Page(lambda: late_payment_claims.render(context), title="Late-payment claims",
                 url_path="late_payment_claims"),
         st.Page(lambda: payment_terms.render(context), title="Payment terms (D441-6)", url_path="payment_terms"),
+        st.Page(lambda: payment_terms_paid_late.render(context), title="Paid late (D441-6 II)",
+                url_path="payment_terms_paid_late"),
         st.Page(lambda: benchmarks.render(context), title="Benchmarks", url_path="benchmarks"),
         st.Page(lambda: freshness.render(context), title="Freshness", url_path="freshness"),
     ]

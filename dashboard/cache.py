@@ -139,6 +139,13 @@ def payment_terms(view: View) -> payment_law_queries.PaymentTermsFigures:
 
 
 @st.cache_data(max_entries=16, show_spinner=False)
+def paid_late_table(view: View) -> pd.DataFrame:
+    """The Paid late (D441-6 II) page's table."""
+    return _load(view, lambda connection: payment_law_queries.model_table(
+        connection, "payment_terms_paid_late_table", view.portal))
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
 def payment_law_list(view: View, name: str) -> pd.DataFrame:
     """Every row of `claims_by_customer` or `over_cap`, for the CSV download."""
     read = {"claims_by_customer": payment_law_queries.claims_by_customer,

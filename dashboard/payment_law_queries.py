@@ -21,7 +21,8 @@ _BY_CUSTOMER = """
            sum(amount_late) as amount_late, sum(open_amount) as open_amount,
            sum(flat_indemnity_eur) as flat_indemnity_eur, sum(interest_eur) as interest_eur,
            sum(flat_indemnity_eur) + coalesce(sum(interest_eur), 0) as claim_eur,
-           count(*) filter (where interest_eur is null) as interest_unknown_count, customer_id
+           count(*) filter (where interest_eur is null) as interest_unknown_count,
+           case when bool_or(is_rate_table_behind) then 'rate table behind' end as interest_flag, customer_id
     from marts.late_payment_claims
     where portal_id = ? and customer_type = 'business'
     group by customer_id"""
@@ -39,7 +40,9 @@ class ClaimsFigures:
     consumer_amount_late: Decimal
     unconverted_invoice_count: int  # invoices not in euros: interest in their currency, not in the totals
     by_customer: Listing  # largest claim first
-    last_rate_change: tuple[date, Decimal] | None = None  # the rate table's newest row: later half-years assume it
+    last_rate_change: tuple[date, Decimal] | None = None  # the rate table's newest row
+    rate_table_checked_on: date | None = None  # the day the rate table was last checked against the ECB
+    rate_table_behind_count: int = 0  # claims with a half-year after that day: interest unknown, not in the totals
 
 
 def claims(connection: duckdb.DuckDBPyConnection, portal_id: str) -> ClaimsFigures:
@@ -49,7 +52,8 @@ def claims(connection: duckdb.DuckDBPyConnection, portal_id: str) -> ClaimsFigur
                   coalesce(sum(flat_indemnity_eur), 0), coalesce(sum(interest_eur), 0),
                   count(*) filter (where customer_type = 'consumer'),
                   coalesce(sum(amount_late) filter (where customer_type = 'consumer'), 0),
-                  count(*) filter (where customer_type = 'business' and currency <> 'EUR')
+                  count(*) filter (where customer_type = 'business' and currency <> 'EUR'),
+                  count(*) filter (where is_rate_table_behind)
            from marts.late_payment_claims where portal_id = ?""",
         [portal_id],
     ).fetchone()
@@ -58,12 +62,12 @@ def claims(connection: duckdb.DuckDBPyConnection, portal_id: str) -> ClaimsFigur
     rows = frame(connection, f"select *, count(*) over () as customer_count from ({_BY_CUSTOMER}) "
                              f"order by {BY_CUSTOMER_ORDER} limit {DISPLAY_ROWS}", [portal_id])
     total = int(rows["customer_count"].iloc[0]) if len(rows) else 0
-    # the rate table cannot know a change published after it: the page names its newest row
-    last = connection.execute("select effective_date, rate_percent from reference.ecb_main_refinancing_rates "
-                              "order by effective_date desc limit 1").fetchone()
+    # the rate table cannot know a change published after it was checked: the page names both days
+    last = connection.execute("select effective_date, rate_percent, table_checked_on "
+                              "from reference.ecb_main_refinancing_rates order by effective_date desc limit 1").fetchone()
     return ClaimsFigures(int(row[0]), row[1], row[2], int(row[3]), row[4], int(row[5]),
                          Listing(rows.drop(columns=["customer_count"]), total),
-                         (last[0], last[1]) if last else None)
+                         (last[0], last[1]) if last else None, last[2] if last else None, int(row[6]))
 
 
 def claims_by_customer(connection: duckdb.DuckDBPyConnection, portal_id: str) -> pd.DataFrame:
@@ -75,8 +79,9 @@ def customer_claims(connection: duckdb.DuckDBPyConnection, portal_id: str, custo
     """One customer's late invoices as a reminder letter cites them, the oldest due date first."""
     return frame(
         connection,
-        """select reference, emit_date, due_date, paid_date, days_late, total_incl_tax, amount_late, open_amount,
-                  flat_indemnity_eur, interest_amount, currency, claim_excluded_reason, invoice_id
+        """select reference, emit_date, due_date, is_due_date_assumed, paid_date, is_paid_date_assumed, days_late,
+                  total_incl_tax, amount_late, open_amount, flat_indemnity_eur, interest_amount, interest_flag,
+                  customer_type, is_customer_type_inferred, currency, claim_excluded_reason, invoice_id
            from marts.late_payment_claims where portal_id = ? and customer_id = ?
            order by due_date, reference, invoice_id""",
         [portal_id, customer_id],
@@ -112,6 +117,33 @@ class PaymentTermsFigures:
 
     table: pd.DataFrame  # marts.payment_terms_report: both sides, every column
     over_cap: Listing  # marts.payment_terms_over_cap, furthest beyond the cap first
+    model_table: pd.DataFrame | None = None  # marts.payment_terms_table: the legal model's layout, French labels
+
+
+# the legal models' columns (arrêté of 20 March 2017), as marts.payment_terms_table and
+# marts.payment_terms_paid_late_table name them
+MODEL_COLUMNS = ("Ligne", "0 jour (indicatif)", "1 à 30 jours", "31 à 60 jours", "61 à 90 jours",
+                 "91 jours et plus", "Total (1 jour et plus)", "Précisions")
+# the rows of each model that hold a number of invoices, shown without decimals
+COUNT_ROWS = {"payment_terms_table": (1, 4), "payment_terms_paid_late_table": (1, 5)}
+
+
+def model_table(connection: duckdb.DuckDBPyConnection, mart: str, portal_id: str) -> pd.DataFrame:
+    """One of the two D441-6 tables of one portal in the legal model's layout (both sides, `side` and
+    `Tableau` kept to split them): `mart` is payment_terms_table (D441-6 I) or payment_terms_paid_late_table
+    (D441-6 II). Numbers of invoices as whole numbers."""
+    columns = ", ".join(f'"{column}"' for column in MODEL_COLUMNS)
+    rows = frame(
+        connection,
+        f"""select side, "Tableau", row_order, {columns}, fiscal_year_start, as_of_date
+            from marts.{mart} where portal_id = ? order by side, row_order""",
+        [portal_id],
+    )
+    counts = rows["row_order"].isin(COUNT_ROWS[mart])
+    for column in MODEL_COLUMNS[1:-1]:
+        rows[column] = [int(value) if is_count and value is not None and not pd.isna(value) else value
+                        for value, is_count in zip(rows[column], counts)]
+    return rows
 
 
 _OVER_CAP = """
@@ -132,7 +164,8 @@ def payment_terms(connection: duckdb.DuckDBPyConnection, portal_id: str) -> Paym
     )
     total = connection.execute(f"select count(*) from ({_OVER_CAP})", [portal_id]).fetchone()
     rows = frame(connection, f"{_OVER_CAP} order by {OVER_CAP_ORDER} limit {DISPLAY_ROWS}", [portal_id])
-    return PaymentTermsFigures(table, Listing(rows, int(total[0]) if total else 0))
+    return PaymentTermsFigures(table, Listing(rows, int(total[0]) if total else 0),
+                               model_table(connection, "payment_terms_table", portal_id))
 
 
 def over_cap(connection: duckdb.DuckDBPyConnection, portal_id: str) -> pd.DataFrame:

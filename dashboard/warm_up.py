@@ -44,6 +44,7 @@ def warm_up(warehouse: Path) -> None:
             late_payment_claims,
             payables,
             payment_terms,
+            payment_terms_paid_late,
             receivables,
             trends,
         )
@@ -60,6 +61,7 @@ def warm_up(warehouse: Path) -> None:
             if not claims.by_customer.rows.empty:
                 cache.customer_claims(view, claims.by_customer.rows["customer_id"].iloc[0])
             cache.payment_terms(view)
+            cache.paid_late_table(view)
             cache.expected_payments(view)
             cache.payment_behaviour(view)
             cache.freshness_tables(view.warehouse, view.key)

@@ -18,6 +18,7 @@ from runs.gate_state import GateStateError
 from warehouse_engine.connection import WarehouseUnavailable
 from warehouse_engine.model_selection import UnknownModelError, resolve_selection
 from warehouse_engine.names import DEFAULT_WAREHOUSE_PATH
+from warehouse_engine.report_settings import ReportSettingError
 from warehouse_engine.seed_files import SeedFileError
 from warehouse_engine.sql_runner import (
     SQL_DIR,
@@ -119,7 +120,8 @@ def run(args: argparse.Namespace) -> int:
     except ModelDefinitionError as exc:
         print(f"error: invalid SQL models: {exc}", file=sys.stderr)
         return 1
-    except SeedFileError as exc:  # a setting naming a data file that is not there (INVOICING_ECB_RATES_PATH)
+    # a setting naming a data file that is not there (INVOICING_ECB_RATES_PATH), or a report setting out of range
+    except (SeedFileError, ReportSettingError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     except duckdb.IOException as exc:

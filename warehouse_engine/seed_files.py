@@ -8,7 +8,9 @@ through the setting: the law's rate table changes twice a year, a release of the
 
 from __future__ import annotations
 
+import csv
 import os
+from datetime import date
 from pathlib import Path
 
 import duckdb
@@ -17,6 +19,9 @@ SEEDS_DIR: Path = Path(__file__).resolve().parent / "seeds"
 # the ECB's main refinancing rate, one row per change (reference.ecb_main_refinancing_rates)
 ECB_RATES_SETTING = "INVOICING_ECB_RATES_PATH"
 ECB_RATES_FILE = SEEDS_DIR / "ecb_main_refinancing_rates.csv"
+# the optional column that records the day the table was last checked against the ECB's decisions (the latest value
+# on any row counts): the interest of a half-year starting after it is unknown, never computed from an old rate
+ECB_CHECKED_COLUMN = "checked_on"
 
 
 class SeedFileError(ValueError):
@@ -31,11 +36,29 @@ def ecb_rates_path() -> Path:
     path = Path(chosen).expanduser()
     if not path.is_file():
         raise SeedFileError(f"{ECB_RATES_SETTING}={chosen}: no such file (a CSV with the columns "
-                            "effective_date, rate_percent, source; see warehouse_engine/seeds/README.md)")
+                            "effective_date, rate_percent, source and optionally checked_on; see "
+                            "warehouse_engine/seeds/README.md)")
     return path
+
+
+def ecb_rates_checked_on(path: Path) -> date | None:
+    """The day the rate table at `path` was last checked against the ECB's decisions: the latest `checked_on` of
+    its rows, or None when the file has no such column or no value in it (the models then take the table as
+    checked up to its newest change). Raises SeedFileError naming the file for a value that is not a date."""
+    with path.open(newline="", encoding="utf-8-sig") as file:
+        values = [row.get(ECB_CHECKED_COLUMN) or "" for row in csv.DictReader(file)]
+    days = []
+    for value in filter(None, (value.strip() for value in values)):
+        try:
+            days.append(date.fromisoformat(value))
+        except ValueError:
+            raise SeedFileError(f"{path}: {ECB_CHECKED_COLUMN} {value!r} is not a date (YYYY-MM-DD)") from None
+    return max(days, default=None)
 
 
 def set_seed_variables(conn: duckdb.DuckDBPyConnection) -> None:
     """Sets the DuckDB variables that name each seed file, for the models about to be built on `conn`."""
+    path = ecb_rates_path()
     # a bound parameter, not text in the statement: the path is the user's and may hold any character
-    conn.execute("set variable ecb_rates_csv = ?", [str(ecb_rates_path())])
+    conn.execute("set variable ecb_rates_csv = ?", [str(path)])
+    conn.execute("set variable ecb_rates_checked_on = ?", [ecb_rates_checked_on(path)])

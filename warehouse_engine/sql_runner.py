@@ -10,7 +10,8 @@ schema `analyst`, after the product's models, in the same transaction. The Dagst
 
 The report date reaches the SQL through the DuckDB variable `as_of_date` (`getvariable('as_of_date')`), the
 portal's time zone (the calendar of date-only fields) through `portal_time_zone`, the seed files (data the
-models read, warehouse_engine/seed_files.py) through one variable each.
+models read, warehouse_engine/seed_files.py) and the report settings (warehouse_engine/report_settings.py) through
+one variable each.
 `build_models` runs every model inside one transaction: readers on other connections see either the
 previous marts or the new ones, never a half-built set (staging views always read the current raw tables).
 """
@@ -32,6 +33,7 @@ from warehouse_engine.analyst_sandbox import build_in_sandbox
 from warehouse_engine.model_manifest import Manifest, ManifestError, parse_manifest
 from warehouse_engine.model_selection import UnknownModelError, resolve_selection
 from warehouse_engine.names import RAW_DATASET as RAW_SCHEMA
+from warehouse_engine.report_settings import set_report_variables
 from warehouse_engine.seed_files import set_seed_variables
 from warehouse_engine.sql_names import (
     UnsafeNameError,
@@ -317,6 +319,7 @@ def build_model(conn: duckdb.DuckDBPyConnection, model: SqlModel, as_of: date | 
         conn.execute(f"set variable as_of_date = date '{as_of.isoformat()}'")
         conn.execute(f"set variable portal_time_zone = '{PORTAL_TIME_ZONE}'")
         set_seed_variables(conn)
+        set_report_variables(conn)
         conn.execute(f"create or replace {materialized} {relation} as\n{model.sql}")
     check_declared_columns(model, relation_columns(conn, model.key))
     return int(one_row(conn, f"select count(*) from {relation}")[0])

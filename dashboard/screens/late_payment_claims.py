@@ -25,9 +25,15 @@ def render(context: PageContext) -> None:
     style = context.style
     if figures.last_rate_change is not None:
         since, rate = figures.last_rate_change
-        st.warning(f"ECB rate table: newest change {since.isoformat()} ({rate:.2f} %). Half-years starting after it are "
-                   "computed at that rate: if the ECB has changed its rate since, add the row to your own table "
-                   "(INVOICING_ECB_RATES_PATH) and rebuild the models.", icon="⚠️")
+        checked = figures.rate_table_checked_on
+        st.caption(f"ECB rate table: checked against the ECB's decisions up to {checked.isoformat() if checked else '?'}; "
+                   f"newest change {since.isoformat()} ({rate:.2f} %).")
+    if figures.rate_table_behind_count:
+        st.warning(f"Rate table behind: {figures.rate_table_behind_count} claim(s) run into a half-year starting after "
+                   "the day the ECB rate table was last checked; their interest is unknown (blank, flagged "
+                   "'rate table behind') and not in the totals, never computed from an old rate. Check the ECB's "
+                   "'Key ECB interest rates', add any change and the day you checked to your own table "
+                   "(INVOICING_ECB_RATES_PATH, column checked_on) and rebuild the models.", icon="⚠️")
     invoices, indemnities, interest, claim = st.columns(4)
     invoices.metric("Late invoices claimed", str(figures.claimed_invoice_count),
                     help="invoices of business customers overdue or paid after their due date")
@@ -62,7 +68,9 @@ def render(context: PageContext) -> None:
     letter, lines = cache.customer_claims(view, customer_id)
     currency = str(letter["currency"].iloc[0]) if len(letter) and letter["currency"].nunique() == 1 else "EUR"
     st.caption("The invoices the letter cites: amount late = what was unpaid at the end of the due date (credit "
-               "notes deducted); interest in the invoice's currency.")
+               "notes deducted); interest in the invoice's currency. What the letter assumes is said on each line: "
+               "a due date the API did not serve (the legal 30 days), a paid date taken from the invoice's last "
+               "change, a customer type inferred from the SIRET; 'rate table behind': interest unknown.")
     table(letter.drop(columns=["invoice_id", "currency"]), "claim_invoices", context, money=LETTER_MONEY,
           download=letter, currency=currency)
     st.caption("Interest line by line: each run of days at one amount late and one half-year's rate "

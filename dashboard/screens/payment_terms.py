@@ -1,17 +1,31 @@
-"""Payment terms (D441-6): the table of the management report, invoices received and issued unpaid and past due
-on the closing date (the report date) by days late, with their share of the fiscal year's purchases and sales;
-and the invoices and bills whose terms exceed the legal caps of L441-10 I (marts.payment_terms_report,
-marts.payment_terms_over_cap)."""
+"""Payment terms (D441-6): the table of the management report in the legal model's own layout and French labels
+(marts.payment_terms_table: rows A, B, C; columns "0 jour (indicatif)" to "Total (1 jour et plus)"), the figures
+by band behind it (marts.payment_terms_report), and the invoices and bills whose terms exceed the legal caps of
+L441-10 I (marts.payment_terms_over_cap). The alternative table of D441-6 II has its own page
+(screens/payment_terms_paid_late.py)."""
 
 from __future__ import annotations
 
+import pandas as pd
 import streamlit as st
 
 from dashboard import cache
+from dashboard.payment_law_queries import MODEL_COLUMNS
 from dashboard.widgets import PageContext, heading, shown_of, table
 
 SIDES = {"received": "Invoices received (suppliers), unpaid and past due",
          "issued": "Invoices issued (customers), unpaid and past due"}
+
+
+def model_tables(rows: pd.DataFrame, name: str, context: PageContext) -> None:
+    """Each side of a D441-6 table as the legal model lays it out, under its French title (`Tableau`), with the
+    downloads (CSV, CSV for French Excel, xlsx) a company pastes into its management report."""
+    for side in ("received", "issued"):
+        part = rows[rows["side"] == side]
+        if part.empty:
+            continue
+        st.markdown(f"**{part['Tableau'].iloc[0]}**")
+        table(part[list(MODEL_COLUMNS)], f"{name}_{side}", context, searchable=False)
 
 
 def render(context: PageContext) -> None:
@@ -23,13 +37,19 @@ def render(context: PageContext) -> None:
         st.info("No invoice nor bill on this date.")
         return
     start, end = rows["fiscal_year_start"].iloc[0], rows["as_of_date"].iloc[0]
-    st.caption(f"Closing date {end.isoformat()}; fiscal year {start.isoformat()} to {end.isoformat()} (the twelve "
-               "months ending on the report date: choose the closing date as the report date). Amounts incl. tax, "
-               "what is still unpaid; share of the year's purchases or sales incl. tax, net of credit notes. "
-               "Disputed bills are left out of the day columns (section (B) of the legal model).")
+    st.caption(f"Date de clôture {end.isoformat()}; exercice du {start.isoformat()} au {end.isoformat()} (the "
+               "setting INVOICING_FISCAL_YEAR_START gives the first day of the fiscal year; unset, the twelve months "
+               "ending on the report date: choose the closing date as the report date). Montants TTC (amounts incl. "
+               "tax, what is still unpaid); shares of the year's purchases or turnover incl. tax, net of credit "
+               "notes, as the API holds them (purchases the supplier module does not hold are not counted). The "
+               "model of the arrêté of 20 March 2017 (annexe 4-1): (A) the invoices by days late, \"0 jour "
+               "(indicatif)\" those not yet due; (B) disputed bills, excluded from (A); (C) the reference terms.")
+    if figures.model_table is not None:
+        model_tables(figures.model_table, "d441_6", context)
+    st.subheader("Detail by band")
     for side, title in SIDES.items():
         part = rows[rows["side"] == side]
-        st.subheader(title)
+        st.markdown(f"**{title}**")
         table(part.drop(columns=["side", "fiscal_year_start", "as_of_date"]), f"payment_terms_{side}", context,
               money=["amount_incl_tax", "year_total_incl_tax"], download=part, searchable=False)
 

@@ -14,7 +14,8 @@ from pathlib import Path
 import duckdb
 from dashboard_browser import eventually, metric, open_page, parse_eur, screenshot, table_rows
 
-BUCKETS = (("1-30", 1, 30), ("31-60", 31, 60), ("61-90", 61, 90), ("91+", 91, None))
+# the model's columns (arrêté of 20 March 2017): "0 jour (indicatif)" (unpaid, not yet due), then the days late
+BUCKETS = (("0", None, 0), ("1-30", 1, 30), ("31-60", 31, 60), ("61-90", 61, 90), ("91+", 91, None))
 
 
 def _rows(path, sql: str, parameters=None) -> list[tuple]:
@@ -72,8 +73,8 @@ def _expected_table(warehouse, closing: date) -> dict[tuple[str, str], tuple[int
         due = _day(doc["due_date"]) or emitted + timedelta(days=30)
         paid_by_now = doc["status"] == "PAID" and _day(doc["last_update"]) <= closing
         unpaid = Decimal(0) if paid_by_now else doc["amount_vat_net"] - settled[doc["id"]]
-        if unpaid > 0 and (closing - due).days >= 1:
-            late["issued"].append(((closing - due).days, unpaid, False))
+        if unpaid > 0:  # not yet due counts too: the 0-day column
+            late["issued"].append((max((closing - due).days, 0), unpaid, False))
     for bill in _raw(warehouse, "select * from invoicing_raw.supplier_documents where _deleted_at is null"):
         # the demo writes nothing after its today: every bill's status on the closing date is its current one
         assert _day(bill["last_update"]) <= closing
@@ -83,8 +84,8 @@ def _expected_table(warehouse, closing: date) -> dict[tuple[str, str], tuple[int
         if status != "refused" and issued is not None and year_start <= issued <= closing:
             year_total["received"] += -abs(amount) if credit_note else abs(amount)
         owed = status in ("approved", "toapprove", "disputed") and (issued or closing) <= closing
-        if owed and not credit_note and due is not None and (closing - due).days >= 1 and amount > 0:
-            late["received"].append(((closing - due).days, amount, status == "disputed"))
+        if owed and not credit_note and due is not None and amount > 0:
+            late["received"].append((max((closing - due).days, 0), amount, status == "disputed"))
 
     def share(amount: Decimal, side: str) -> Decimal | None:
         total = year_total[side]
@@ -95,11 +96,11 @@ def _expected_table(warehouse, closing: date) -> dict[tuple[str, str], tuple[int
         columns = [*BUCKETS, ("total", 1, None)]
         for name, low, high in columns:
             chosen = [a for days, a, disputed in documents_late
-                      if not disputed and days >= low and (high is None or days <= high)]
+                      if not disputed and days >= (low or 0) and (high is None or days <= high)]
             expected[(side, name)] = (len(chosen), sum(chosen, Decimal(0)), share(sum(chosen, Decimal(0)), side))
+        # row (B) of the model: every disputed bill, due or not, by number and amount only (no share)
         disputed = [a for _, a, is_disputed in documents_late if is_disputed]
-        expected[(side, "disputed (excluded)")] = (len(disputed), sum(disputed, Decimal(0)),
-                                                   share(sum(disputed, Decimal(0)), side))
+        expected[(side, "disputed (excluded)")] = (len(disputed), sum(disputed, Decimal(0)), None)
     return expected
 
 
@@ -134,17 +135,27 @@ def test_late_payment_claims_page_equals_the_marts(dashboard, page, screenshots)
     assert count > 0, "no late invoice of a business customer: the page would prove little"
     assert metric(page, "Late invoices claimed") == str(count)
     assert parse_eur(metric(page, "Recovery indemnities")) == indemnities == 40 * count
-    # the newest change of the shipped rate table (read from the CSV itself) is named: later half-years assume it
+    # the newest change of the shipped rate table and the day it was checked (read from the CSV itself) are named
     with open(Path(__file__).resolve().parents[2] / "warehouse_engine/seeds/ecb_main_refinancing_rates.csv") as rates:
-        newest = max(csv.DictReader(rates), key=lambda row: row["effective_date"])
-    assert page.get_by_text(f"newest change {newest['effective_date']} ({newest['rate_percent']} %)").is_visible()
+        table = list(csv.DictReader(rates))
+    newest = max(table, key=lambda row: row["effective_date"])
+    checked = max(row["checked_on"] for row in table if row["checked_on"])
+    assert page.get_by_text(f"checked against the ECB's decisions up to {checked}; newest change "
+                            f"{newest['effective_date']} ({newest['rate_percent']} %)").is_visible()
+    # the claims with a half-year after the check date are counted as "rate table behind", and only then (the
+    # demo's report date, 2026-03-16, is in the half-year the shipped table vouches for: none)
+    [(behind,)] = _rows(dashboard.snapshot,
+                        "select count(*) from marts.late_payment_claims where is_rate_table_behind")
+    assert page.get_by_text("Rate table behind:").count() == (1 if behind else 0)
+    if behind:
+        assert page.get_by_text(f"Rate table behind: {behind} claim(s)").is_visible()
     assert parse_eur(metric(page, "Late-payment interest")) == interest
     assert parse_eur(metric(page, "Total claim")) == indemnities + interest
 
     # per customer: summed here from the invoice rows, largest claim first
     by_customer = _rows(
         dashboard.snapshot,
-        "select customer_id, count(*), sum(flat_indemnity_eur) + sum(interest_eur) as claim "
+        "select customer_id, count(*), sum(flat_indemnity_eur) + coalesce(sum(interest_eur), 0) as claim "
         "from marts.late_payment_claims where customer_type = 'business' "
         "group by customer_id, customer_name order by claim desc, customer_name, customer_id limit 100")
     shown = table_rows(page, "claims_by_customer", ["late_invoice_count", "claim_eur"])
@@ -153,13 +164,18 @@ def test_late_payment_claims_page_equals_the_marts(dashboard, page, screenshots)
     # the reminder letter of the customer chosen by default (the largest claim): its invoices and interest lines
     customer_id = by_customer[0][0]
     invoices = _rows(dashboard.snapshot,
-                     "select reference, days_late, interest_amount from marts.late_payment_claims "
+                     "select reference, days_late, interest_amount, coalesce(interest_flag, '') "
+                     "from marts.late_payment_claims "
                      "where customer_id = ? order by due_date, reference, invoice_id", [customer_id])
-    shown = eventually(lambda: [(r, int(d), parse_eur(i)) for r, d, i in table_rows(
-        page, "claim_invoices", ["reference", "days_late", "interest_amount"])], invoices)
+    shown = eventually(lambda: [(r, int(d), parse_eur(i) if i else None, flag) for r, d, i, flag in table_rows(
+        page, "claim_invoices", ["reference", "days_late", "interest_amount", "interest_flag"])], invoices)
     assert shown == invoices
+    # the lines of the invoices whose interest is known add up to it; a line past the check date has none
+    known = {reference for reference, _, interest, _ in invoices if interest is not None}
     lines = table_rows(page, "claim_interest_lines", ["reference", "interest_rate_percent", "interest_amount"])
-    assert sum((parse_eur(amount) for _, _, amount in lines), Decimal(0)) == sum(i for _, _, i in invoices)
-    assert {rate.replace(",", ".") for _, rate, _ in lines} <= {f"{r:.2f}" for (r,) in _rows(
-        dashboard.snapshot, "select distinct interest_rate_percent from marts.late_payment_interest_periods")}
+    assert sum((parse_eur(amount) for reference, _, amount in lines if reference in known), Decimal(0)) == sum(
+        i for _, _, i, _ in invoices if i is not None)
+    assert {rate.replace(",", ".") for _, rate, _ in lines if rate} <= {f"{r:.2f}" for (r,) in _rows(
+        dashboard.snapshot, "select distinct interest_rate_percent from marts.late_payment_interest_periods "
+        "where interest_rate_percent is not null")}
     screenshot(page, screenshots / "late_payment_claims.png")

@@ -84,10 +84,10 @@ def test_the_setting_names_the_folder_and_select_name_plus_builds_it_and_what_is
     built = [line.split()[0] for line in capsys.readouterr().out.splitlines() if line.startswith("  ")]
     # marts.receivables, the marts built on it (expected_payments before cash_outlook, receivables_by_customer
     # before dso and overdue_customers, dso before payment_behaviour; payment_terms_report reads receivables for
-    # the invoices issued), yours
+    # the invoices issued, payment_terms_table reads payment_terms_report), yours
     assert built == ["marts.receivables", "marts.expected_payments", "marts.payment_terms_report",
                      "marts.receivables_by_customer", "marts.cash_outlook", "marts.dso", "marts.overdue_customers",
-                     "marts.payment_behaviour", "analyst.open_total"]
+                     "marts.payment_terms_table", "marts.payment_behaviour", "analyst.open_total"]
     assert main(["models", "--warehouse", str(warehouse), *AS_OF, "--select", "dso"]) == 0
     assert [line.split()[0] for line in capsys.readouterr().out.splitlines() if line.startswith("  ")] == [
         "marts.dso"]

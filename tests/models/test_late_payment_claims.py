@@ -265,3 +265,64 @@ def test_terms_beyond_the_legal_caps_are_flagged(claims):
         ("issued", "inv_x", 105, date(2025, 3, 31), 30),
         ("received", "sd_x", 82, date(2025, 8, 14), 17),
     ]
+
+
+def test_a_half_year_after_the_tables_check_date_has_no_interest_and_flags_the_claim(claims, tmp_path, monkeypatch):
+    # a table of one's own checked against the ECB up to 2025-06-30: 5.00 % from 2025-01-01. inv_a (due 06-20, paid
+    # 07-10): 06-21..06-30 at 15 %: 1000 x 15 x 10 / 36500 = 4.1096 -> 4.11; 07-01..07-10 falls in the half-year
+    # starting 2025-07-01, after the check date: no rate, no interest (the ECB may have moved; the table cannot
+    # say), and the claim's interest is unknown, flagged "rate table behind" - never 07-01's days at 15 %
+    own = tmp_path / "rates checked in June.csv"
+    own.write_text("effective_date,rate_percent,source,checked_on\n2025-01-01,5.00,mine,2025-06-30\n")
+    monkeypatch.setenv("INVOICING_ECB_RATES_PATH", str(own))
+    rebuilt = ["ecb_main_refinancing_rates+"]
+    try:
+        build_models(claims, as_of=D, select=rebuilt)
+        assert claims.execute(
+            "select period_start, ecb_rate_percent, interest_rate_percent, interest_amount, is_rate_table_behind "
+            "from marts.late_payment_interest_periods where invoice_id = 'inv_a' order by period_start").fetchall() == [
+            (date(2025, 6, 21), dec("5.0000"), dec("15.0000"), dec("4.11"), False),
+            (date(2025, 7, 1), None, None, None, True),
+        ]
+        claim = _claim(claims, "inv_a")
+        assert (claim["is_rate_table_behind"], claim["is_interest_rate_known"], claim["interest_eur"],
+                claim["flat_indemnity_eur"]) == (True, False, None, dec("40.00"))
+    finally:
+        monkeypatch.delenv("INVOICING_ECB_RATES_PATH")
+        build_models(claims, as_of=D, select=rebuilt)
+    assert _claim(claims, "inv_a")["is_rate_table_behind"] is False
+
+
+def test_a_check_date_that_is_not_a_date_stops_the_build_naming_the_file(tmp_path, monkeypatch):
+    from warehouse_engine.seed_files import SeedFileError
+
+    own = tmp_path / "rates.csv"
+    own.write_text("effective_date,rate_percent,source,checked_on\n2025-01-01,5.00,mine,last june\n")
+    monkeypatch.setenv("INVOICING_ECB_RATES_PATH", str(own))
+    conn = duckdb.connect()
+    _load(conn)
+    with pytest.raises(SeedFileError, match="rates.csv: checked_on 'last june' is not a date"):
+        build_models(conn, as_of=D)
+    conn.close()
+
+
+def test_the_shipped_table_vouches_for_the_first_half_of_2026_only():
+    # ECB decisions found (2026-11): 18 December 2025 and 5 February 2026 held the MRO at 2.15 % (seeds/README.md):
+    # the rate in force on 1 January 2026 is 2.15 %; the table is checked up to 2026-02-05, so the half-year
+    # starting 2026-07-01 (a rise to 2.40 % from 2026-06-17 is reported, not confirmed) is behind
+    conn = duckdb.connect()
+    create_raw_tables(conn)
+    insert(conn, "customers", [{"id": "b1", "name": "Bistro", "siret": "12345678900011"}])
+    # due 2026-06-25, open on 2026-07-31: 06-26..06-30 at 12.15 %: 1000 x 12.15 x 5 / 36500 = 1.6644 -> 1.66;
+    # 07-01..07-31: no rate, no interest
+    insert(conn, "documents", [_invoice("inv_z", "b1", "1000.00", "2026-05-26", "2026-06-25")])
+    build_models(conn, as_of=date(2026, 7, 31))
+    assert conn.execute(
+        "select half_year_start, ecb_rate_percent, interest_amount, is_rate_table_behind "
+        "from marts.late_payment_interest_periods order by period_start").fetchall() == [
+        (date(2026, 1, 1), dec("2.1500"), dec("1.66"), False),
+        (date(2026, 7, 1), None, None, True),
+    ]
+    assert conn.execute("select is_rate_table_behind, interest_eur from marts.late_payment_claims").fetchall() == [
+        (True, None)]
+    conn.close()

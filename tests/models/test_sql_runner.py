@@ -79,7 +79,7 @@ def test_every_product_model_declares_a_description_and_a_grain_that_holds_on_th
     from runs.checks import duplicate_keys
 
     models = discover_models()
-    assert len(models) == 36  # 12 staging, 7 intermediate, 16 marts, 1 reference
+    assert len(models) == 39  # 12 staging, 8 intermediate, 18 marts, 1 reference
     for model in models:
         assert model.manifest.description and not model.manifest.description.startswith("--"), model.key
         if model.manifest.grain:
@@ -243,10 +243,10 @@ def test_selection_name_plus_is_the_model_and_every_model_downstream():
     from warehouse_engine.model_selection import UnknownModelError, resolve_selection
 
     models = discover_models()
-    # read from the marts' SQL: the payables marts and the cash outlook read supplier_payables, nothing reads them
+    # read from the marts' SQL: the payables marts, the cash outlook and the D441-6 tables read supplier_payables
     assert set(resolve_selection(models, ["supplier_payables+"])) == {
         "marts.supplier_payables", "marts.payables_by_supplier", "marts.payables_schedule", "marts.cash_outlook",
-        "marts.payment_terms_report"}
+        "marts.payment_terms_report", "marts.payment_terms_table"}
     assert resolve_selection(models, ["marts.dso"]) == ["marts.dso"]
     # names are case-free; of the marts only payment_behaviour reads dso (its SQL)
     assert resolve_selection(models, ["DSO+"]) == ["marts.dso", "marts.payment_behaviour"]

@@ -17,7 +17,8 @@
 --   - interest: the sum of its lines in marts.late_payment_interest_periods (one per run of days at one amount and
 --     one half-year's rate), in the invoice's currency; interest_eur is it for an invoice in euros, null otherwise
 --     (not converted: the rate of which day would be a choice the law does not make; claim_excluded_reason says
---     so) and null when a half-year has no rate in the table (is_interest_rate_known false).
+--     so) and null when a half-year has no rate in the table (is_interest_rate_known false), which includes a
+--     half-year starting after the day the table was last checked against the ecb (is_rate_table_behind).
 -- consumer invoices (customer_type consumer: served, or inferred from the missing siret) stay in the mart with
 -- claim_excluded_reason 'consumer' and 0 claimed: L441-10 and D441-5 apply between professionals only, and the
 -- dashboard counts them beside the claims.
@@ -61,7 +62,8 @@ interest as (
         invoice_id,
         sum(interest_amount) as interest_amount,
         count(*) as interest_period_count,
-        bool_and(ecb_rate_percent is not null) as is_interest_rate_known
+        bool_and(ecb_rate_percent is not null) as is_interest_rate_known,
+        bool_or(is_rate_table_behind) as is_rate_table_behind
     from periods
     group by portal_id, invoice_id
 ),
@@ -97,6 +99,13 @@ final as (
             when interest.is_interest_rate_known then interest.interest_amount
         end as interest_amount,
         coalesce(interest.is_interest_rate_known, true) as is_interest_rate_known,
+        -- a half-year of the claim starts after the rate table was last checked: its interest is unknown
+        coalesce(interest.is_rate_table_behind, false) as is_rate_table_behind,
+        -- why the interest is unknown, in words the page and the exports show
+        case
+            when interest.is_rate_table_behind then 'rate table behind'
+            when not interest.is_interest_rate_known then 'no rate for a half-year'
+        end as interest_flag,
         case
             when late_invoices.customer_type = 'consumer' then cast(0 as decimal(18, 2))
             when late_invoices.currency = 'EUR' and interest.is_interest_rate_known then interest.interest_amount

@@ -16,6 +16,10 @@
 -- the cent per line (the claim is the sum of its lines, so the letter adds up).
 -- consumers are left out (the article applies between professionals): marts.late_payment_claims shows them.
 -- ecb_rate_percent is null for a half-year before the rate table's first row: the line's interest is then null.
+-- the rate table is vouched for up to the day it was last checked against the ecb (its table_checked_on, from the
+-- file's checked_on column; without one, its newest change): a half-year that starts after
+-- that day may have a rate the table does not hold yet, so its line has no rate and no interest
+-- (is_rate_table_behind), never a number computed from an old rate.
 with report_date as (
     select * from intermediate.int_report_date
 ),
@@ -26,6 +30,10 @@ balances as (
 
 rates as (
     select * from reference.ecb_main_refinancing_rates
+),
+
+rate_table_checked as (
+    select max(table_checked_on) as checked_on from rates
 ),
 
 stretches as (
@@ -49,8 +57,16 @@ half_years as (
 ),
 
 half_year_rates as (
-    select half_years.*, rates.rate_percent as ecb_rate_percent, rates.effective_date as ecb_rate_effective_date
-    from half_years
+    select
+        half_years.*,
+        case when not is_rate_table_behind then rates.rate_percent end as ecb_rate_percent,
+        case when not is_rate_table_behind then rates.effective_date end as ecb_rate_effective_date,
+        is_rate_table_behind
+    from (
+        select half_years.*, coalesce(half_years.half_year_start > checked.checked_on, false) as is_rate_table_behind
+        from half_years
+        cross join rate_table_checked as checked
+    ) as half_years
     asof left join rates on half_years.half_year_start >= rates.effective_date
 ),
 
@@ -69,6 +85,7 @@ periods as (
         half_year_rates.half_year_start,
         half_year_rates.ecb_rate_percent,
         half_year_rates.ecb_rate_effective_date,
+        half_year_rates.is_rate_table_behind,
         half_year_rates.ecb_rate_percent + 10 as interest_rate_percent
     from stretches
     cross join report_date
@@ -92,6 +109,7 @@ final as (
         half_year_start,
         ecb_rate_percent,
         ecb_rate_effective_date,
+        is_rate_table_behind,
         interest_rate_percent,
         -- in the invoice's currency (marts.late_payment_claims says when that is not euros)
         cast(round(amount_late * interest_rate_percent * (period_end - period_start + 1) / 36500, 2)

@@ -13,15 +13,12 @@
 -- is flagged only when it is beyond all three: cap_date = the latest of emit + 60 days, the last day of the month
 -- of emit + 45 days, and the last day of the emit month + 45 days. sector caps (transport, perishable food, ...)
 -- are not known to the product and are not applied.
--- documents: those issued in the fiscal year of marts.payment_terms_report (the twelve months ending on the report
--- date), with a served due date (an assumed one, emit + 30, is never beyond the cap): customer invoices
+-- documents: those issued in the fiscal year of marts.payment_terms_report (intermediate.int_fiscal_year: the
+-- INVOICING_FISCAL_YEAR_START setting, else the twelve months ending on the report date), with a served due date (an assumed one, emit + 30, is never beyond the cap): customer invoices
 -- (intermediate.int_invoices_as_of, side 'issued') and supplier bills (not credit notes, not refused, side
 -- 'received').
 with report_date as (
-    select
-        as_of_date,
-        cast(as_of_date - interval 1 year + interval 1 day as date) as fiscal_year_start
-    from intermediate.int_report_date
+    select * from intermediate.int_fiscal_year
 ),
 
 invoices as (

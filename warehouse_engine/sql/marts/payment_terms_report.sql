@@ -1,12 +1,14 @@
 -- ---
 -- description: >
---   the payment-terms table of the management report (c. com. D441-6, "tableau des délais de paiement"): on the
---   closing date (the report date), invoices received and issued unpaid and past due, by days late (1-30, 31-60,
---   61-90, 91+, total), with their number, amount incl. tax and share of the fiscal year's purchases or sales.
+--   the figures of the payment-terms table of the management report (c. com. D441-6 I, "tableau des délais de
+--   paiement"), one row per band: on the closing date (the report date), invoices received and issued unpaid, not
+--   yet due (0 days, indicative) and past due by days late (1-30, 31-60, 61-90, 91+, total of 1 day and more),
+--   with their number, amount incl. tax and share of the fiscal year's purchases or sales; the disputed ones
+--   apart (row B). marts.payment_terms_table lays them out as the legal model does.
 -- grain: [portal_id, side, delay_bucket]
 -- tests:
 --   not_null: [as_of_date, fiscal_year_start, side, delay_bucket, bucket_order, invoice_count, amount_incl_tax]
---   accepted_range: {bucket_order: {min: 1, max: 6}, invoice_count: {min: 0}}
+--   accepted_range: {bucket_order: {min: 0, max: 6}, invoice_count: {min: 0}, assumed_due_date_count: {min: 0}}
 -- ---
 -- the model of the table is the one of the arrêté of 20 march 2017 (annexe 4-1 of the commercial code's
 -- regulatory part): section (A), the late invoices by days late; section (B), the invoices left out of (A) because
@@ -15,18 +17,19 @@
 -- approval; credit notes are not invoices and stay out) at least one day past due; side 'issued': customer
 -- invoices with money owed (marts.receivables) at least one day past due. amount_incl_tax: what is still unpaid
 -- on the closing date (a part-paid invoice counts its unpaid part).
--- fiscal year: the twelve months ending on the closing date (fiscal_year_start = closing date - 1 year + 1 day),
--- the year whose accounts the table goes with when the report date is the closing date.
+-- bucket 0 '0' (the model's "0 jour (indicatif)"): invoices unpaid on the closing date and not yet due.
+-- assumed_due_date_count: invoices of the row whose due date the api did not serve and the legal 30 days stand in
+-- for (row C of the model: "délais légaux" for them, contractual terms for the others).
+-- the disputed row carries no share: the model's row (B) gives the number and amount of excluded invoices only.
+-- fiscal year: intermediate.int_fiscal_year (INVOICING_FISCAL_YEAR_START, else the twelve months ending on the
+-- closing date), the year whose accounts the table goes with when the report date is the closing date.
 -- share_of_year_percent = amount / the fiscal year's purchases or sales incl. tax x 100, rounded to 2 decimals:
 -- sales = customer invoices emitted in the year - customer credit notes emitted in it (as marts.dso nets them);
 -- purchases = supplier bills issued in the year - supplier credit notes issued in it, every status but refused.
 -- both incl. tax, like the late amounts they are compared with. null when the year's total is not positive.
 -- every portal gets every row (0 where nothing is late), as the published table shows every column.
 with report_date as (
-    select
-        as_of_date,
-        cast(as_of_date - interval 1 year + interval 1 day as date) as fiscal_year_start
-    from intermediate.int_report_date
+    select * from intermediate.int_fiscal_year
 ),
 
 receivables as (
@@ -51,6 +54,7 @@ supplier_documents as (
 
 buckets as (
     select * from (values
+        (0, '0', null, 0),
         (1, '1-30', 1, 30),
         (2, '31-60', 31, 60),
         (3, '61-90', 61, 90),
@@ -64,16 +68,17 @@ sides as (
     select * from (values ('issued'), ('received')) as t(side)
 ),
 
+-- every unpaid invoice, not yet due (days_late 0 or less: the 0-day band) or late
 late_documents as (
-    select portal_id, 'issued' as side, days_past_due as days_late, open_amount as amount_incl_tax,
-        false as is_disputed
+    select portal_id, 'issued' as side, greatest(days_past_due, 0) as days_late, open_amount as amount_incl_tax,
+        false as is_disputed, is_due_date_assumed
     from receivables
-    where days_past_due >= 1
+    where days_past_due is not null
     union all
     -- credit notes are negative in amount_due: they are not invoices
-    select portal_id, 'received', days_past_due, amount_incl_tax, approval_state = 'disputed'
+    select portal_id, 'received', greatest(days_past_due, 0), amount_incl_tax, approval_state = 'disputed', false
     from payables
-    where days_past_due >= 1 and amount_due > 0
+    where days_past_due is not null and amount_due > 0
 ),
 
 sales as (
@@ -130,7 +135,8 @@ counted as (
         buckets.bucket_order,
         buckets.delay_bucket,
         count(late_documents.days_late) as invoice_count,
-        coalesce(sum(late_documents.amount_incl_tax), 0) as amount_incl_tax
+        coalesce(sum(late_documents.amount_incl_tax), 0) as amount_incl_tax,
+        count(late_documents.days_late) filter (where late_documents.is_due_date_assumed) as assumed_due_date_count
     from portals
     cross join sides
     cross join buckets
@@ -140,7 +146,7 @@ counted as (
         and case
             when buckets.delay_bucket = 'disputed (excluded)' then late_documents.is_disputed
             else not late_documents.is_disputed
-                and late_documents.days_late >= buckets.min_days_late
+                and late_documents.days_late >= coalesce(buckets.min_days_late, 0)
                 and late_documents.days_late <= coalesce(buckets.max_days_late, late_documents.days_late)
         end
     group by all
@@ -156,7 +162,8 @@ final as (
         counted.invoice_count,
         cast(counted.amount_incl_tax as decimal(18, 2)) as amount_incl_tax,
         cast(year_totals.total_incl_tax as decimal(18, 2)) as year_total_incl_tax,
-        case when year_totals.total_incl_tax > 0
+        counted.assumed_due_date_count,
+        case when year_totals.total_incl_tax > 0 and counted.delay_bucket <> 'disputed (excluded)'
             then cast(round(counted.amount_incl_tax * 100 / year_totals.total_incl_tax, 2) as decimal(9, 2))
         end as share_of_year_percent,
         counted.portal_id

@@ -1,0 +1,150 @@
+-- ---
+-- description: >
+--   the payment-terms table of the management report in the legal model's own layout (c. com. D441-6 I; model of
+--   the arrêté of 20 March 2017, annexe 4-1 to A441-2), French labels as the model has them: per side (invoices
+--   received, issued), rows (A) number, amount incl. tax and share of the year's purchases or turnover, (B) the
+--   invoices excluded (disputed), (C) the reference payment terms used; columns "0 jour (indicatif)", "1 à 30
+--   jours", "31 à 60 jours", "61 à 90 jours", "91 jours et plus", "Total (1 jour et plus)". Figures of
+--   marts.payment_terms_report.
+-- grain: [portal_id, side, row_order]
+-- tests:
+--   not_null: [as_of_date, fiscal_year_start, side, row_order]
+--   accepted_range: {row_order: {min: 1, max: 6}}
+-- ---
+-- the model (JO of 21 March 2017, texte 17; D441-6 III: say whether amounts are excl. or incl. tax, here incl.
+-- tax, "TTC"): the number of invoices is given under "0 jour" and the total only (the model's other cells of that
+-- row are shaded); the shares under every column; (B) and (C) are one cell for the whole row: here the total
+-- column for (B)'s figures and "Précisions" for (C)'s text. (C): contractual terms for the invoices whose due
+-- date the api served, the legal term (30 days, L441-10 I) for those whose due date was assumed, with their count.
+with report as (
+    select * from marts.payment_terms_report
+),
+
+portal_sides as (
+    select distinct portal_id, side, as_of_date, fiscal_year_start from report
+),
+
+rows_of_the_model as (
+    select * from (values
+        (1, 'figures'),
+        (2, 'figures'),
+        (3, 'figures'),
+        (4, 'excluded'),
+        (5, 'excluded'),
+        (6, 'terms')
+    ) as t(row_order, row_kind)
+),
+
+-- one value per band and per row: 1 number, 2 amount, 3 share
+band_values as (
+    select
+        portal_id,
+        side,
+        delay_bucket,
+        max(invoice_count) as invoice_count,
+        max(amount_incl_tax) as amount_incl_tax,
+        max(share_of_year_percent) as share_of_year_percent,
+        max(assumed_due_date_count) as assumed_due_date_count
+    from report
+    group by all
+),
+
+pivoted as (
+    select
+        portal_sides.portal_id,
+        portal_sides.side,
+        portal_sides.as_of_date,
+        portal_sides.fiscal_year_start,
+        rows_of_the_model.row_order,
+        case rows_of_the_model.row_order
+            when 1 then '(A) Nombre de factures concernées'
+            when 2 then '(A) Montant total des factures concernées (TTC)'
+            when 3 then case portal_sides.side
+                when 'received' then '(A) Pourcentage du montant total des achats de l''exercice (TTC)'
+                else '(A) Pourcentage du chiffre d''affaires de l''exercice (TTC)'
+            end
+            when 4 then '(B) Nombre des factures exclues (litigieuses)'
+            when 5 then '(B) Montant total des factures exclues (TTC)'
+            else '(C) Délais de paiement de référence utilisés (contractuels ou délais légaux - article L. 441-10 '
+                || 'du code de commerce)'
+        end as "Ligne",
+        -- a row's value in one band: the number (row 1, only under 0 jour and the total), the amount, the share
+        max(case
+            when rows_of_the_model.row_order = 1 then band_values.invoice_count
+            when rows_of_the_model.row_order = 2 then band_values.amount_incl_tax
+            when rows_of_the_model.row_order = 3 then band_values.share_of_year_percent
+        end) filter (where band_values.delay_bucket = '0') as days_0,
+        max(case
+            when rows_of_the_model.row_order = 2 then band_values.amount_incl_tax
+            when rows_of_the_model.row_order = 3 then band_values.share_of_year_percent
+        end) filter (where band_values.delay_bucket = '1-30') as days_1_30,
+        max(case
+            when rows_of_the_model.row_order = 2 then band_values.amount_incl_tax
+            when rows_of_the_model.row_order = 3 then band_values.share_of_year_percent
+        end) filter (where band_values.delay_bucket = '31-60') as days_31_60,
+        max(case
+            when rows_of_the_model.row_order = 2 then band_values.amount_incl_tax
+            when rows_of_the_model.row_order = 3 then band_values.share_of_year_percent
+        end) filter (where band_values.delay_bucket = '61-90') as days_61_90,
+        max(case
+            when rows_of_the_model.row_order = 2 then band_values.amount_incl_tax
+            when rows_of_the_model.row_order = 3 then band_values.share_of_year_percent
+        end) filter (where band_values.delay_bucket = '91+') as days_91_plus,
+        coalesce(
+            max(case
+                when rows_of_the_model.row_order = 1 then band_values.invoice_count
+                when rows_of_the_model.row_order = 2 then band_values.amount_incl_tax
+                when rows_of_the_model.row_order = 3 then band_values.share_of_year_percent
+            end) filter (where band_values.delay_bucket = 'total'),
+            max(case
+                when rows_of_the_model.row_order = 4 then band_values.invoice_count
+                when rows_of_the_model.row_order = 5 then band_values.amount_incl_tax
+            end) filter (where band_values.delay_bucket = 'disputed (excluded)')
+        ) as days_1_and_more,
+        -- (C): the invoices of (A), 0 jour and 1 day and more, by the term their lateness was measured against
+        case when rows_of_the_model.row_order = 6 then
+            'Délais contractuels : '
+            || cast(
+                sum(band_values.invoice_count - band_values.assumed_due_date_count)
+                    filter (where band_values.delay_bucket in ('0', 'total')) as varchar
+            )
+            || ' facture(s) ; délais légaux (30 jours, article L. 441-10 I, échéance non connue) : '
+            || cast(
+                sum(band_values.assumed_due_date_count) filter (where band_values.delay_bucket in ('0', 'total'))
+                    as varchar
+            )
+            || ' facture(s)'
+        end as "Précisions"
+    from portal_sides
+    cross join rows_of_the_model
+    inner join band_values on band_values.portal_id = portal_sides.portal_id and band_values.side = portal_sides.side
+    group by
+        portal_sides.portal_id, portal_sides.side, portal_sides.as_of_date, portal_sides.fiscal_year_start,
+        rows_of_the_model.row_order
+),
+
+final as (
+    select
+        as_of_date,
+        fiscal_year_start,
+        side,
+        case side
+            when 'received' then 'Article D. 441 I.-1° : Factures reçues non réglées à la date de clôture de '
+                || 'l''exercice dont le terme est échu'
+            else 'Article D. 441 I.-2° : Factures émises non réglées à la date de clôture de l''exercice dont le '
+                || 'terme est échu'
+        end as "Tableau",
+        row_order,
+        "Ligne",
+        cast(days_0 as decimal(18, 2)) as "0 jour (indicatif)",
+        cast(days_1_30 as decimal(18, 2)) as "1 à 30 jours",
+        cast(days_31_60 as decimal(18, 2)) as "31 à 60 jours",
+        cast(days_61_90 as decimal(18, 2)) as "61 à 90 jours",
+        cast(days_91_plus as decimal(18, 2)) as "91 jours et plus",
+        cast(days_1_and_more as decimal(18, 2)) as "Total (1 jour et plus)",
+        "Précisions",
+        portal_id
+    from pivoted
+)
+
+select * from final
