@@ -52,7 +52,7 @@ _LISTS = {
     "payables_past_due": (
         """select supplier_name, reference, document_type, approval_state, issue_date, due_date, amount_due,
                   days_past_due, supplier_document_id, supplier_id
-           from marts.supplier_payables where portal_id = ? and is_overdue""",
+           from marts.supplier_payables where portal_id = ? and is_overdue and approval_state <> 'disputed'""",
         "due_date, supplier_name, reference, supplier_document_id",
     ),
     "payables_by_supplier": (
@@ -257,7 +257,8 @@ def payables(connection: duckdb.DuckDBPyConnection, portal_id: str, as_of: date)
     documents and suppliers."""
     monday, sunday, last_day = week_bounds(as_of)
     totals = connection.execute(
-        """select coalesce(sum(amount_due) filter (where is_overdue), 0),
+        # a disputed bill is on hold: counted apart (the last figure), never past due
+        """select coalesce(sum(amount_due) filter (where is_overdue and approval_state <> 'disputed'), 0),
                   coalesce(sum(amount_due) filter (where due_date between ? and ?), 0),
                   coalesce(sum(amount_due) filter (where due_date between ? and ?), 0),
                   coalesce(sum(amount_due) filter (where due_date is null), 0),
@@ -299,16 +300,19 @@ def payables(connection: duckdb.DuckDBPyConnection, portal_id: str, as_of: date)
 
 
 def cash_outlook(connection: duckdb.DuckDBPyConnection, portal_id: str) -> pd.DataFrame:
-    """marts.cash_outlook of one portal: past due, the eight weeks, later; by due date, and the same open
-    receivables by expected payment date (forecast_*)."""
-    return frame(
-        connection,
-        """select period_label, week_start, week_end, expected_inflows, forecast_inflows, expected_outflows,
+    """marts.cash_outlook of one portal: past due, the eight weeks, later; by due date, and the same net
+    receivables by expected payment date (forecast_*); the customers' credit deducted, the credit balances owed
+    to them and the disputed bills on hold (empty in a copy published before the mart carried them)."""
+    columns = """period_label, week_start, week_end, expected_inflows, forecast_inflows, expected_outflows,
                   net_flow, cumulative_net, forecast_cumulative_net, receivable_count, forecast_receivable_count,
-                  payable_count, period_index
-           from marts.cash_outlook where portal_id = ? order by period_index""",
-        [portal_id],
-    )
+                  payable_count"""
+    newer = "open_receivables, credit_deducted, credit_balances_owed, disputed_outflows,"
+    try:
+        return frame(connection, f"select {columns}, {newer} period_index from marts.cash_outlook "
+                                 "where portal_id = ? order by period_index", [portal_id])
+    except duckdb.BinderException:  # a copy published before the cash outlook netted the customers' credit
+        return frame(connection, f"select {columns}, period_index from marts.cash_outlook "
+                                 "where portal_id = ? order by period_index", [portal_id])
 
 
 @dataclass(frozen=True)

@@ -108,12 +108,17 @@ OWED_SUPPLIER_STATUSES = {"approved": "approved", "toApprove": "awaiting_approva
 def sandbox_payables(sb, today: date) -> dict[str, tuple[str, str, Decimal, date | None]]:
     """From the sandbox's own records on `today`: each supplier document owed (approved, awaiting approval or
     disputed, issued by today) -> (supplier id, approval state, amount due incl. tax, due date); a credit note
-    counts negative. The sandbox stores its amounts positive whatever its contract profile serves."""
+    counts negative. The sandbox stores its amounts positive whatever its contract profile serves. A bill (not a
+    credit note) without a due date is due 30 days after its issue date (C. com. L441-10 I, the legal default)."""
     owed = {}
     for s in sb.portal.snapshot("supplier_documents"):
         if s["status"] in OWED_SUPPLIER_STATUSES and (_day(s["issueDate"]) or today) <= today:
-            amount = Decimal(str(s["amountVat"])) * (-1 if s["type"] == "creditNote" else 1)
-            owed[s["id"]] = (s["supplierId"], OWED_SUPPLIER_STATUSES[s["status"]], amount, _day(s["dueDate"]))
+            credit_note = s["type"] == "creditNote"
+            amount = Decimal(str(s["amountVat"])) * (-1 if credit_note else 1)
+            due = _day(s["dueDate"])
+            if due is None and not credit_note and _day(s["issueDate"]) is not None:
+                due = _day(s["issueDate"]) + timedelta(days=LEGAL_PAYMENT_TERM_DAYS)
+            owed[s["id"]] = (s["supplierId"], OWED_SUPPLIER_STATUSES[s["status"]], amount, due)
     return owed
 
 
@@ -135,8 +140,9 @@ def _unapplied_credit_notes(sb, today: date) -> Decimal:
 def sandbox_dso_and_outlook(sb, today: date) -> tuple[dict, dict[int, tuple[Decimal, Decimal]]]:
     """From the sandbox's own records on `today` (its clock's date): the DSO figures ({open_receivables,
     unapplied_credit_notes, invoiced_last_90_days, credit_notes_last_90_days, dso_days}, the headline DSO by the
-    gross sales method: open receivables / invoices of the 90 days x 90) and, per cash-outlook period (0 past due, 1-8 weeks, 9 later), (expected inflows, expected
-    outflows: every owed supplier bill), independently of the SQL."""
+    gross sales method: open receivables / invoices of the 90 days x 90) and, per cash-outlook period (0 past due,
+    1-8 weeks, 9 later), (open receivables by due date, expected outflows: the owed supplier bills but the
+    disputed ones, which are on hold), independently of the SQL."""
     invoices = [
         d for d in sb.portal.snapshot("documents")
         if d["type"] == "INVOICE" and d["subtype"] in (None, "DEPOSIT") and d["status"] in ("VALIDATED", "PAID")
@@ -161,8 +167,9 @@ def sandbox_dso_and_outlook(sb, today: date) -> tuple[dict, dict[int, tuple[Deci
         if remaining > 0 and d["status"] == "VALIDATED":
             open_total += remaining
             periods[_outlook_period(_day(d["dueDate"]), today)][0] += remaining
-    for _, _, amount, due in sandbox_payables(sb, today).values():
-        periods[_outlook_period(due, today)][1] += amount
+    for _, state, amount, due in sandbox_payables(sb, today).values():
+        if state != "disputed":
+            periods[_outlook_period(due, today)][1] += amount
     unapplied = _unapplied_credit_notes(sb, today)
     dso = (
         (open_total / invoiced * DSO_WINDOW_DAYS).quantize(Decimal("0.1"), ROUND_HALF_UP) if invoiced > 0 else None

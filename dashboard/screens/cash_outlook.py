@@ -85,7 +85,11 @@ def render(context: PageContext) -> None:
     st.caption(
         "Open receivables and supplier payables by due date, and beside them the same receivables by the date "
         "they will likely be paid (from the customers' payment history, see Expected payments below). "
-        "Outflows count every bill received and not paid: approved, awaiting approval or disputed. "
+        "Inflows are net of what each customer will deduct: its unapplied credit notes and payments (cash already "
+        "received), up to what it owes, from its oldest due invoices; what a customer's credit exceeds its debt by "
+        "is owed back to it, an outflow in Later. Outflows count the bills received and not paid, approved or "
+        "awaiting approval; a bill without a due date is due 30 days after its issue date (L441-10 I). Disputed "
+        "bills are on hold: shown apart, outside the outflows and past due. "
         "Past due: due before the report date (an expected payment is never in the past: it holds none). "
         "Weeks run Monday to Sunday, week 1 being the report date's. Later: after week 8, or without a date. "
         "Outflows are negative in the chart; the lines are the cumulative net, by due date and expected."
@@ -110,7 +114,8 @@ def render(context: PageContext) -> None:
         "cash_outlook",
         context,
         money=["expected_inflows", "forecast_inflows", "expected_outflows", "net_flow", "cumulative_net",
-               "forecast_cumulative_net"],
+               "forecast_cumulative_net", "open_receivables", "credit_deducted", "credit_balances_owed",
+               "disputed_outflows"],
         currency=currency,
         download=rows,
     )

@@ -24,7 +24,10 @@ def render(context: PageContext) -> None:
                      help="due from the report date to sunday (credit notes negative)")
     next_weeks.metric(f"Due in the next {WEEKS_AHEAD} weeks", money(figures.due_next_weeks, context.style, currency),
                       help=f"due from the report date to the end of week {WEEKS_AHEAD}")
-    past_due.metric("Past due", money(figures.past_due, context.style, currency))
+    past_due.metric("Past due", money(figures.past_due, context.style, currency),
+                    help="approved or awaiting approval, due before the report date; disputed bills are on hold and "
+                         "counted apart (Disputed). A bill without a due date is due 30 days after its issue date "
+                         "(L441-10 I, assumed)")
     total.metric("Total to pay", money(figures.total, context.style, currency),
                  help=f"every bill received and not paid, approved or not; includes "
                       f"{money(figures.undated, context.style, currency)} without a due date")
@@ -65,8 +68,8 @@ def render(context: PageContext) -> None:
     st.subheader(f"Aged balance by supplier{shown_of(aged)}")
     st.caption(f"What is owed to each supplier by days past due (marts.payables_by_supplier). Not yet due also "
                f"holds the bills without a due date ({money(figures.undated, context.style, currency)}). The "
-               "totals below are over every supplier and equal Total to pay (all columns) and Past due "
-               "(1-30 to 90+).")
+               "totals below are over every supplier and equal Total to pay (all columns) and, 1-30 to 90+, Past due "
+               "plus the disputed bills past due (on hold: counted in Disputed, not in Past due).")
     table(figures.aged_totals, "aged_payables_totals", context, money=list(AGED_PAYABLES), currency=currency,
           searchable=False)
     table(aged.rows.drop(columns=["supplier_id"]), "aged_payables", context, money=list(AGED_PAYABLES),

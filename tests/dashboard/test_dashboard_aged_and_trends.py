@@ -133,7 +133,10 @@ def test_aged_balance_by_supplier_equals_the_marts_and_the_tiles(dashboard, page
     assert int(totals[0]) == len(suppliers)
     assert [parse_eur(amount) for amount in totals[1:]] == [*buckets, sum(buckets)]
     assert parse_eur(metric(page, "Total to pay")) == sum(buckets)
-    assert parse_eur(metric(page, "Past due")) == sum(buckets[1:])
+    # the aged buckets hold the disputed bills by age; Past due leaves them out (on hold, in Disputed)
+    [(disputed_past_due,)] = _rows(dashboard, "select coalesce(sum(amount_due), 0) from marts.supplier_payables "
+                                              "where is_overdue and approval_state = 'disputed'")
+    assert parse_eur(metric(page, "Past due")) == sum(buckets[1:]) - disputed_past_due
     _section_shot(page, "Aged balance by supplier", screenshots / "aged_payables.png")
 
     # sorted by supplier name, descending: the whole list's order, its first rows shown

@@ -21,7 +21,8 @@ DSO_COLUMNS = (
 )
 OUTLOOK_COLUMNS = (
     "period_index, period_label, week_start, week_end, expected_inflows, expected_outflows, net_flow, "
-    "cumulative_net, receivable_count, payable_count"
+    "cumulative_net, receivable_count, payable_count, open_receivables, credit_deducted, credit_balances_owed, "
+    "disputed_outflows"
 )
 
 
@@ -62,36 +63,44 @@ def _outlook(conn) -> list[tuple]:
     return conn.execute(f"select {OUTLOOK_COLUMNS} from marts.cash_outlook order by period_index").fetchall()
 
 
-def _week(n: int, monday: date, sunday: date, inflows, outflows, net, cumulative, receivables, payables):
+def _week(n: int, monday: date, sunday: date, inflows, outflows, net, cumulative, receivables, payables,
+          open_receivables=None, credit_deducted="0", credit_owed="0", disputed="0"):
     return (n, f"week {n}", monday, sunday, dec(inflows), dec(outflows), dec(net), dec(cumulative), receivables,
-            payables)
+            payables, dec(open_receivables or inflows), dec(credit_deducted), dec(credit_owed), dec(disputed))
 
 
 def test_cash_outlook_as_of_d(at_d):
-    # D's week starts Monday 2026-01-26. in: past due inv1 699.50 + inv3b 850 + inv5 140 + inv7 60; inv2 380
-    # due on D itself (week 1); dep1 1000 due 02-05 (week 2). out (every owed bill): sd2 600 + the disputed sd6
-    # 90 past due; sd3 credit note -120 due on D (week 1); sd1 1200 due 02-04 (week 2); sd5 480 awaiting approval
-    # due 02-24 (week 5); sd10 1500.50 due 03-02 (week 6); sd7 240 without due date.
+    # D's week starts Monday 2026-01-26. in (open): past due inv1 699.50 + inv3b 850 + inv5 140 + inv7 60 = 1749.50;
+    # inv2 380 due on D itself (week 1); dep1 1000 due 02-05 (week 2). C2 holds CN2 50 unapplied and T4's 50 unused
+    # (75 - 25 refunded): 100 deducted from C2's oldest due invoice, inv5 (140 -> 40): past due inflows 1649.50.
+    # out: sd2 600 past due (approved); the disputed sd6 90 (due 01-09) is on hold, outside the outflows; sd3 credit
+    # note -120 due on D (week 1); sd1 1200 due 02-04 (week 2); sd7 240 without a due date, issued 01-20: due
+    # 01-20 + 30 = 02-19 (L441-10 I, week 4); sd5 480 awaiting approval due 02-24 (week 5); sd10 1500.50 due 03-02
+    # (week 6). no customer's credit exceeds what it owes: nothing owed back.
     assert _outlook(at_d) == [
-        (0, "past due", None, None, dec("1749.50"), dec("690.00"), dec("1059.50"), dec("1059.50"), 4, 2),
-        _week(1, date(2026, 1, 26), date(2026, 2, 1), "380.00", "-120.00", "500.00", "1559.50", 1, 1),
-        _week(2, date(2026, 2, 2), date(2026, 2, 8), "1000.00", "1200.00", "-200.00", "1359.50", 1, 1),
-        _week(3, date(2026, 2, 9), date(2026, 2, 15), "0", "0", "0", "1359.50", 0, 0),
-        _week(4, date(2026, 2, 16), date(2026, 2, 22), "0", "0", "0", "1359.50", 0, 0),
-        _week(5, date(2026, 2, 23), date(2026, 3, 1), "0", "480.00", "-480.00", "879.50", 0, 1),
-        _week(6, date(2026, 3, 2), date(2026, 3, 8), "0", "1500.50", "-1500.50", "-621.00", 0, 1),
-        _week(7, date(2026, 3, 9), date(2026, 3, 15), "0", "0", "0", "-621.00", 0, 0),
-        _week(8, date(2026, 3, 16), date(2026, 3, 22), "0", "0", "0", "-621.00", 0, 0),
-        (9, "later", None, None, dec("0"), dec("240.00"), dec("-240.00"), dec("-861.00"), 0, 1),
+        (0, "past due", None, None, dec("1649.50"), dec("600.00"), dec("1049.50"), dec("1049.50"), 4, 1,
+         dec("1749.50"), dec("100.00"), dec("0"), dec("90.00")),
+        _week(1, date(2026, 1, 26), date(2026, 2, 1), "380.00", "-120.00", "500.00", "1549.50", 1, 1),
+        _week(2, date(2026, 2, 2), date(2026, 2, 8), "1000.00", "1200.00", "-200.00", "1349.50", 1, 1),
+        _week(3, date(2026, 2, 9), date(2026, 2, 15), "0", "0", "0", "1349.50", 0, 0),
+        _week(4, date(2026, 2, 16), date(2026, 2, 22), "0", "240.00", "-240.00", "1109.50", 0, 1),
+        _week(5, date(2026, 2, 23), date(2026, 3, 1), "0", "480.00", "-480.00", "629.50", 0, 1),
+        _week(6, date(2026, 3, 2), date(2026, 3, 8), "0", "1500.50", "-1500.50", "-871.00", 0, 1),
+        _week(7, date(2026, 3, 9), date(2026, 3, 15), "0", "0", "0", "-871.00", 0, 0),
+        _week(8, date(2026, 3, 16), date(2026, 3, 22), "0", "0", "0", "-871.00", 0, 0),
+        (9, "later", None, None, dec("0"), dec("0"), dec("0"), dec("-871.00"), 0, 0, dec("0"), dec("0"), dec("0"),
+         dec("0")),
     ]
 
 
 def test_cash_outlook_as_of_a_past_date(at_p):
     # P's week starts Monday 2026-01-05. in: past due inv1 900 + inv3b 850; inv7 60 due on P (week 1); inv5 300
-    # and inv2 500 due 01-30/01-31 (week 4); inv4 240 due 02-15 (week 6). out: sd2 600 + sd6 90 past due;
-    # sd8 150 due 01-14 (week 2); sd4 360 due 01-25 (week 3); sd3 -120 due 01-31 (week 4); sd1 1200 (week 5).
+    # and inv2 500 due 01-30/01-31 (week 4); inv4 240 due 02-15 (week 6); no credit note nor unused payment yet.
+    # out: sd2 600 + sd6 90 past due (sd6 not yet disputed on P); sd8 150 due 01-14 (week 2); sd4 360 due 01-25
+    # (week 3); sd3 -120 due 01-31 (week 4); sd1 1200 (week 5); sd7 is issued after P.
     assert _outlook(at_p) == [
-        (0, "past due", None, None, dec("1750.00"), dec("690.00"), dec("1060.00"), dec("1060.00"), 2, 2),
+        (0, "past due", None, None, dec("1750.00"), dec("690.00"), dec("1060.00"), dec("1060.00"), 2, 2,
+         dec("1750.00"), dec("0"), dec("0"), dec("0")),
         _week(1, date(2026, 1, 5), date(2026, 1, 11), "60.00", "0", "60.00", "1120.00", 1, 0),
         _week(2, date(2026, 1, 12), date(2026, 1, 18), "0", "150.00", "-150.00", "970.00", 0, 1),
         _week(3, date(2026, 1, 19), date(2026, 1, 25), "0", "360.00", "-360.00", "610.00", 0, 1),
@@ -100,5 +109,6 @@ def test_cash_outlook_as_of_a_past_date(at_p):
         _week(6, date(2026, 2, 9), date(2026, 2, 15), "240.00", "0", "240.00", "570.00", 1, 0),
         _week(7, date(2026, 2, 16), date(2026, 2, 22), "0", "0", "0", "570.00", 0, 0),
         _week(8, date(2026, 2, 23), date(2026, 3, 1), "0", "0", "0", "570.00", 0, 0),
-        (9, "later", None, None, dec("0"), dec("0"), dec("0"), dec("570.00"), 0, 0),
+        (9, "later", None, None, dec("0"), dec("0"), dec("0"), dec("570.00"), 0, 0, dec("0"), dec("0"), dec("0"),
+         dec("0")),
     ]

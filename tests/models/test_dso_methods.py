@@ -117,3 +117,23 @@ def test_the_banque_de_france_ratio_is_annual_and_on_360_days(dso):
     # 550.00, are a liability); turnover incl. tax 2025-04-01..2026-03-31: 1000 + 600 + 200 + 900 + E1 1200 = 3900
     # less the year's credit notes 300 + 250 + 500 = 1050 -> 2850.00; 1500 / 2850 x 360 = 189.47 -> 189.5
     assert (dso["net_sales_last_12_months"], dso["annual_dso_days_360"]) == (dec("2850.00"), dec("189.5"))
+
+
+def test_the_cash_outlook_nets_each_customers_credit_and_owes_the_rest_back():
+    # D = 2026-03-31 (a Tuesday: week 1 is 03-30..04-05). open: D1 900 (due 01-14) and C1 200 (due 02-09) past due,
+    # A1 1000 due on D (week 1). c's credit 500 goes on C1 (its only invoice, 200): past due inflows
+    # 900 + 200 - 200 = 900.00; a's 400 (CNa 300 + Ta 100) on A1: week 1 inflows 1000 - 400 = 600.00.
+    # owed back: b's 250 (owes nothing) + c's 500 - 200 = 300 -> 550.00, an outflow in `later`.
+    conn = duckdb.connect()
+    _load(conn)
+    build_models(conn, as_of=D)
+    rows = conn.execute(
+        "select period_index, open_receivables, credit_deducted, expected_inflows, expected_outflows, "
+        "credit_balances_owed from marts.cash_outlook where period_index in (0, 1, 9) order by period_index"
+    ).fetchall()
+    conn.close()
+    assert rows == [
+        (0, dec("1100.00"), dec("200.00"), dec("900.00"), dec("0"), dec("0")),
+        (1, dec("1000.00"), dec("400.00"), dec("600.00"), dec("0"), dec("0")),
+        (9, dec("0"), dec("0"), dec("0"), dec("550.00"), dec("550.00")),
+    ]

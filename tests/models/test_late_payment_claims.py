@@ -326,3 +326,29 @@ def test_the_shipped_table_vouches_for_the_first_half_of_2026_only():
     assert conn.execute("select is_rate_table_behind, interest_eur from marts.late_payment_claims").fetchall() == [
         (True, None)]
     conn.close()
+
+
+def test_a_vat_number_makes_a_business_and_the_caps_bind_businesses_only():
+    # v1 Brauerei GmbH: no type, no siret, a VAT number (DE...): a business (an intra-community VAT number
+    # identifies a taxable business), not the contract's inferred consumer. its invoice due 07-31, unpaid on
+    # D = 08-31: 31 days at 12.15 % (H2 2025): 1000 x 12.15 x 31 / 36500 = 10.3192 -> 10.32, and the 40 EUR
+    # indemnity (D441-5). k3 Durand: no siret, no VAT number: a consumer, whose 105-day term is not capped
+    # (L441-10 I binds professionals); v1's same term is beyond the cap (03-31, as inv_x above): listed.
+    conn = duckdb.connect()
+    create_raw_tables(conn)
+    insert(conn, "customers", [{"id": "v1", "name": "Brauerei GmbH", "vat": "DE123456789"},
+                               {"id": "k3", "name": "Durand"}])
+    insert(conn, "documents", [
+        _invoice("inv_v", "v1", "1000.00", "2025-07-01", "2025-07-31"),
+        _invoice("inv_vx", "v1", "100.00", "2025-01-15", "2025-04-30", status="PAID"),
+        _invoice("inv_kx", "k3", "100.00", "2025-01-15", "2025-04-30", status="PAID"),
+    ])
+    insert(conn, "transaction_usages", [_payment("u_vx", "v1", "inv_vx", "100.00", "2025-04-01"),
+                                        _payment("u_kx", "k3", "inv_kx", "100.00", "2025-04-01")])
+    build_models(conn, as_of=D)
+    claim = _claim(conn, "inv_v")
+    assert (claim["customer_type"], claim["customer_type_basis"], claim["is_customer_type_inferred"],
+            claim["flat_indemnity_eur"], claim["interest_eur"]) == ("business", "vat number", True, dec("40.00"),
+                                                                    dec("10.32"))
+    assert conn.execute("select document_id from marts.payment_terms_over_cap").fetchall() == [("inv_vx",)]
+    conn.close()

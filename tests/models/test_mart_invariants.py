@@ -101,7 +101,7 @@ def assert_invariants(conn: duckdb.DuckDBPyConnection) -> None:
         fetch(
             conn,
             """select week_start from marts.payables_schedule
-        where overdue_amount + undated_amount + falling_due_amount <> total_amount
+        where overdue_amount + undated_amount + falling_due_amount + disputed_amount <> total_amount
            or isodow(week_start) <> 1""",
         )
         == []

@@ -60,8 +60,9 @@ def test_supplier_payables_as_of_d(at_d):
         # disputed on 2026-01-15: owed until settled; Jan 9 -> Jan 31 = 22 days past due
         "sd6": ("s2", "Gros SARL", "G-6", "invoice", date(2026, 1, 3), date(2026, 1, 9), dec("90.00"),
                 dec("90.00"), -22, 22, "1-30", True, "disputed"),
-        "sd7": ("s2", "Gros SARL", "G-7", "invoice", date(2026, 1, 20), None, dec("240.00"), dec("240.00"),
-                None, None, "current", False, "approved"),
+        # no due date served: the legal default of L441-10 I, issue date + 30 days = 02-19, 19 days to go
+        "sd7": ("s2", "Gros SARL", "G-7", "invoice", date(2026, 1, 20), date(2026, 2, 19), dec("240.00"),
+                dec("240.00"), 19, -19, "current", False, "approved"),
         "sd10": ("s2", "Gros SARL", "G-10", "invoice", date(2026, 1, 28), date(2026, 3, 2), dec("1500.50"),
                  dec("1500.50"), 30, -30, "current", False, "approved"),
         # absent: sd4, sd8 (paid), sd9 (deleted upstream)
@@ -111,9 +112,9 @@ def test_payables_by_supplier_as_of_d(at_d):
                dec("1680.00"), dec("0.00"), dec("0.00"), 0, 0),
         # current 240.00 + 1500.50 + 480.00 (sd5) = 2220.50; 1-30 90.00 (sd6); total 2310.50, of which approved
         # 240.00 + 1500.50 = 1740.50, awaiting approval 480.00, disputed 90.00; oldest due sd6 on Jan 9, next sd5
-        # on Feb 24; the undated sd7 has no due date to report
+        # on Feb 19 (sd7, its due date assumed: issue date 01-20 + 30 days, L441-10 I)
         "s2": ("Gros SARL", "22222222200022", dec("2220.50"), dec("90.00"), dec("0.00"), dec("0.00"),
-               dec("0.00"), dec("2310.50"), dec("90.00"), 1, 4, date(2026, 1, 9), date(2026, 2, 24),
+               dec("0.00"), dec("2310.50"), dec("90.00"), 1, 4, date(2026, 1, 9), date(2026, 2, 19),
                dec("1740.50"), dec("480.00"), dec("90.00"), 1, 1),
     }
 
@@ -142,11 +143,14 @@ def test_payables_schedule_as_of_d(at_d):
         f"select {SCHEDULE_COLUMNS} from marts.payables_schedule order by week_start"
     ).fetchall()
     assert rows == [
-        # week of D (Mon 01-26): overdue sd2 600.00 + sd6 90.00 (disputed), undated sd7 240.00, sd3 -120.00 due on
-        # D -> 810.00
-        (date(2026, 1, 26), date(2026, 2, 1), dec("690.00"), dec("240.00"), dec("-120.00"), dec("810.00"), 4,
-         dec("810.00"), dec("0.00"), dec("90.00")),
+        # week of D (Mon 01-26): overdue sd2 600.00; sd6 90.00 disputed, past due but on hold (disputed only);
+        # sd3 -120.00 due on D -> 570.00
+        (date(2026, 1, 26), date(2026, 2, 1), dec("600.00"), dec("0.00"), dec("-120.00"), dec("570.00"), 3,
+         dec("570.00"), dec("0.00"), dec("90.00")),
         (date(2026, 2, 2), date(2026, 2, 8), dec("0.00"), dec("0.00"), dec("1200.00"), dec("1200.00"), 1,
+         dec("1770.00"), dec("0.00"), dec("0.00")),
+        # sd7 without a due date: issue date 01-20 + 30 days = Thursday 02-19 (L441-10 I, assumed)
+        (date(2026, 2, 16), date(2026, 2, 22), dec("0.00"), dec("0.00"), dec("240.00"), dec("240.00"), 1,
          dec("2010.00"), dec("0.00"), dec("0.00")),
         # sd5 (awaiting approval) due Tuesday 02-24
         (date(2026, 2, 23), date(2026, 3, 1), dec("0.00"), dec("0.00"), dec("480.00"), dec("480.00"), 1,

@@ -28,7 +28,7 @@ PAGED_LISTS: tuple[tuple[str, bool, tuple[str, ...]], ...] = (
     ("customers", True, RECEIVABLES),
     ("items", True, ()),
     ("documents", True, RECEIVABLES + ("dso", "cash_outlook")),
-    ("transactions", True, ("receivables_by_customer",)),
+    ("transactions", True, ("receivables_by_customer", "dso", "cash_outlook")),
     ("transaction_usages", True, RECEIVABLES + ("dso", "cash_outlook")),
     ("suppliers", False, PAYABLES),
     ("supplier_documents", False, PAYABLES + ("cash_outlook",)),
@@ -178,11 +178,18 @@ LEDGER: tuple[LedgerRow, ...] = (
     _r("customers", "deleted customers listed", "assumption", "reader.py (id scan)", "note", "N9",
        ("receivables_by_customer", "overdue_customers"), "customers are read in full every run and known "
        "ids missing from the list are read by id: hidden deletions are seen (N9)", "behaviour"),
-    _r("customers", "type", "contract", "late_payment_balances.sql (customer_type)", "derive", "", CLAIMS,
-       "absent (optional in the contract) or another value: the contract's inference, business when the customer "
-       "has a siret, else consumer (is_customer_type_inferred); a consumer's late invoice claims nothing"),
-    _r("customers", "siret", "contract", "late_payment_balances.sql (customer_type)", "fine", "", CLAIMS,
-       "read only to infer a missing type: no siret is a consumer, as the contract says"),
+    _r("customers", "type", "contract", "int_customer_types.sql (customer_type)", "derive", "",
+       (*CLAIMS, "payment_terms_over_cap"),
+       "absent (optional in the contract) or another value: inferred, business when the customer has a siret "
+       "(the contract's inference) or a vat number, else consumer (is_customer_type_inferred, customer_type_basis); "
+       "a consumer's late invoice claims nothing and its terms are not capped"),
+    _r("customers", "siret", "contract", "int_customer_types.sql (customer_type)", "fine", "",
+       (*CLAIMS, "payment_terms_over_cap"),
+       "read only to infer a missing type: a siret is a business, as the contract says"),
+    _r("customers", "vat", "contract", "int_customer_types.sql (customer_type)", "fine", "",
+       (*CLAIMS, "payment_terms_over_cap"),
+       "read only to infer a missing type: without a siret, a vat number is a business (customer_type_basis "
+       "'vat number'); absent: the contract's inference alone"),
     # --- documents ----------------------------------------------------------------------------------
     _r("documents", "customerId", "contract", "receivables.sql, parents.py, checks.py customers_exist", "check",
        "customers_exist", RECEIVABLES, "a customer not loaded is read by id in the run (gone: a tombstone row); "
@@ -305,11 +312,14 @@ LEDGER: tuple[LedgerRow, ...] = (
        "payables_have_amount", PAYABLES, "absent: amount + vat"),
     _r("supplier_documents", "issueDate", "assumption", "stg_invoicing__supplier_documents.sql", "check",
        "fields_served", PAYABLES, "absent: fields_served (WARN) names it"),
-    _r("supplier_documents", "dueDate", "assumption", "payables_schedule.sql", "check", "fields_served",
-       PAYABLES, "absent: shown as undated; fields_served (WARN) names it"),
+    _r("supplier_documents", "dueDate", "assumption", "int_supplier_documents__status_as_of.sql (due_date)",
+       "derive", "fields_served", (*PAYABLES, "cash_outlook", "payment_terms_report"),
+       "absent on a bill: the legal default, issueDate + 30 days (C. com. L441-10 I), flagged "
+       "is_due_date_assumed; a credit note without one stays undated; fields_served (WARN) names it"),
     _r("supplier_documents", "paymentDate", "assumption", "supplier_payables.sql (status as of)", "check",
-       "supplier_status_as_of_known", PAYABLES, "absent: a past status is taken from the history; when "
-       "unknown it is NULL and supplier_status_as_of_known fails"),
+       "supplier_status_as_of_known", (*PAYABLES, "payment_terms_paid_late_table"), "absent: a past status is taken "
+       "from the history; when unknown it is NULL and supplier_status_as_of_known fails; a paid bill without one "
+       "is left out of the paid-late table"),
     _r("supplier_documents", "currency", "contract", "supplier_payables.sql, cash_outlook.sql", "check",
        "payables_single_currency", (*PAYABLES, "cash_outlook"), "absent: euros (spec: euros on creation); two "
        "currencies among payables fail payables_single_currency (blocking), payables in another currency "

@@ -11,6 +11,9 @@
 --   3. a dated history with no change after the report date: today's status;
 --   4. paid without any dated history: approved until its payment date, paid from it on;
 --   5. otherwise unknown (null): the check supplier_status_as_of_known counts these documents.
+-- due_date: the served dueDate, or, for a bill (not a credit note) without one, the legal default of c. com.
+-- L441-10 I, 30 days after the issue date (standing for receipt of the goods or the service), as the customer
+-- side does (intermediate.int_invoices_as_of); is_due_date_assumed flags it, so every figure resting on it says so.
 -- rule 1 holds because a status change moves lastUpdate (the spec's "last update time").
 
 with report_date as (
@@ -53,7 +56,13 @@ documents_with_dated_history as (
 
 final as (
     select
-        supplier_documents.*,
+        supplier_documents.* replace (
+            case when supplier_documents.is_credit_note then supplier_documents.due_date
+                else coalesce(supplier_documents.due_date, supplier_documents.issue_date + 30)
+            end as due_date
+        ),
+        supplier_documents.due_date is null and not supplier_documents.is_credit_note
+            and supplier_documents.issue_date is not null as is_due_date_assumed,
         case
             when cast(supplier_documents.last_updated_at at time zone time_zone.time_zone as date)
                 <= report_date.as_of_date then supplier_documents.status_key

@@ -1,22 +1,31 @@
 -- ---
 -- description: >
---   expected cash in (open receivables) against cash out (supplier payables) by due date, ten periods
---   per portal from past due to later.
+--   expected cash in (open receivables net of each customer's unapplied credit) against cash out (approved and
+--   awaiting bills, credit balances owed to customers) by due date, ten periods per portal from past due to
+--   later; disputed bills apart.
 -- grain: [portal_id, period_index]
 -- tests:
 --   not_null: [as_of_date]
 --   accepted_range: {period_index: {min: 0, max: 9}}
 -- ---
--- expected cash in (open receivables) against cash out (supplier payables: every owed bill, approved, awaiting
--- approval or disputed, as marts.supplier_payables holds them) by due date, from the report
--- date D, one row per period and portal, ten periods always present:
+-- expected cash in (open receivables, net of what each customer will deduct) against cash out (supplier payables:
+-- the bills approved or awaiting approval, as marts.supplier_payables holds them, and the credit balances owed to
+-- customers) by due date, from the report date D, one row per period and portal, ten periods always present:
 --   0 `past due`  due before D: what customers already owe late, what is already late to pay suppliers;
 --   1-8 `week 1` .. `week 8`  calendar weeks (monday to sunday), week 1 being D's week (its days before D
 --        hold nothing: what fell due then is past due), as marts.payables_schedule counts weeks;
 --   9 `later`  due after week 8, or without a due date.
--- the ten periods add up to the total open receivables and the total payables (credit notes negative).
--- inflows are open amounts by their due date, not a forecast of when customers really pay; beside them,
--- forecast_inflows place the same open amounts by their expected payment date (marts.expected_payments: the
+-- open_receivables: the open amounts by their due date; the ten periods add up to the total open receivables.
+-- expected_inflows = open_receivables - credit_deducted: each customer's unapplied credit notes and payments
+-- (marts.receivables_by_customer) are deducted from what that customer owes, its oldest due invoices first (the
+-- customer pays the rest, not the whole), up to what it owes: marts.dso's net rule. unapplied payments are cash
+-- already received, so they are never an inflow again. what a customer's credit exceeds its debt by is owed back to
+-- it: credit_balances_owed, an outflow in `later` (no due date: it is paid back or used on request).
+-- expected_outflows: the bills approved or awaiting approval (credit notes negative) by due date, plus the credit
+-- balances owed to customers. disputed bills are on hold (the business does not mean to pay them until the
+-- dispute ends): disputed_outflows by their due date, outside expected_outflows, net_flow and `past due`.
+-- inflows are amounts by their due date, not a forecast of when customers really pay; beside them,
+-- forecast_inflows place the same net amounts by their expected payment date (marts.expected_payments: the
 -- customer's own payment history, or the portal's), so the ten periods of both add up to the same total.
 -- an expected date is always after D: the past due period holds no forecast inflow (what is late is expected
 -- from D + 1 on, at the earliest); forecast_net_flow and forecast_cumulative_net use the same outflows.
@@ -38,6 +47,36 @@ expected_payments as (
     select * from marts.expected_payments
 ),
 
+-- each customer's credit: its unapplied credit notes and payments, what it owes, and what is owed back to it
+customer_credit as (
+    select
+        portal_id,
+        customer_id,
+        greatest(unapplied_credit_notes + unapplied_payments, 0) as credit,
+        greatest(unapplied_credit_notes + unapplied_payments - total_open, 0) as credit_balance_owed,
+        currency
+    from marts.receivables_by_customer
+),
+
+-- the credit goes on the customer's oldest due invoices first, each up to its open amount
+receivables_net as (
+    select
+        receivables.portal_id,
+        receivables.invoice_id,
+        receivables.due_date,
+        receivables.open_amount,
+        receivables.currency,
+        least(receivables.open_amount, greatest(coalesce(customer_credit.credit, 0) - coalesce(sum(
+            receivables.open_amount) over (
+                partition by receivables.portal_id, receivables.customer_id
+                order by receivables.due_date nulls last, receivables.invoice_id
+                rows between unbounded preceding and 1 preceding
+            ), 0), 0)) as credit_deducted
+    from receivables
+    left join customer_credit
+        on customer_credit.portal_id = receivables.portal_id and customer_credit.customer_id = receivables.customer_id
+),
+
 periods as (
     select
         period_index,
@@ -56,16 +95,30 @@ periods as (
 -- the period of a flow's date (a due date, or an expected payment date) on D: past due before D, the week
 -- holding it up to week 8's sunday, else later
 flows as (
-    select portal_id, due_date as flow_date, open_amount as inflow, 0 as outflow, 1 as inflow_count, 0 as outflow_count,
-        0 as forecast_inflow, 0 as forecast_count, currency
-    from receivables
+    select portal_id, due_date as flow_date, open_amount - credit_deducted as inflow, 0 as outflow,
+        1 as inflow_count, 0 as outflow_count, 0 as forecast_inflow, 0 as forecast_count, open_amount,
+        credit_deducted, 0 as credit_balance_owed, 0 as disputed_outflow, currency
+    from receivables_net
     union all
-    select portal_id, due_date, 0, amount_due, 0, 1, 0, 0, currency
+    select portal_id, due_date, 0,
+        case when is_disputed then 0 else amount_due end,
+        0, case when is_disputed then 0 else 1 end, 0, 0, 0, 0, 0,
+        case when is_disputed then amount_due else 0 end,
+        currency
     from supplier_payables
     union all
-    -- the same open invoices again, dated by when they are expected to be paid (counted in forecast_* only)
-    select portal_id, expected_payment_date, 0, 0, 0, 0, open_amount, 1, currency
+    -- credit balances owed back to customers: an outflow without a due date (later)
+    select portal_id, null, 0, credit_balance_owed, 0, 0, 0, 0, 0, 0, credit_balance_owed, 0, currency
+    from customer_credit
+    where credit_balance_owed > 0
+    union all
+    -- the same open invoices again, net, dated by when they are expected to be paid (counted in forecast_* only)
+    select expected_payments.portal_id, expected_payments.expected_payment_date, 0, 0, 0, 0,
+        expected_payments.open_amount - receivables_net.credit_deducted, 1, 0, 0, 0, 0, expected_payments.currency
     from expected_payments
+    inner join receivables_net
+        on receivables_net.portal_id = expected_payments.portal_id
+        and receivables_net.invoice_id = expected_payments.invoice_id
 ),
 
 placed as (
@@ -90,7 +143,11 @@ per_period as (
         sum(inflow_count) as receivable_count,
         sum(outflow_count) as payable_count,
         sum(forecast_inflow) as forecast_inflows,
-        sum(forecast_count) as forecast_receivable_count
+        sum(forecast_count) as forecast_receivable_count,
+        sum(open_amount) as open_receivables,
+        sum(credit_deducted) as credit_deducted,
+        sum(credit_balance_owed) as credit_balances_owed,
+        sum(disputed_outflow) as disputed_outflows
     from placed
     group by portal_id, period_index
 ),
@@ -125,6 +182,10 @@ final as (
             partition by portal_ids.portal_id order by periods.period_index
         ) as decimal(18, 2)) as forecast_cumulative_net,
         cast(coalesce(per_period.forecast_receivable_count, 0) as bigint) as forecast_receivable_count,
+        cast(coalesce(per_period.open_receivables, 0) as decimal(18, 2)) as open_receivables,
+        cast(coalesce(per_period.credit_deducted, 0) as decimal(18, 2)) as credit_deducted,
+        cast(coalesce(per_period.credit_balances_owed, 0) as decimal(18, 2)) as credit_balances_owed,
+        cast(coalesce(per_period.disputed_outflows, 0) as decimal(18, 2)) as disputed_outflows,
         portal_ids.currency,
         portal_ids.portal_id
     from portal_ids

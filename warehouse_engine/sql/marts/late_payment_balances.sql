@@ -21,8 +21,8 @@
 --     with a residual its usages do not cover (a write-off) ends on its last change (lastUpdate), the only date
 --     that bounds when it was closed (is_paid_date_assumed);
 --   - the due date is never moved, not even off a weekend or a holiday.
--- customer_type: the customer's `type` when served (business or consumer, any case), else the contract's
--- inference: business when the customer has a siret, otherwise consumer (customer_type_inferred).
+-- customer_type: intermediate.int_customer_types (the served `type`, else business when the customer has a siret
+-- or a vat number, otherwise consumer; customer_type_basis says which, is_customer_type_inferred when not served).
 with report_date as (
     select * from intermediate.int_report_date
 ),
@@ -165,18 +165,13 @@ typed_claims as (
     select
         claims.*,
         customers.customer_name,
-        coalesce(
-            case lower(regexp_replace(customers.customer_type, '[^A-Za-z]', '', 'g'))
-                when 'business' then 'business'
-                when 'consumer' then 'consumer'
-            end,
-            case when nullif(trim(customers.siret), '') is not null then 'business' else 'consumer' end
-        ) as customer_type,
-        lower(regexp_replace(customers.customer_type, '[^A-Za-z]', '', 'g')) is distinct from 'business'
-            and lower(regexp_replace(customers.customer_type, '[^A-Za-z]', '', 'g')) is distinct from 'consumer'
-            as is_customer_type_inferred
+        coalesce(customer_types.customer_type, 'consumer') as customer_type,
+        coalesce(customer_types.customer_type_basis, 'no siret nor vat number') as customer_type_basis,
+        coalesce(customer_types.is_customer_type_inferred, true) as is_customer_type_inferred
     from claims
     left join customers on customers.portal_id = claims.portal_id and customers.customer_id = claims.customer_id
+    left join intermediate.int_customer_types as customer_types
+        on customer_types.portal_id = claims.portal_id and customer_types.customer_id = claims.customer_id
 ),
 
 final as (

@@ -8,7 +8,9 @@
 -- documents already past due on the report date, and those without a due date, are counted in the week
 -- of the report date, in overdue_amount and undated_amount; the rest in the week of their due date.
 -- every owed bill counts (marts.supplier_payables: approved, awaiting approval, disputed); the amounts
--- awaiting approval and disputed are also shown apart, inside total_amount.
+-- awaiting approval and disputed are also shown apart, inside total_amount. a disputed bill is on hold: it is in
+-- disputed_amount only, never in overdue_amount, undated_amount nor falling_due_amount: the four add up to
+-- total_amount.
 -- one row per (portal_id, week_start); cumulative_amount runs within the portal.
 with report_date as (
     select * from intermediate.int_report_date
@@ -32,9 +34,11 @@ per_week as (
     select
         portal_id,
         week_start,
-        coalesce(sum(amount_due) filter (where is_overdue), 0) as overdue_amount,
-        coalesce(sum(amount_due) filter (where due_date is null), 0) as undated_amount,
-        coalesce(sum(amount_due) filter (where not is_overdue and due_date is not null), 0) as falling_due_amount,
+        coalesce(sum(amount_due) filter (where is_overdue and not is_disputed), 0) as overdue_amount,
+        coalesce(sum(amount_due) filter (where due_date is null and not is_disputed), 0) as undated_amount,
+        -- a disputed bill is on hold: in disputed_amount, never falling due nor overdue
+        coalesce(sum(amount_due) filter (where not is_overdue and not is_disputed and due_date is not null), 0)
+            as falling_due_amount,
         coalesce(sum(amount_due) filter (where approval_state = 'awaiting_approval'), 0) as awaiting_approval_amount,
         coalesce(sum(amount_due) filter (where approval_state = 'disputed'), 0) as disputed_amount,
         sum(amount_due) as total_amount,

@@ -12,7 +12,10 @@
 -- administration accepts both (45 days then the end of that month; the end of the month then 45 days), so a term
 -- is flagged only when it is beyond all three: cap_date = the latest of emit + 60 days, the last day of the month
 -- of emit + 45 days, and the last day of the emit month + 45 days. sector caps (transport, perishable food, ...)
--- are not known to the product and are not applied.
+-- are not known to the product and are not applied. the caps apply between professionals: customer invoices of
+-- business customers only (intermediate.int_customer_types). the 45-day cap of periodic invoices (L441-10 I,
+-- invoices under article 289 I 3 of the tax code) is not applied: nothing the api serves says an invoice is
+-- periodic, so such an invoice is judged by the general caps (a term between 45 and 60 days is not flagged).
 -- documents: those issued in the fiscal year of marts.payment_terms_report (intermediate.int_fiscal_year: the
 -- INVOICING_FISCAL_YEAR_START setting, else the twelve months ending on the report date), with a served due date (an assumed one, emit + 30, is never beyond the cap): customer invoices
 -- (intermediate.int_invoices_as_of, side 'issued') and supplier bills (not credit notes, not refused, side
@@ -50,7 +53,10 @@ documents as (
         invoices.amount_vat_net as amount_incl_tax
     from invoices
     left join customers on customers.portal_id = invoices.portal_id and customers.customer_id = invoices.customer_id
-    where not invoices.is_due_date_assumed
+    inner join intermediate.int_customer_types as customer_types
+        on customer_types.portal_id = invoices.portal_id and customer_types.customer_id = invoices.customer_id
+    -- the caps bind professionals: a consumer's terms are not capped by L441-10 I
+    where not invoices.is_due_date_assumed and customer_types.customer_type = 'business'
     union all
     select
         supplier_documents.portal_id,
@@ -66,6 +72,7 @@ documents as (
     left join suppliers
         on suppliers.portal_id = supplier_documents.portal_id and suppliers.supplier_id = supplier_documents.supplier_id
     where not supplier_documents.is_credit_note and supplier_documents.status_as_of is distinct from 'refused'
+        and not supplier_documents.is_due_date_assumed
 ),
 
 capped as (

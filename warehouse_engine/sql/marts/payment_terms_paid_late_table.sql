@@ -14,7 +14,7 @@
 -- issued: customer invoices paid in full during the year (marts.payment_history: dated by their last payment);
 -- days late = paid date - due date (served, or the legal 30 days when assumed), 0 or less in "0 jour (indicatif)".
 -- received: supplier bills (not credit notes) paid on the report date whose payment date falls in the year;
--- days late = payment date - due date; a bill without a due date is left out of the bands and counted in (C).
+-- days late = payment date - due date (served, or the legal 30 days after the issue date when assumed).
 -- shares: row 3 the number / the number of invoices issued (received) in the year, row 4 the amount / their
 -- amount incl. tax, both x 100 rounded to 2 decimals, null when the year has none.
 -- (B): the bills disputed on the closing date issued in the year (the api gives customer invoices no dispute).
@@ -73,7 +73,7 @@ paid_in_year as (
         'received',
         greatest(supplier_documents.payment_date - supplier_documents.due_date, 0),
         supplier_documents.amount_incl_tax,
-        false
+        supplier_documents.is_due_date_assumed
     from supplier_documents
     cross join fiscal_year
     where supplier_documents.status_as_of = 'paid' and supplier_documents.due_date is not null

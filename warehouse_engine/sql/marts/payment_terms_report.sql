@@ -76,7 +76,8 @@ late_documents as (
     where days_past_due is not null
     union all
     -- credit notes are negative in amount_due: they are not invoices
-    select portal_id, 'received', greatest(days_past_due, 0), amount_incl_tax, approval_state = 'disputed', false
+    select portal_id, 'received', greatest(days_past_due, 0), amount_incl_tax, approval_state = 'disputed',
+        is_due_date_assumed
     from payables
     where days_past_due is not null and amount_due > 0
 ),

@@ -12,6 +12,9 @@
 -- counts by its size, negative in amount_due, whatever sign the server gives its amounts (the spec gives
 -- none; the check supplier_credit_note_sign_consistent names mixed signs). a document without any amount
 -- counts 0 and the check payables_have_amount names it.
+-- a bill without a served due date is due 30 days after its issue date (c. com. L441-10 I, the legal default, as
+-- on the customer side): is_due_date_assumed. is_disputed: a disputed bill is on hold; is_overdue and aging_bucket
+-- still say its age, and the cash outlook, the schedule and the dashboard's "past due" keep it apart.
 -- one row per (portal_id, supplier_document_id).
 with report_date as (
     select * from intermediate.int_report_date
@@ -49,6 +52,7 @@ payables as (
         status_on_date.document_type,
         status_on_date.issue_date,
         status_on_date.due_date,
+        status_on_date.is_due_date_assumed,
         case when status_on_date.is_credit_note then abs(status_on_date.amount) else status_on_date.amount end
             as amount_excl_tax,
         case when status_on_date.is_credit_note
@@ -81,7 +85,8 @@ final as (
     select
         payables.*,
         aging_buckets.aging_bucket,
-        aging_buckets.is_overdue
+        aging_buckets.is_overdue,
+        payables.approval_state = 'disputed' as is_disputed
     from payables
     asof inner join aging_buckets on coalesce(payables.days_past_due, 0) >= aging_buckets.min_days_past_due
 )
