@@ -43,12 +43,16 @@ class ClaimsFigures:
     last_rate_change: tuple[date, Decimal] | None = None  # the rate table's newest row
     rate_table_checked_on: date | None = None  # the day the rate table was last checked against the ECB
     rate_table_behind_count: int = 0  # claims with a half-year after that day: interest unknown, not in the totals
+    paid_invoices_claim_eur: Decimal = Decimal(0)  # of the total claim, the part of invoices already paid
+    excluded: tuple[tuple[str, int], ...] = ()  # business claims the law bars: (reason, count)
+    rate_bases: tuple[str, ...] = ()  # the rates the claims use (legal, contractual, public buyer)
 
 
 def claims(connection: duckdb.DuckDBPyConnection, portal_id: str) -> ClaimsFigures:
     """Totals, the consumers left out and the claims by customer of one portal."""
     row = connection.execute(
-        """select count(*) filter (where customer_type = 'business'),
+        # claimed: business invoices the law lets be claimed (not barred: collective proceedings, time-barred)
+        """select count(*) filter (where customer_type = 'business' and flat_indemnity_eur > 0),
                   coalesce(sum(flat_indemnity_eur), 0), coalesce(sum(interest_eur), 0),
                   count(*) filter (where customer_type = 'consumer'),
                   coalesce(sum(amount_late) filter (where customer_type = 'consumer'), 0),
@@ -65,9 +69,22 @@ def claims(connection: duckdb.DuckDBPyConnection, portal_id: str) -> ClaimsFigur
     # the rate table cannot know a change published after it was checked: the page names both days
     last = connection.execute("select effective_date, rate_percent, table_checked_on "
                               "from reference.ecb_main_refinancing_rates order by effective_date desc limit 1").fetchone()
+    try:  # a copy published before the claims carried their paid state, exclusions and rate basis has none
+        paid = connection.execute(
+            "select coalesce(sum(flat_indemnity_eur + coalesce(interest_eur, 0)), 0) from marts.late_payment_claims "
+            "where portal_id = ? and customer_type = 'business' and is_invoice_paid", [portal_id]).fetchone()[0]
+        excluded = tuple(connection.execute(
+            "select claim_excluded_reason, count(*) from marts.late_payment_claims where portal_id = ? "
+            "and customer_type = 'business' and flat_indemnity_eur = 0 group by 1 order by 1", [portal_id]).fetchall())
+        bases = tuple(basis for (basis,) in connection.execute(
+            "select distinct rate_basis from marts.late_payment_claims where portal_id = ? and rate_basis is not null "
+            "order by 1", [portal_id]).fetchall())
+    except duckdb.BinderException:
+        paid, excluded, bases = Decimal(0), (), ()
     return ClaimsFigures(int(row[0]), row[1], row[2], int(row[3]), row[4], int(row[5]),
                          Listing(rows.drop(columns=["customer_count"]), total),
-                         (last[0], last[1]) if last else None, last[2] if last else None, int(row[6]))
+                         (last[0], last[1]) if last else None, last[2] if last else None, int(row[6]),
+                         paid, excluded, bases)
 
 
 def claims_by_customer(connection: duckdb.DuckDBPyConnection, portal_id: str) -> pd.DataFrame:
@@ -81,7 +98,8 @@ def customer_claims(connection: duckdb.DuckDBPyConnection, portal_id: str, custo
         connection,
         """select reference, emit_date, due_date, is_due_date_assumed, paid_date, is_paid_date_assumed, days_late,
                   total_incl_tax, amount_late, open_amount, flat_indemnity_eur, interest_amount, interest_flag,
-                  customer_type, is_customer_type_inferred, currency, claim_excluded_reason, invoice_id
+                  rate_basis, customer_type, customer_type_basis, is_customer_type_inferred, currency,
+                  claim_excluded_reason, invoice_id
            from marts.late_payment_claims where portal_id = ? and customer_id = ?
            order by due_date, reference, invoice_id""",
         [portal_id, customer_id],

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import re
 from datetime import date
+from decimal import Decimal, InvalidOperation
 
 import duckdb
 
@@ -17,6 +18,16 @@ import duckdb
 # report date (the D441-6 table's year when the report date is the closing date)
 FISCAL_YEAR_START_SETTING = "INVOICING_FISCAL_YEAR_START"
 MONTH_DAY = re.compile(r"(\d{2})-(\d{2})")
+# the late-payment penalty rate the terms of sale set, a yearly percentage (L441-10 II: at least three times the
+# legal interest rate); unset: the legal default, the ECB rate + 10 points
+PENALTY_RATE_SETTING = "INVOICING_PENALTY_RATE_PERCENT"
+# customer ids, comma-separated: public buyers (public procurement code R2192-31: the ECB rate of the half-year
+# the delay began in + 8 points, fixed for the whole delay), and debtors in collective proceedings (safeguard,
+# receivership, liquidation: L622-7 forbids paying debts born before the judgment, so nothing is claimed)
+PUBLIC_BUYERS_SETTING = "INVOICING_PUBLIC_BUYERS"
+COLLECTIVE_PROCEEDINGS_SETTING = "INVOICING_COLLECTIVE_PROCEEDINGS"
+# an id as the API serves it: letters, digits, dashes and underscores (a MongoDB ObjectId is 24 hex digits)
+CUSTOMER_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
 
 class ReportSettingError(ValueError):
@@ -42,6 +53,38 @@ def fiscal_year_start() -> str | None:
     return chosen
 
 
+def penalty_rate_percent() -> Decimal | None:
+    """INVOICING_PENALTY_RATE_PERCENT as a Decimal, or None when unset (the legal default applies). Raises
+    ReportSettingError, naming the setting, for anything but a number above 0 and at most 100."""
+    chosen = (os.environ.get(PENALTY_RATE_SETTING) or "").strip()
+    if not chosen:
+        return None
+    try:
+        rate = Decimal(chosen.replace(",", "."))
+    except InvalidOperation:
+        rate = Decimal(-1)
+    if not rate.is_finite() or not 0 < rate <= 100:
+        raise ReportSettingError(f"{PENALTY_RATE_SETTING}={chosen}: not a yearly percentage above 0 and at most 100 "
+                                 "(the rate your terms of sale set, e.g. 12.5)")
+    return rate
+
+
+def customer_ids(setting: str) -> list[str]:
+    """The customer ids a setting lists, comma-separated (empty when unset). Raises ReportSettingError, naming
+    the setting, for an entry that is not an id."""
+    chosen = [part.strip() for part in (os.environ.get(setting) or "").split(",") if part.strip()]
+    wrong = [part for part in chosen if not CUSTOMER_ID.fullmatch(part)]
+    if wrong:
+        raise ReportSettingError(f"{setting}: {wrong[0]!r} is not a customer id (ids as the API serves them, "
+                                 "comma-separated)")
+    return chosen
+
+
 def set_report_variables(conn: duckdb.DuckDBPyConnection) -> None:
     """Sets the DuckDB variables of the report settings, for the models about to be built on `conn`."""
     conn.execute("set variable fiscal_year_start = ?", [fiscal_year_start()])
+    conn.execute("set variable penalty_rate_percent = cast(? as decimal(9, 4))", [penalty_rate_percent()])
+    # lists bound as parameters, never text in the statement: the values are the user's
+    conn.execute("set variable public_buyers = cast(? as varchar[])", [customer_ids(PUBLIC_BUYERS_SETTING)])
+    conn.execute("set variable collective_proceedings = cast(? as varchar[])",
+                 [customer_ids(COLLECTIVE_PROCEEDINGS_SETTING)])

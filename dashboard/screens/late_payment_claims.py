@@ -18,9 +18,11 @@ def render(context: PageContext) -> None:
     """Lays out the Late-payment claims page."""
     heading("Late-payment claims", context)
     st.caption("Between professionals a late invoice owes, from the day after its due date and without a reminder, "
-               "interest at the ECB's main refinancing rate + 10 points (the rate in force on 1 January for "
-               "January-June, on 1 July for July-December; code de commerce L441-10) and a flat 40 € recovery "
-               "indemnity (D441-5). Interest: amount late × rate × days / 365, per half-year.")
+               "interest at the rate the terms of sale set or, by default, the ECB's main refinancing rate + 10 "
+               "points (the rate in force on 1 January for January-June, on 1 July for July-December; code de "
+               "commerce L441-10 II) and a flat 40 € recovery indemnity (D441-5); a public buyer owes the ECB rate "
+               "of the half-year the delay began + 8 points (R2192-31). Interest: amount late × rate × days / 365, "
+               "per half-year.")
     figures = cache.claims(context.view)
     style = context.style
     if figures.last_rate_change is not None:
@@ -36,11 +38,24 @@ def render(context: PageContext) -> None:
                    "(INVOICING_ECB_RATES_PATH, column checked_on) and rebuild the models.", icon="⚠️")
     invoices, indemnities, interest, claim = st.columns(4)
     invoices.metric("Late invoices claimed", str(figures.claimed_invoice_count),
-                    help="invoices of business customers overdue or paid after their due date")
+                    help="invoices of business customers overdue or paid after their due date, but those the law "
+                         "bars (collective proceedings, time-barred)")
     indemnities.metric("Recovery indemnities", eur(figures.flat_indemnities_eur, style), help="40 € per late invoice")
     interest.metric("Late-payment interest", eur(figures.interest_eur, style),
                     help="invoices in euros; others are listed with their interest in their own currency")
-    claim.metric("Total claim", eur(figures.flat_indemnities_eur + figures.interest_eur, style))
+    total_claim = figures.flat_indemnities_eur + figures.interest_eur
+    claim.metric("Total claim", eur(total_claim, style),
+                 help="of open invoices and of invoices already paid (their penalties only), told apart below")
+    st.caption(f"Of the total claim: open invoices {eur(total_claim - figures.paid_invoices_claim_eur, style)}; "
+               f"invoices already paid {eur(figures.paid_invoices_claim_eur, style)} (whether their penalties were "
+               "invoiced or waived is not recorded). Interest rate: "
+               f"{', '.join(figures.rate_bases) or 'legal: ECB + 10, L441-10 II'} (INVOICING_PENALTY_RATE_PERCENT sets "
+               "the rate of your terms of sale; INVOICING_PUBLIC_BUYERS lists public buyers, R2192-31).")
+    if figures.excluded:
+        st.info("Nothing claimed, by law: " + "; ".join(f"{reason}: {count} invoice(s)"
+                                                         for reason, count in figures.excluded)
+                + " (INVOICING_COLLECTIVE_PROCEEDINGS lists debtors in collective proceedings; a claim ended "
+                "more than five years ago is time-barred, L110-4).", icon=":material/info:")
     if figures.consumer_invoice_count:
         st.info(f"Left out: {figures.consumer_invoice_count} late invoice(s) of consumer customers "
                 f"({eur(figures.consumer_amount_late, style)} late). L441-10 and D441-5 apply between professionals; "

@@ -352,3 +352,59 @@ def test_a_vat_number_makes_a_business_and_the_caps_bind_businesses_only():
                                                                     dec("10.32"))
     assert conn.execute("select document_id from marts.payment_terms_over_cap").fetchall() == [("inv_vx",)]
     conn.close()
+
+
+def test_public_buyers_contractual_rates_collective_proceedings_and_limitation(monkeypatch):
+    # D = 2025-08-31, the shipped rate table (3.15 % in force on 2025-01-01, 2.15 % on 2025-07-01).
+    # p1 Mairie (a public buyer by the setting): inv_p 1000 due 06-20, open. R2192-31: the ECB rate of the
+    #   half-year the delay began in (06-21: H1 2025, 3.15 %) + 8 = 11.15 %, fixed for the whole delay:
+    #   06-21..06-30 1000 x 11.15 x 10 / 36500 = 3.0548 -> 3.05; 07-01..08-31 1000 x 11.15 x 62 / 36500 = 18.9397
+    #   -> 18.94; 21.99 (the legal default would give 3.60 + 20.64 = 24.24).
+    # c1 Cabinet (siret): inv_c 500 due 07-31, paid 08-10: the terms of sale's 7.86 % (3 x the legal interest rate
+    #   of H1 2026, 2.62 %): 500 x 7.86 x 10 / 36500 = 1.0767 -> 1.08; paid: is_invoice_paid.
+    # x1 Faillite SA (siret, in receivership by the setting): inv_x 800 due 06-30, open: nothing claimed.
+    # o1 Ancien (siret): inv_o 300 due 2020-01-31, paid 2020-03-01, more than five years before D: time-barred.
+    monkeypatch.setenv("INVOICING_PUBLIC_BUYERS", "p1")
+    monkeypatch.setenv("INVOICING_PENALTY_RATE_PERCENT", "7.86")
+    monkeypatch.setenv("INVOICING_COLLECTIVE_PROCEEDINGS", " x1 ,")
+    conn = duckdb.connect()
+    create_raw_tables(conn)
+    insert(conn, "customers", [{"id": c, "name": name, "siret": f"1234567890001{i}"}
+                               for i, (c, name) in enumerate((("p1", "Mairie"), ("c1", "Cabinet"),
+                                                              ("x1", "Faillite SA"), ("o1", "Ancien")))])
+    insert(conn, "documents", [
+        _invoice("inv_p", "p1", "1000.00", "2025-05-21", "2025-06-20"),
+        _invoice("inv_c", "c1", "500.00", "2025-07-01", "2025-07-31", status="PAID", last_update="2025-08-10T12:00:00Z"),
+        _invoice("inv_x", "x1", "800.00", "2025-05-31", "2025-06-30"),
+        _invoice("inv_o", "o1", "300.00", "2020-01-01", "2020-01-31", status="PAID",
+                 last_update="2020-03-01T12:00:00Z"),
+    ])
+    insert(conn, "transaction_usages", [_payment("u_c", "c1", "inv_c", "500.00", "2025-08-10"),
+                                        _payment("u_o", "o1", "inv_o", "300.00", "2020-03-01")])
+    build_models(conn, as_of=D)
+    assert [(line[5], line[6]) for line in _lines(conn, "inv_p")] == [
+        (dec("11.1500"), dec("3.05")), (dec("11.1500"), dec("18.94"))]
+    claims = {row["invoice_id"]: row for row in fetch(conn, "select * from marts.late_payment_claims")}
+    assert {i: (c["rate_basis"], c["claim_excluded_reason"], c["flat_indemnity_eur"], c["interest_eur"],
+                c["is_invoice_paid"]) for i, c in claims.items()} == {
+        "inv_p": ("public buyer: R2192-31", None, dec("40.00"), dec("21.99"), False),
+        "inv_c": ("contractual", None, dec("40.00"), dec("1.08"), True),
+        "inv_x": ("contractual", "collective proceedings (L622-7)", dec("0.00"), dec("0.00"), False),
+        "inv_o": ("contractual", "time-barred (L110-4)", dec("0.00"), dec("0.00"), True),
+    }
+    conn.close()
+
+
+def test_report_settings_out_of_range_stop_the_build_naming_them(monkeypatch):
+    from warehouse_engine.report_settings import ReportSettingError
+
+    conn = duckdb.connect()
+    _load(conn)
+    for setting, value, message in (("INVOICING_PENALTY_RATE_PERCENT", "ten", "not a yearly percentage"),
+                                    ("INVOICING_PENALTY_RATE_PERCENT", "0", "not a yearly percentage"),
+                                    ("INVOICING_PUBLIC_BUYERS", "p1,'; drop", "is not a customer id")):
+        monkeypatch.setenv(setting, value)
+        with pytest.raises(ReportSettingError, match=f"{setting}.*{message}"):
+            build_models(conn, as_of=D)
+        monkeypatch.delenv(setting)
+    conn.close()

@@ -19,9 +19,16 @@
 --     (not converted: the rate of which day would be a choice the law does not make; claim_excluded_reason says
 --     so) and null when a half-year has no rate in the table (is_interest_rate_known false), which includes a
 --     half-year starting after the day the table was last checked against the ecb (is_rate_table_behind).
--- consumer invoices (customer_type consumer: served, or inferred from the missing siret) stay in the mart with
--- claim_excluded_reason 'consumer' and 0 claimed: L441-10 and D441-5 apply between professionals only, and the
--- dashboard counts them beside the claims.
+-- consumer invoices (customer_type consumer: served, or inferred: intermediate.int_customer_types) stay in the mart
+-- with claim_excluded_reason 'consumer' and 0 claimed: L441-10 and D441-5 apply between professionals only, and
+-- the dashboard counts them beside the claims. so do, with 0 claimed:
+--   - the invoices of a debtor in collective proceedings (the setting INVOICING_COLLECTIVE_PROCEEDINGS, customer
+--     ids): 'collective proceedings (L622-7)': a safeguard, receivership or liquidation judgment forbids paying the
+--     debts born before it, and L441-10 II bars penalties and the indemnity then;
+--   - the claims that ended (invoice paid) more than five years before the report date: 'time-barred (L110-4)', the
+--     five-year limitation between traders (an open invoice is never time-barred here: its claim runs on).
+-- is_invoice_paid: the claim of an invoice already paid (its amount is settled; only the penalties are owed)
+-- apart from those of open invoices: the dashboard shows both totals.
 with balances as (
     select * from marts.late_payment_balances
 ),
@@ -63,10 +70,30 @@ interest as (
         invoice_id,
         sum(interest_amount) as interest_amount,
         count(*) as interest_period_count,
-        bool_and(ecb_rate_percent is not null) as is_interest_rate_known,
+        bool_and(interest_rate_percent is not null) as is_interest_rate_known,
+        -- one basis per invoice (its customer's): the rate the letter states
+        min(rate_basis) as rate_basis,
         bool_or(is_rate_table_behind) as is_rate_table_behind
     from periods
     group by portal_id, invoice_id
+),
+
+-- whether the law lets the invoice's claim be made, and if not why (the first reason that holds)
+claimable as (
+    select
+        portal_id,
+        invoice_id,
+        case
+            when customer_type = 'consumer' then 'consumer'
+            when list_contains(coalesce(getvariable('collective_proceedings'), []::varchar[]), customer_id)
+                then 'collective proceedings (L622-7)'
+            when paid_date < as_of_date - interval 5 year then 'time-barred (L110-4)'
+            when currency <> 'EUR' then 'interest not converted to EUR'
+        end as claim_excluded_reason,
+        customer_type = 'business'
+            and not list_contains(coalesce(getvariable('collective_proceedings'), []::varchar[]), customer_id)
+            and not coalesce(paid_date < as_of_date - interval 5 year, false) as is_claimable
+    from late_invoices
 ),
 
 final as (
@@ -90,14 +117,12 @@ final as (
         late_invoices.amount_late,
         late_invoices.open_amount,
         late_invoices.currency,
+        late_invoices.paid_date is not null as is_invoice_paid,
+        claimable.claim_excluded_reason,
+        interest.rate_basis,
+        cast(case when claimable.is_claimable then 40 else 0 end as decimal(18, 2)) as flat_indemnity_eur,
         case
-            when late_invoices.customer_type = 'consumer' then 'consumer'
-            when late_invoices.currency <> 'EUR' then 'interest not converted to EUR'
-        end as claim_excluded_reason,
-        cast(case when late_invoices.customer_type = 'business' then 40 else 0 end as decimal(18, 2))
-            as flat_indemnity_eur,
-        case
-            when late_invoices.customer_type = 'consumer' then cast(0 as decimal(18, 2))
+            when not claimable.is_claimable then cast(0 as decimal(18, 2))
             when interest.is_interest_rate_known then interest.interest_amount
         end as interest_amount,
         coalesce(interest.is_interest_rate_known, true) as is_interest_rate_known,
@@ -109,7 +134,7 @@ final as (
             when not interest.is_interest_rate_known then 'no rate for a half-year'
         end as interest_flag,
         case
-            when late_invoices.customer_type = 'consumer' then cast(0 as decimal(18, 2))
+            when not claimable.is_claimable then cast(0 as decimal(18, 2))
             when late_invoices.currency = 'EUR' and interest.is_interest_rate_known then interest.interest_amount
         end as interest_eur,
         coalesce(interest.interest_period_count, 0) as interest_period_count,
@@ -117,6 +142,8 @@ final as (
     from late_invoices
     left join interest
         on interest.portal_id = late_invoices.portal_id and interest.invoice_id = late_invoices.invoice_id
+    inner join claimable
+        on claimable.portal_id = late_invoices.portal_id and claimable.invoice_id = late_invoices.invoice_id
 )
 
 select * from final

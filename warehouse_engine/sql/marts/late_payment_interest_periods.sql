@@ -20,6 +20,14 @@
 -- file's checked_on column; without one, its newest change): a half-year that starts after
 -- that day may have a rate the table does not hold yet, so its line has no rate and no interest
 -- (is_rate_table_behind), never a number computed from an old rate.
+-- the rate (rate_basis), in order:
+--   - a public buyer (the setting INVOICING_PUBLIC_BUYERS, variable public_buyers): the public procurement code,
+--     R2192-31: the ecb rate in force on the first day of the half-year in which the delay began (the day after
+--     the due date) + 8 points, fixed for the whole delay ('public buyer: R2192-31');
+--   - a rate the terms of sale set (INVOICING_PENALTY_RATE_PERCENT, variable penalty_rate_percent): that yearly
+--     rate on every day, whatever the ecb table holds ('contractual': L441-10 II lets the terms of sale set any
+--     rate of at least three times the legal interest rate; the product does not check that floor);
+--   - else the legal default, the half-year's ecb rate + 10 points ('legal: ECB + 10, L441-10 II').
 with report_date as (
     select * from intermediate.int_report_date
 ),
@@ -70,6 +78,26 @@ half_year_rates as (
     asof left join rates on half_years.half_year_start >= rates.effective_date
 ),
 
+-- a public buyer's rate is fixed on the half-year the delay began in: the half-year of the day after the due date
+public_buyer_rates as (
+    select
+        delays.portal_id,
+        delays.invoice_id,
+        rates.rate_percent + 8 as interest_rate_percent,
+        delays.delay_half_year_start > checked.checked_on as is_rate_table_behind
+    from (
+        select distinct
+            portal_id,
+            invoice_id,
+            make_date(year(due_date + 1), case when month(due_date + 1) <= 6 then 1 else 7 end, 1)
+                as delay_half_year_start
+        from stretches
+        where list_contains(coalesce(getvariable('public_buyers'), []::varchar[]), customer_id)
+    ) as delays
+    cross join rate_table_checked as checked
+    asof left join rates on delays.delay_half_year_start >= rates.effective_date
+),
+
 periods as (
     select
         report_date.as_of_date,
@@ -85,13 +113,31 @@ periods as (
         half_year_rates.half_year_start,
         half_year_rates.ecb_rate_percent,
         half_year_rates.ecb_rate_effective_date,
-        half_year_rates.is_rate_table_behind,
-        half_year_rates.ecb_rate_percent + 10 as interest_rate_percent
+        case
+            when public_buyer_rates.invoice_id is not null then 'public buyer: R2192-31'
+            when getvariable('penalty_rate_percent') is not null then 'contractual'
+            else 'legal: ECB + 10, L441-10 II'
+        end as rate_basis,
+        case
+            when public_buyer_rates.invoice_id is not null then public_buyer_rates.is_rate_table_behind
+            when getvariable('penalty_rate_percent') is not null then false
+            else half_year_rates.is_rate_table_behind
+        end as is_rate_table_behind,
+        case
+            when public_buyer_rates.invoice_id is not null
+                then case when not public_buyer_rates.is_rate_table_behind
+                    then public_buyer_rates.interest_rate_percent end
+            when getvariable('penalty_rate_percent') is not null
+                then cast(getvariable('penalty_rate_percent') as decimal(9, 4))
+            else half_year_rates.ecb_rate_percent + 10
+        end as interest_rate_percent
     from stretches
     cross join report_date
     inner join half_year_rates
         on half_year_rates.half_year_start <= stretches.balance_until
         and half_year_rates.half_year_end > stretches.balance_from
+    left join public_buyer_rates
+        on public_buyer_rates.portal_id = stretches.portal_id and public_buyer_rates.invoice_id = stretches.invoice_id
 ),
 
 final as (
@@ -109,6 +155,7 @@ final as (
         half_year_start,
         ecb_rate_percent,
         ecb_rate_effective_date,
+        rate_basis,
         is_rate_table_behind,
         interest_rate_percent,
         -- in the invoice's currency (marts.late_payment_claims says when that is not euros)
