@@ -98,7 +98,7 @@ def customer_claims(connection: duckdb.DuckDBPyConnection, portal_id: str, custo
         connection,
         """select reference, emit_date, due_date, is_due_date_assumed, paid_date, is_paid_date_assumed, days_late,
                   total_incl_tax, amount_late, open_amount, flat_indemnity_eur, interest_amount, interest_flag,
-                  rate_basis, customer_type, customer_type_basis, is_customer_type_inferred, currency,
+                  rate_basis, claim_status, customer_type, customer_type_basis, is_customer_type_inferred, currency,
                   claim_excluded_reason, invoice_id
            from marts.late_payment_claims where portal_id = ? and customer_id = ?
            order by due_date, reference, invoice_id""",

@@ -24,20 +24,56 @@ ECB_RATES_FILE = SEEDS_DIR / "ecb_main_refinancing_rates.csv"
 ECB_CHECKED_COLUMN = "checked_on"
 
 
+# what became of each late-payment claim, kept in the user's own file across rebuilds (reference.claim_statuses);
+# the shipped one is empty: every claim is 'to claim' until the user says otherwise
+CLAIM_STATUSES_SETTING = "INVOICING_CLAIM_STATUSES_PATH"
+CLAIM_STATUSES_FILE = SEEDS_DIR / "claim_statuses.csv"
+CLAIM_STATUSES = ("to claim", "claimed", "waived")
+
+
 class SeedFileError(ValueError):
-    """A setting names a seed file that does not exist."""
+    """A setting names a seed file that does not exist, or one whose content the models cannot use."""
+
+
+def _chosen_path(setting: str, shipped: Path, columns: str) -> Path:
+    """The file `setting` names, else the shipped seed; SeedFileError naming the setting when it is no file."""
+    chosen = os.environ.get(setting) or None
+    if chosen is None:
+        return shipped
+    path = Path(chosen).expanduser()
+    if not path.is_file():
+        raise SeedFileError(f"{setting}={chosen}: no such file (a CSV with the columns {columns}; see "
+                            "warehouse_engine/seeds/README.md)")
+    return path
 
 
 def ecb_rates_path() -> Path:
     """The ECB rate table the models read: the file INVOICING_ECB_RATES_PATH names, else the shipped seed."""
-    chosen = os.environ.get(ECB_RATES_SETTING) or None
-    if chosen is None:
-        return ECB_RATES_FILE
-    path = Path(chosen).expanduser()
-    if not path.is_file():
-        raise SeedFileError(f"{ECB_RATES_SETTING}={chosen}: no such file (a CSV with the columns "
-                            "effective_date, rate_percent, source and optionally checked_on; see "
-                            "warehouse_engine/seeds/README.md)")
+    return _chosen_path(ECB_RATES_SETTING, ECB_RATES_FILE,
+                        "effective_date, rate_percent, source and optionally checked_on")
+
+
+def claim_statuses_path() -> Path:
+    """The claim statuses the models read: the file INVOICING_CLAIM_STATUSES_PATH names, else the shipped (empty)
+    one. Raises SeedFileError naming the file and line for a status other than CLAIM_STATUSES, a date that is
+    not one, or a claim listed twice: a typo must not silently leave a claim 'to claim'."""
+    path = _chosen_path(CLAIM_STATUSES_SETTING, CLAIM_STATUSES_FILE, "portal_id, reference, status, status_date, note")
+    seen: set[tuple[str, str]] = set()
+    with path.open(newline="", encoding="utf-8-sig") as file:
+        for line, row in enumerate(csv.DictReader(file), start=2):
+            key = ((row.get("portal_id") or "").strip(), (row.get("reference") or "").strip())
+            status = (row.get("status") or "").strip()
+            if status not in CLAIM_STATUSES:
+                raise SeedFileError(f"{path}, line {line}: status {status!r} is not one of {', '.join(CLAIM_STATUSES)}")
+            if not key[1] or key in seen:
+                raise SeedFileError(f"{path}, line {line}: reference {key[1]!r} is empty or listed twice")
+            seen.add(key)
+            day = (row.get("status_date") or "").strip()
+            try:
+                if day:
+                    date.fromisoformat(day)
+            except ValueError:
+                raise SeedFileError(f"{path}, line {line}: status_date {day!r} is not a date (YYYY-MM-DD)") from None
     return path
 
 
@@ -62,3 +98,4 @@ def set_seed_variables(conn: duckdb.DuckDBPyConnection) -> None:
     # a bound parameter, not text in the statement: the path is the user's and may hold any character
     conn.execute("set variable ecb_rates_csv = ?", [str(path)])
     conn.execute("set variable ecb_rates_checked_on = ?", [ecb_rates_checked_on(path)])
+    conn.execute("set variable claim_statuses_csv = ?", [str(claim_statuses_path())])

@@ -408,3 +408,39 @@ def test_report_settings_out_of_range_stop_the_build_naming_them(monkeypatch):
             build_models(conn, as_of=D)
         monkeypatch.delenv(setting)
     conn.close()
+
+
+def test_claim_statuses_come_from_the_users_file_and_survive_a_rebuild(claims, tmp_path, monkeypatch):
+    # the user records INV_A as claimed on 08-15 (a letter sent) and INV_G as waived (a good customer): those two
+    # keep their status through any rebuild, since the file is theirs; every other claim is 'to claim'
+    own = tmp_path / "claims.csv"
+    own.write_text("portal_id,reference,status,status_date,note\n"
+                   ",INV_A,claimed,2025-08-15,letter sent\n"
+                   "default,INV_G,waived,,good customer\n")
+    monkeypatch.setenv("INVOICING_CLAIM_STATUSES_PATH", str(own))
+    rebuilt = ["claim_statuses+"]
+    try:
+        for _ in range(2):  # built twice: the statuses are read again from the file, not lost
+            build_models(claims, as_of=D, select=rebuilt)
+            statuses = dict(claims.execute(
+                "select invoice_id, claim_status from marts.late_payment_claims").fetchall())
+            assert (statuses["inv_a"], statuses["inv_g"], statuses["inv_b"]) == ("claimed", "waived", "to claim")
+        assert (_claim(claims, "inv_a")["claim_status_date"], _claim(claims, "inv_a")["claim_status_note"]) == (
+            date(2025, 8, 15), "letter sent")
+    finally:
+        monkeypatch.delenv("INVOICING_CLAIM_STATUSES_PATH")
+        build_models(claims, as_of=D, select=rebuilt)
+    assert _claim(claims, "inv_a")["claim_status"] == "to claim"
+
+
+def test_a_claim_status_file_with_a_typo_stops_the_build_naming_the_line(tmp_path, monkeypatch):
+    from warehouse_engine.seed_files import SeedFileError
+
+    own = tmp_path / "claims.csv"
+    own.write_text("portal_id,reference,status,status_date,note\n,INV_A,claimed,,\n,INV_B,waved,,\n")
+    monkeypatch.setenv("INVOICING_CLAIM_STATUSES_PATH", str(own))
+    conn = duckdb.connect()
+    _load(conn)
+    with pytest.raises(SeedFileError, match="claims.csv, line 3: status 'waved' is not one of"):
+        build_models(conn, as_of=D)
+    conn.close()

@@ -27,6 +27,9 @@
 --     debts born before it, and L441-10 II bars penalties and the indemnity then;
 --   - the claims that ended (invoice paid) more than five years before the report date: 'time-barred (L110-4)', the
 --     five-year limitation between traders (an open invoice is never time-barred here: its claim runs on).
+-- claim_status: what the user recorded for the claim (reference.claim_statuses, the file of the setting
+-- INVOICING_CLAIM_STATUSES_PATH: claimed, waived), else 'to claim'; with its date and note. it survives every
+-- rebuild because it lives in the user's file, not in the warehouse.
 -- is_invoice_paid: the claim of an invoice already paid (its amount is settled; only the penalties are owed)
 -- apart from those of open invoices: the dashboard shows both totals.
 with balances as (
@@ -118,6 +121,9 @@ final as (
         late_invoices.open_amount,
         late_invoices.currency,
         late_invoices.paid_date is not null as is_invoice_paid,
+        coalesce(portal_statuses.status, any_portal_statuses.status, 'to claim') as claim_status,
+        coalesce(portal_statuses.status_date, any_portal_statuses.status_date) as claim_status_date,
+        coalesce(portal_statuses.note, any_portal_statuses.note) as claim_status_note,
         claimable.claim_excluded_reason,
         interest.rate_basis,
         cast(case when claimable.is_claimable then 40 else 0 end as decimal(18, 2)) as flat_indemnity_eur,
@@ -144,6 +150,11 @@ final as (
         on interest.portal_id = late_invoices.portal_id and interest.invoice_id = late_invoices.invoice_id
     inner join claimable
         on claimable.portal_id = late_invoices.portal_id and claimable.invoice_id = late_invoices.invoice_id
+    -- the user's line for this portal wins over one for any portal ('*')
+    left join reference.claim_statuses as portal_statuses
+        on portal_statuses.reference = late_invoices.reference and portal_statuses.portal_key = late_invoices.portal_id
+    left join reference.claim_statuses as any_portal_statuses
+        on any_portal_statuses.reference = late_invoices.reference and any_portal_statuses.portal_key = '*'
 )
 
 select * from final
