@@ -70,9 +70,10 @@ def claims(connection: duckdb.DuckDBPyConnection, portal_id: str) -> ClaimsFigur
     last = connection.execute("select effective_date, rate_percent, table_checked_on "
                               "from reference.ecb_main_refinancing_rates order by effective_date desc limit 1").fetchone()
     try:  # a copy published before the claims carried their paid state, exclusions and rate basis has none
-        paid = connection.execute(
+        paid_row = connection.execute(
             "select coalesce(sum(flat_indemnity_eur + coalesce(interest_eur, 0)), 0) from marts.late_payment_claims "
-            "where portal_id = ? and customer_type = 'business' and is_invoice_paid", [portal_id]).fetchone()[0]
+            "where portal_id = ? and customer_type = 'business' and is_invoice_paid", [portal_id]).fetchone()
+        paid = paid_row[0] if paid_row else Decimal(0)
         excluded = tuple(connection.execute(
             "select claim_excluded_reason, count(*) from marts.late_payment_claims where portal_id = ? "
             "and customer_type = 'business' and flat_indemnity_eur = 0 group by 1 order by 1", [portal_id]).fetchall())

@@ -115,9 +115,9 @@ def sandbox_payables(sb, today: date) -> dict[str, tuple[str, str, Decimal, date
         if s["status"] in OWED_SUPPLIER_STATUSES and (_day(s["issueDate"]) or today) <= today:
             credit_note = s["type"] == "creditNote"
             amount = Decimal(str(s["amountVat"])) * (-1 if credit_note else 1)
-            due = _day(s["dueDate"])
-            if due is None and not credit_note and _day(s["issueDate"]) is not None:
-                due = _day(s["issueDate"]) + timedelta(days=LEGAL_PAYMENT_TERM_DAYS)
+            due, issued = _day(s["dueDate"]), _day(s["issueDate"])
+            if due is None and not credit_note and issued is not None:
+                due = issued + timedelta(days=LEGAL_PAYMENT_TERM_DAYS)
             owed[s["id"]] = (s["supplierId"], OWED_SUPPLIER_STATUSES[s["status"]], amount, due)
     return owed
 
