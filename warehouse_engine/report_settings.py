@@ -21,6 +21,8 @@ MONTH_DAY = re.compile(r"(\d{2})-(\d{2})")
 # the late-payment penalty rate the terms of sale set, a yearly percentage (L441-10 II: at least three times the
 # legal interest rate); unset: the legal default, the ECB rate + 10 points
 PENALTY_RATE_SETTING = "INVOICING_PENALTY_RATE_PERCENT"
+# the same per customer, `id=rate` comma-separated: a customer's own terms of sale win over the portal's rate
+PENALTY_RATES_BY_CUSTOMER_SETTING = "INVOICING_PENALTY_RATES_BY_CUSTOMER"
 # customer ids, comma-separated: public buyers (public procurement code R2192-31: the ECB rate of the half-year
 # the delay began in + 8 points, fixed for the whole delay), and debtors in collective proceedings (safeguard,
 # receivership, liquidation: L622-7 forbids paying debts born before the judgment, so nothing is claimed)
@@ -53,20 +55,36 @@ def fiscal_year_start() -> str | None:
     return chosen
 
 
+def _rate(setting: str, text: str) -> Decimal:
+    """`text` as a yearly percentage above 0 and at most 100; ReportSettingError naming `setting` otherwise."""
+    try:
+        rate = Decimal(text.strip().replace(",", "."))
+    except InvalidOperation:
+        rate = Decimal(-1)
+    if not rate.is_finite() or not 0 < rate <= 100:
+        raise ReportSettingError(f"{setting}={text.strip()}: not a yearly percentage above 0 and at most 100 "
+                                 "(the rate your terms of sale set, e.g. 12.5)")
+    return rate
+
+
 def penalty_rate_percent() -> Decimal | None:
     """INVOICING_PENALTY_RATE_PERCENT as a Decimal, or None when unset (the legal default applies). Raises
     ReportSettingError, naming the setting, for anything but a number above 0 and at most 100."""
     chosen = (os.environ.get(PENALTY_RATE_SETTING) or "").strip()
-    if not chosen:
-        return None
-    try:
-        rate = Decimal(chosen.replace(",", "."))
-    except InvalidOperation:
-        rate = Decimal(-1)
-    if not rate.is_finite() or not 0 < rate <= 100:
-        raise ReportSettingError(f"{PENALTY_RATE_SETTING}={chosen}: not a yearly percentage above 0 and at most 100 "
-                                 "(the rate your terms of sale set, e.g. 12.5)")
-    return rate
+    return _rate(PENALTY_RATE_SETTING, chosen) if chosen else None
+
+
+def penalty_rates_by_customer() -> dict[str, Decimal]:
+    """INVOICING_PENALTY_RATES_BY_CUSTOMER (`id=rate,id=rate`) as {customer id: rate}; empty when unset. Raises
+    ReportSettingError, naming the setting, for an entry without `=`, a bad id or a bad rate."""
+    rates: dict[str, Decimal] = {}
+    for entry in filter(None, (part.strip() for part in (os.environ.get(PENALTY_RATES_BY_CUSTOMER_SETTING) or "")
+                               .split(","))):
+        customer, _, rate = entry.partition("=")
+        if not CUSTOMER_ID.fullmatch(customer.strip()):
+            raise ReportSettingError(f"{PENALTY_RATES_BY_CUSTOMER_SETTING}: {entry!r} is not `customer id=rate`")
+        rates[customer.strip()] = _rate(PENALTY_RATES_BY_CUSTOMER_SETTING, rate)
+    return rates
 
 
 def customer_ids(setting: str) -> list[str]:
@@ -84,6 +102,10 @@ def set_report_variables(conn: duckdb.DuckDBPyConnection) -> None:
     """Sets the DuckDB variables of the report settings, for the models about to be built on `conn`."""
     conn.execute("set variable fiscal_year_start = ?", [fiscal_year_start()])
     conn.execute("set variable penalty_rate_percent = cast(? as decimal(9, 4))", [penalty_rate_percent()])
+    by_customer = penalty_rates_by_customer()
+    conn.execute("set variable penalty_rate_customers = cast(? as varchar[])", [list(by_customer)])
+    conn.execute("set variable penalty_rate_customer_rates = cast(? as decimal(9, 4)[])",
+                 [[str(rate) for rate in by_customer.values()]])
     # lists bound as parameters, never text in the statement: the values are the user's
     conn.execute("set variable public_buyers = cast(? as varchar[])", [customer_ids(PUBLIC_BUYERS_SETTING)])
     conn.execute("set variable collective_proceedings = cast(? as varchar[])",

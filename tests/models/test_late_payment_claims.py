@@ -364,6 +364,9 @@ def test_public_buyers_contractual_rates_collective_proceedings_and_limitation(m
     #   of H1 2026, 2.62 %): 500 x 7.86 x 10 / 36500 = 1.0767 -> 1.08; paid: is_invoice_paid.
     # x1 Faillite SA (siret, in receivership by the setting): inv_x 800 due 06-30, open: nothing claimed.
     # o1 Ancien (siret): inv_o 300 due 2020-01-31, paid 2020-03-01, more than five years before D: time-barred.
+    # r1 Régie (siret, its own terms: 9 %, by the per-customer setting): inv_r 400 due 07-31, paid 08-10:
+    #   400 x 9 x 10 / 36500 = 0.9863 -> 0.99 (its rate wins over the portal's 7.86 %).
+    monkeypatch.setenv("INVOICING_PENALTY_RATES_BY_CUSTOMER", "r1=9")
     monkeypatch.setenv("INVOICING_PUBLIC_BUYERS", "p1")
     monkeypatch.setenv("INVOICING_PENALTY_RATE_PERCENT", "7.86")
     monkeypatch.setenv("INVOICING_COLLECTIVE_PROCEEDINGS", " x1 ,")
@@ -371,15 +374,18 @@ def test_public_buyers_contractual_rates_collective_proceedings_and_limitation(m
     create_raw_tables(conn)
     insert(conn, "customers", [{"id": c, "name": name, "siret": f"1234567890001{i}"}
                                for i, (c, name) in enumerate((("p1", "Mairie"), ("c1", "Cabinet"),
-                                                              ("x1", "Faillite SA"), ("o1", "Ancien")))])
+                                                              ("x1", "Faillite SA"), ("o1", "Ancien"),
+                                                              ("r1", "Régie")))])
     insert(conn, "documents", [
         _invoice("inv_p", "p1", "1000.00", "2025-05-21", "2025-06-20"),
         _invoice("inv_c", "c1", "500.00", "2025-07-01", "2025-07-31", status="PAID", last_update="2025-08-10T12:00:00Z"),
         _invoice("inv_x", "x1", "800.00", "2025-05-31", "2025-06-30"),
         _invoice("inv_o", "o1", "300.00", "2020-01-01", "2020-01-31", status="PAID",
                  last_update="2020-03-01T12:00:00Z"),
+        _invoice("inv_r", "r1", "400.00", "2025-07-01", "2025-07-31", status="PAID", last_update="2025-08-10T12:00:00Z"),
     ])
-    insert(conn, "transaction_usages", [_payment("u_c", "c1", "inv_c", "500.00", "2025-08-10"),
+    insert(conn, "transaction_usages", [_payment("u_r", "r1", "inv_r", "400.00", "2025-08-10"),
+                                        _payment("u_c", "c1", "inv_c", "500.00", "2025-08-10"),
                                         _payment("u_o", "o1", "inv_o", "300.00", "2020-03-01")])
     build_models(conn, as_of=D)
     assert [(line[5], line[6]) for line in _lines(conn, "inv_p")] == [
@@ -391,6 +397,7 @@ def test_public_buyers_contractual_rates_collective_proceedings_and_limitation(m
         "inv_c": ("contractual", None, dec("40.00"), dec("1.08"), True),
         "inv_x": ("contractual", "collective proceedings (L622-7)", dec("0.00"), dec("0.00"), False),
         "inv_o": ("contractual", "time-barred (L110-4)", dec("0.00"), dec("0.00"), True),
+        "inv_r": ("contractual", None, dec("40.00"), dec("0.99"), True),
     }
     conn.close()
 
@@ -402,7 +409,9 @@ def test_report_settings_out_of_range_stop_the_build_naming_them(monkeypatch):
     _load(conn)
     for setting, value, message in (("INVOICING_PENALTY_RATE_PERCENT", "ten", "not a yearly percentage"),
                                     ("INVOICING_PENALTY_RATE_PERCENT", "0", "not a yearly percentage"),
-                                    ("INVOICING_PUBLIC_BUYERS", "p1,'; drop", "is not a customer id")):
+                                    ("INVOICING_PUBLIC_BUYERS", "p1,'; drop", "is not a customer id"),
+                                    ("INVOICING_PENALTY_RATES_BY_CUSTOMER", "r1:9", "is not `customer id=rate`"),
+                                    ("INVOICING_PENALTY_RATES_BY_CUSTOMER", "r1=-2", "not a yearly percentage")):
         monkeypatch.setenv(setting, value)
         with pytest.raises(ReportSettingError, match=f"{setting}.*{message}"):
             build_models(conn, as_of=D)

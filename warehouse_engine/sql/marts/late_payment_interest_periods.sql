@@ -24,7 +24,8 @@
 --   - a public buyer (the setting INVOICING_PUBLIC_BUYERS, variable public_buyers): the public procurement code,
 --     R2192-31: the ecb rate in force on the first day of the half-year in which the delay began (the day after
 --     the due date) + 8 points, fixed for the whole delay ('public buyer: R2192-31');
---   - a rate the terms of sale set (INVOICING_PENALTY_RATE_PERCENT, variable penalty_rate_percent): that yearly
+--   - a rate the terms of sale set (INVOICING_PENALTY_RATES_BY_CUSTOMER for one customer, else
+--     INVOICING_PENALTY_RATE_PERCENT for the portal; variables penalty_rate_customers, penalty_rate_percent): that yearly
 --     rate on every day, whatever the ecb table holds ('contractual': L441-10 II lets the terms of sale set any
 --     rate of at least three times the legal interest rate; the product does not check that floor);
 --   - else the legal default, the half-year's ecb rate + 10 points ('legal: ECB + 10, L441-10 II').
@@ -45,7 +46,17 @@ rate_table_checked as (
 ),
 
 stretches as (
-    select *
+    select
+        *,
+        -- the customer's own terms of sale (INVOICING_PENALTY_RATES_BY_CUSTOMER), else the portal's
+        -- (INVOICING_PENALTY_RATE_PERCENT), else none: the legal default
+        coalesce(
+            list_extract(
+                coalesce(getvariable('penalty_rate_customer_rates'), []::decimal(9, 4)[]),
+                list_position(coalesce(getvariable('penalty_rate_customers'), []::varchar[]), customer_id)
+            ),
+            cast(getvariable('penalty_rate_percent') as decimal(9, 4))
+        ) as contractual_rate_percent
     from balances
     where customer_type = 'business' and amount_late > 0 and balance_until > balance_from
 ),
@@ -115,20 +126,19 @@ periods as (
         half_year_rates.ecb_rate_effective_date,
         case
             when public_buyer_rates.invoice_id is not null then 'public buyer: R2192-31'
-            when getvariable('penalty_rate_percent') is not null then 'contractual'
+            when stretches.contractual_rate_percent is not null then 'contractual'
             else 'legal: ECB + 10, L441-10 II'
         end as rate_basis,
         case
             when public_buyer_rates.invoice_id is not null then public_buyer_rates.is_rate_table_behind
-            when getvariable('penalty_rate_percent') is not null then false
+            when stretches.contractual_rate_percent is not null then false
             else half_year_rates.is_rate_table_behind
         end as is_rate_table_behind,
         case
             when public_buyer_rates.invoice_id is not null
                 then case when not public_buyer_rates.is_rate_table_behind
                     then public_buyer_rates.interest_rate_percent end
-            when getvariable('penalty_rate_percent') is not null
-                then cast(getvariable('penalty_rate_percent') as decimal(9, 4))
+            when stretches.contractual_rate_percent is not null then stretches.contractual_rate_percent
             else half_year_rates.ecb_rate_percent + 10
         end as interest_rate_percent
     from stretches
