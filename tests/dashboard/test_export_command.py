@@ -33,9 +33,9 @@ def _truth(database) -> dict[str, tuple[int, dict[str, Decimal]]]:
         truth = {}
         for mart in marts:
             decimals = [column for table, column in columns if table == mart]
-            sums = connection.execute(
-                f"select count(*) {''.join(f', coalesce(sum({c}), 0)' for c in decimals)} from marts.{mart}"
-            ).fetchone()
+            # quoted: the D441-6 tables carry the legal model's French column names ("0 jour (indicatif)")
+            sums_sql = "".join(f', coalesce(sum("{c}"), 0)' for c in decimals)
+            sums = connection.execute(f"select count(*) {sums_sql} from marts.{mart}").fetchone()
             truth[mart] = (sums[0], dict(zip(decimals, sums[1:])))
     return truth
 
@@ -61,6 +61,10 @@ def test_export_writes_every_mart_in_each_format_equal_to_the_marts(dashboard, t
         if file_format == "xlsx":
             workbook = load_workbook(out / f"marts_{dashboard.as_of.isoformat()}.xlsx", read_only=True)
             assert sorted(workbook.sheetnames) == sorted(truth)
+            # the D441-6 table as the legal model labels it (arrêté of 20 March 2017), ready for the management report
+            header = next(workbook["payment_terms_table"].iter_rows(values_only=True))
+            assert {"Ligne", "0 jour (indicatif)", "1 à 30 jours", "31 à 60 jours", "61 à 90 jours", "91 jours et plus",
+                    "Total (1 jour et plus)", "Précisions"} <= set(header)
         for mart, (count, sums) in truth.items():
             if file_format == "parquet":
                 with duckdb.connect() as reader:
