@@ -2,7 +2,9 @@
 -- description: >
 --   one row per customer invoice overdue or paid late on the report date: days late, amount late, the flat 40 EUR
 --   recovery indemnity (c. com. D441-5) and the late-payment interest (L441-10 II) a business customer owes;
---   consumers' invoices are shown and claim nothing (claim_excluded_reason).
+--   shown and claiming nothing (claim_excluded_reason): consumers' invoices, debtors in collective proceedings
+--   (L622-7), claims ended more than five years ago (L110-4); paid invoices apart (is_invoice_paid); the user's
+--   claim status (to claim, claimed, waived) from their own file.
 -- grain: [portal_id, invoice_id]
 -- tests:
 --   not_null: [as_of_date, due_date, days_late, amount_late, customer_type]

@@ -1,8 +1,11 @@
 -- ---
 -- description: >
 --   the late-payment interest of each late invoice of a business customer, one row per run of days at one amount
---   late and one half-year's rate (ECB main refinancing rate + 10 points, c. com. L441-10 II): the lines a
---   reminder letter cites.
+--   late and one half-year's rate: the lines a reminder letter cites. The rate (rate_basis): the terms of sale's
+--   (settings, c. com. L441-10 II), else the legal default, the ECB main refinancing rate in force on 1 January /
+--   1 July + 10 points (L441-10 II); a public buyer's, the ECB rate of the half-year the delay began + 8 points,
+--   fixed (public procurement code R2192-31). A half-year starting after the day the ECB table was last checked
+--   has no rate and no interest (is_rate_table_behind).
 -- grain: [portal_id, invoice_id, period_start]
 -- tests:
 --   not_null: [as_of_date, period_start, period_end, days_late_in_period, amount_late, half_year_start]

@@ -1,5 +1,8 @@
 -- ---
--- description: one row per supplier document owed on the report date (approved, awaiting approval or disputed).
+-- description: >
+--   one row per supplier document owed on the report date (approved, awaiting approval or disputed); a bill without
+--   a due date is due 30 days after its issue date (c. com. L441-10 I, is_due_date_assumed); a disputed bill is on
+--   hold (is_disputed), outside past due.
 -- grain: [portal_id, supplier_document_id]
 -- tests:
 --   not_null: [as_of_date]
