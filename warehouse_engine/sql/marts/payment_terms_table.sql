@@ -49,6 +49,30 @@ band_values as (
     group by all
 ),
 
+-- one value per band and row of the model: (A) 1 the number (under 0 jour and the total only: the model shades the
+-- other cells), 2 the amount, 3 the share; (B) 4 the number and 5 the amount of the disputed invoices, one cell
+cells as (
+    select
+        band_values.portal_id,
+        band_values.side,
+        band_values.delay_bucket,
+        rows_of_the_model.row_order,
+        case
+            when rows_of_the_model.row_order = 1 and band_values.delay_bucket in ('0', 'total')
+                then band_values.invoice_count
+            when rows_of_the_model.row_order = 2 and band_values.delay_bucket <> 'disputed (excluded)'
+                then band_values.amount_incl_tax
+            when rows_of_the_model.row_order = 3 and band_values.delay_bucket <> 'disputed (excluded)'
+                then band_values.share_of_year_percent
+            when rows_of_the_model.row_order = 4 and band_values.delay_bucket = 'disputed (excluded)'
+                then band_values.invoice_count
+            when rows_of_the_model.row_order = 5 and band_values.delay_bucket = 'disputed (excluded)'
+                then band_values.amount_incl_tax
+        end as cell_value
+    from band_values
+    cross join rows_of_the_model
+),
+
 pivoted as (
     select
         portal_sides.portal_id,
@@ -68,39 +92,15 @@ pivoted as (
             else '(C) Délais de paiement de référence utilisés (contractuels ou délais légaux - article L. 441-10 '
                 || 'du code de commerce)'
         end as "Ligne",
-        -- a row's value in one band: the number (row 1, only under 0 jour and the total), the amount, the share
-        max(case
-            when rows_of_the_model.row_order = 1 then band_values.invoice_count
-            when rows_of_the_model.row_order = 2 then band_values.amount_incl_tax
-            when rows_of_the_model.row_order = 3 then band_values.share_of_year_percent
-        end) filter (where band_values.delay_bucket = '0') as days_0,
-        max(case
-            when rows_of_the_model.row_order = 2 then band_values.amount_incl_tax
-            when rows_of_the_model.row_order = 3 then band_values.share_of_year_percent
-        end) filter (where band_values.delay_bucket = '1-30') as days_1_30,
-        max(case
-            when rows_of_the_model.row_order = 2 then band_values.amount_incl_tax
-            when rows_of_the_model.row_order = 3 then band_values.share_of_year_percent
-        end) filter (where band_values.delay_bucket = '31-60') as days_31_60,
-        max(case
-            when rows_of_the_model.row_order = 2 then band_values.amount_incl_tax
-            when rows_of_the_model.row_order = 3 then band_values.share_of_year_percent
-        end) filter (where band_values.delay_bucket = '61-90') as days_61_90,
-        max(case
-            when rows_of_the_model.row_order = 2 then band_values.amount_incl_tax
-            when rows_of_the_model.row_order = 3 then band_values.share_of_year_percent
-        end) filter (where band_values.delay_bucket = '91+') as days_91_plus,
-        coalesce(
-            max(case
-                when rows_of_the_model.row_order = 1 then band_values.invoice_count
-                when rows_of_the_model.row_order = 2 then band_values.amount_incl_tax
-                when rows_of_the_model.row_order = 3 then band_values.share_of_year_percent
-            end) filter (where band_values.delay_bucket = 'total'),
-            max(case
-                when rows_of_the_model.row_order = 4 then band_values.invoice_count
-                when rows_of_the_model.row_order = 5 then band_values.amount_incl_tax
-            end) filter (where band_values.delay_bucket = 'disputed (excluded)')
-        ) as days_1_and_more,
+        -- a row's value in one band (cell_value): pivoted to the model's columns
+        max(cells.cell_value) filter (where cells.delay_bucket = '0') as days_0,
+        max(cells.cell_value) filter (where cells.delay_bucket = '1-30') as days_1_30,
+        max(cells.cell_value) filter (where cells.delay_bucket = '31-60') as days_31_60,
+        max(cells.cell_value) filter (where cells.delay_bucket = '61-90') as days_61_90,
+        max(cells.cell_value) filter (where cells.delay_bucket = '91+') as days_91_plus,
+        -- (A)'s total column, or (B)'s one cell
+        max(cells.cell_value) filter (where cells.delay_bucket in ('total', 'disputed (excluded)'))
+            as days_1_and_more,
         -- (C): the invoices of (A), 0 jour and 1 day and more, by the term their lateness was measured against
         case when rows_of_the_model.row_order = 6 then
             'Délais contractuels : '
@@ -118,6 +118,9 @@ pivoted as (
     from portal_sides
     cross join rows_of_the_model
     inner join band_values on band_values.portal_id = portal_sides.portal_id and band_values.side = portal_sides.side
+    left join cells
+        on cells.portal_id = band_values.portal_id and cells.side = band_values.side
+        and cells.delay_bucket = band_values.delay_bucket and cells.row_order = rows_of_the_model.row_order
     group by
         portal_sides.portal_id, portal_sides.side, portal_sides.as_of_date, portal_sides.fiscal_year_start,
         rows_of_the_model.row_order
