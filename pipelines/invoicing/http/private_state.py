@@ -18,11 +18,12 @@ attacker's choosing, a FIFO would hang it, a file left locked would freeze it, a
 from __future__ import annotations
 
 import errno
-import fcntl
 import os
 import stat
 import time
 from pathlib import Path
+
+import filelock
 
 from pipelines.invoicing.errors import InvoicingApiError
 
@@ -31,7 +32,7 @@ FOLDER_NAME = "invoicing-warehouse"
 DIR_MODE = 0o700
 FILE_MODE = 0o600
 LOCK_WAIT_S = 10.0
-# polling a non-blocking flock (flock has no timeout): from half a millisecond, doubling, to 5 ms
+# polling a non-blocking lock (flock has no timeout): from half a millisecond, doubling, to 5 ms
 FIRST_LOCK_POLL_S = 0.0005
 LAST_LOCK_POLL_S = 0.005
 KIND = "local_state"
@@ -127,16 +128,18 @@ def open_state_file(directory: Path, name: str, flags: int) -> int:
 
 
 def lock_exclusive(descriptor: int, path: Path, wait_s: float = LOCK_WAIT_S) -> None:
-    """Takes the exclusive `flock` of an open file, waiting `wait_s` at most; raises LocalStateError naming the
-    file when another process holds it longer."""
+    """Takes the exclusive lock of an open file (`filelock`'s lock of a descriptor this module opened safely: flock
+    on POSIX, LockFileEx on Windows), waiting `wait_s` at most; raises LocalStateError naming the file when another
+    process holds it longer, or when this system has no such lock."""
     deadline = time.monotonic() + wait_s
     pause = FIRST_LOCK_POLL_S
     while True:
         try:
-            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            return
-        except BlockingIOError:
-            pass
+            if filelock.lock_descriptor(descriptor, blocking=False):
+                return
+        except OSError as error:
+            raise LocalStateError(path, f"cannot be locked on this system ({error.strerror}); set {DIR_ENV} to a "
+                                  "folder on a local file system") from None
         now = time.monotonic()
         if now >= deadline:
             raise LocalStateError(path, f"locked by another process for more than {wait_s:g} s (a stopped process, "
