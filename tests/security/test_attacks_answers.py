@@ -116,9 +116,9 @@ def a_customer(suite: BadInputSuite) -> dict:
         return writer.get("customers", limit=1, orderBy="name", order=1)[0]
 
 
-def on_customer_pages(change: Callable[[Exchange], None]) -> Callable[[Exchange], None]:
+def on_customer_pages(change: Callable[[Exchange], None], path: str = "/customers") -> Callable[[Exchange], None]:
     def tamper(exchange: Exchange) -> None:
-        if exchange.method == "GET" and exchange.path == "/customers" and exchange.status == 200:
+        if exchange.method == "GET" and exchange.path == path and exchange.status == 200:
             change(exchange)
             exchange.tampered = True
     return tamper
@@ -139,9 +139,10 @@ def without_a_date(suite: BadInputSuite, name: str, tamper: Callable[[Exchange],
     assert suite.truth_mismatches(workspace) == []
 
 
-def refused(suite: BadInputSuite, name: str, tamper: Callable[[Exchange], None], *words: str, **env: str) -> None:
-    """A sync through the proxy is refused naming `GET /customers` and `words`, without a traceback, and nothing is
-    lost: the customers' raw table as it was, every raw table equal to the sandbox's records (the other lists,
+def refused(suite: BadInputSuite, name: str, tamper: Callable[[Exchange], None], *words: str, list_name: str = "customers",
+            **env: str) -> None:
+    """A sync through the proxy is refused naming `GET /<list_name>` and `words`, without a traceback, and nothing
+    is lost: that list's raw table as it was, every raw table equal to the sandbox's records (the other lists,
     read whole, may be loaded: a list fails alone)."""
     workspace = suite.clone(name)
     suite.advance_clock()
@@ -151,10 +152,10 @@ def refused(suite: BadInputSuite, name: str, tamper: Callable[[Exchange], None],
         assert proxy.tampered_requests, "the proxy changed no answer"
     output = result.output
     assert result.returncode != 0, output[-3000:]
-    assert "GET /customers" in output and all(word in output for word in words), output[-3000:]
+    assert f"GET /{list_name}" in output and all(word in output for word in words), output[-3000:]
     assert "Traceback" not in output and SECRET not in output, output[output.find("Traceback"):][:3000]
     after = suite.fingerprint(workspace)
-    assert after["db:invoicing_raw.customers"] == before["db:invoicing_raw.customers"]
+    assert after[f"db:invoicing_raw.{list_name}"] == before[f"db:invoicing_raw.{list_name}"]
     assert suite.truth_mismatches(workspace) == []
 
 
@@ -206,6 +207,16 @@ def test_l3_a_number_no_record_holds_is_malformed(suite, number):
         record = json.dumps({**customer, "dueAmount": "NUMBER"})
         exchange.body = ('{"data": [' + record.replace('"NUMBER"', number) + "]}").encode()
     refused(suite, f"number_{number}", on_customer_pages(huge), number)
+
+
+def test_l3_a_number_past_its_column_is_malformed(suite):
+    with suite.writer() as writer:
+        item = writer.get("items", limit=1, orderBy="name", order=1)[0]
+
+    def rate(exchange: Exchange) -> None:  # a VAT rate of 1,000,000 %: within 1e14, past decimal(9,4)
+        exchange.body = json.dumps({"data": [{**item, "vat": 1_000_000}]}).encode()
+    refused(suite, "rate_past_its_column", on_customer_pages(rate, "/items"), "vat = 1000000 does not fit",
+            list_name="items")
 
 
 @pytest.mark.parametrize("number", ["Infinity", "-Infinity", "-1e14", "123456789012345678901234567890", "1" * 5000])
