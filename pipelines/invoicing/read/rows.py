@@ -3,6 +3,7 @@ null containers; supplier-document events completed from their request (`event_r
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from datetime import datetime
@@ -84,10 +85,15 @@ def check_decimals(endpoint: Endpoint, record: dict) -> None:
         raise InvoicingApiError("malformed", f"GET {endpoint.path}", 200, detail=f"{problem} (refused)")
 
 
+# the few dozen keys of the API, converted once: the check walks every field of every record read
+_column_name = functools.lru_cache(maxsize=4096)(snake_case)
+
+
 def _decimal_overflow(value: Any, path: str, columns: dict, nested: dict) -> str | None:
     if isinstance(value, dict):
         for key, item in value.items():
-            found = _decimal_overflow(item, f"{path}__{snake_case(key)}" if path else snake_case(key), columns, nested)
+            column = _column_name(key)
+            found = _decimal_overflow(item, f"{path}__{column}" if path else column, columns, nested)
             if found is not None:
                 return found
     elif isinstance(value, list) and path in nested:
