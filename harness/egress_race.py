@@ -7,6 +7,9 @@ budget is chosen the way a sync chooses it) when told `prepare URL ID SECRET N`,
 its standard input (every racer starts at once, whatever their imports cost), GETs `/me` N times and prints one
 JSON line: its requests, its 429s. It then waits for the next `prepare`: one process serves a module's races.
 
+`race --as-user UID:GID[,GID...]` (started as root) becomes that user, with those groups, once its imports are done:
+the interpreter's own files may be readable by root only (a pyenv under /root), the project's are by everyone.
+
 `hold` is a process that takes the budget's row lock (inside `DatabaseBudget.hold`) after one reservation, says
 `held` and sleeps: the test kills it (SIGKILL) there.
 """
@@ -118,9 +121,12 @@ def _say(process: subprocess.Popen, line: str) -> None:
     process.stdin.flush()
 
 
-def _serve_races() -> None:
+def _serve_races(as_user: str | None = None) -> None:
     from pipelines.invoicing.http.client import InvoicingClient
     from pipelines.invoicing.http.egress import egress_for
+
+    if as_user:
+        _become(as_user)
 
     for command in sys.stdin:
         words = command.split()
@@ -139,6 +145,21 @@ def _serve_races() -> None:
                           "seconds": time.monotonic() - began, "egress": egress_for(base_url)}), flush=True)
 
 
+def _become(as_user: str) -> None:
+    """Drops root for `UID:GID[,GID...]` (the first group the primary one, all of them the process's groups), after
+    importing what a race needs later (the interpreter's library may not be readable by that user)."""
+    import encodings.idna  # noqa: F401  (httpx's first request to a host name)
+    import ssl  # noqa: F401
+
+    import httpx  # noqa: F401
+
+    uid, groups = as_user.split(":")
+    gids = [int(gid) for gid in groups.split(",")]
+    os.setgroups(gids)
+    os.setgid(gids[0])
+    os.setuid(int(uid))
+
+
 def _hold(base_url: str) -> None:
     from pipelines.invoicing.http.client import shared_budget_of
     from pipelines.invoicing.http.database_budget import DatabaseBudget
@@ -155,12 +176,13 @@ def _hold(base_url: str) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="mode", required=True)
-    commands.add_parser("race")
+    racer = commands.add_parser("race")
+    racer.add_argument("--as-user", help="UID:GID[,GID...] to become once imported (started as root)")
     holder = commands.add_parser("hold")
     holder.add_argument("base_url")
     args = parser.parse_args()
     if args.mode == "race":
-        _serve_races()
+        _serve_races(args.as_user)
     else:
         _hold(args.base_url)
 

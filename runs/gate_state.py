@@ -10,7 +10,6 @@ lock (`changing`): a DuckLake takes one writer per portal at once, and each reco
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import tempfile
@@ -20,6 +19,8 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+
+import filelock
 
 from warehouse_engine.target import WarehouseTarget
 
@@ -112,13 +113,17 @@ def changing(target: WarehouseTarget) -> Iterator[GateState]:
     """The state, loaded under an exclusive lock and saved when the block ends without error: a change made by
     another writer meanwhile is never lost. The lock is a file beside the state, released by the process's
     end if it dies."""
-    path = state_path(target)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    descriptor = os.open(path.with_name(path.name + ".lock"), os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
-    try:
-        fcntl.flock(descriptor, fcntl.LOCK_EX)
+    with exclusive_lock(state_path(target)):
         state = load(target)
         yield state
         save(target, state)
-    finally:
-        os.close(descriptor)  # closing releases the lock
+
+
+@contextmanager
+def exclusive_lock(path: Path) -> Iterator[None]:
+    """Holds the exclusive lock of `<path>.lock` (created 0600 beside `path`, never through a symbolic link) for
+    the block, waiting for another writer as long as it holds it. `filelock` takes the operating system's lock
+    (flock on POSIX, LockFileEx on Windows), which the kernel releases when a process dies holding it."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with filelock.FileLock(path.with_name(path.name + ".lock"), mode=0o600):
+        yield

@@ -8,7 +8,6 @@ Written like the gate's state (runs/gate_state.py): atomically, owner-only, chan
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import tempfile
@@ -17,7 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from runs.gate_state import now_iso, state_path
+from runs.gate_state import exclusive_lock, now_iso, state_path
 from warehouse_engine.target import WarehouseTarget
 
 SUFFIX = ".runs.json"
@@ -41,10 +40,7 @@ def read_log(target: WarehouseTarget) -> dict[str, Any]:
 @contextmanager
 def _changing(target: WarehouseTarget) -> Iterator[dict[str, Any]]:
     path = log_path(target)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    descriptor = os.open(path.with_name(path.name + ".lock"), os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
-    try:
-        fcntl.flock(descriptor, fcntl.LOCK_EX)  # one writer per portal at once on a DuckLake
+    with exclusive_lock(path):  # one writer per portal at once on a DuckLake
         log = read_log(target)
         yield log
         handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
@@ -57,8 +53,6 @@ def _changing(target: WarehouseTarget) -> Iterator[dict[str, Any]]:
         except BaseException:
             Path(temporary).unlink(missing_ok=True)
             raise
-    finally:
-        os.close(descriptor)
 
 
 def record_sync(target: WarehouseTarget, portal: str, records: int, at: str | None = None) -> None:

@@ -76,9 +76,12 @@ LEDGER: tuple[LedgerRow, ...] = (
        "it (the smaller of the two); a 401 renews anyway", "header"),
     # --- transport, envelope, headers ---------------------------------------------------------------
     _r("http", "data", "contract", "client.py, paging.py", "check", "run stops", (),
-       "an answer without `data` stops the run with a `malformed` error"),
+       "an answer without `data` stops the run with a `malformed` error naming the endpoint, as does one past the "
+       "byte cap (INVOICING_MAX_ANSWER_BYTES), one holding NaN, Infinity, a number of 1e14 or more or nesting past "
+       "the parser's depth (answers.py), a number past its column's decimal type (rows.py) and a page longer than the "
+       "`limit` asked (paging.py)"),
     _r("http", "Date", "assumption", "feed.py (windows), client.py", "note", "N7", (),
-       "absent: windows end at the local clock minus 60 s and note N7 (degraded, `run: `) says so: a local clock "
+       "absent (or repeated, unparsable, or without a zone such as `-0000`: read as absent): windows end at the local clock minus 60 s and note N7 (degraded, `run: `) says so: a local clock "
        "ahead of the service's by more than the lag and overlap misses rows until a reconcile", "header"),
     _r("http", "RateLimit-Limit", "api-facts", "client.py (limiter)", "fine", "", (),
        "absent: steady pacing below 10 requests/s (slower, never wrong)", "header"),

@@ -7,7 +7,6 @@ limiter are shared and thread-safe.
 
 from __future__ import annotations
 
-import json
 import math
 import random
 import threading
@@ -15,13 +14,13 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from datetime import UTC, datetime
-from decimal import Decimal
 from email.utils import parsedate_to_datetime
 from typing import Any, Self
 
 import httpx
 
 from pipelines.invoicing.errors import InvoicingApiError, api_message_of
+from pipelines.invoicing.http.answers import max_answer_bytes, parse_json, read_capped
 from pipelines.invoicing.http.auth import TokenAuth, TokenGrant
 from pipelines.invoicing.http.database_budget import DatabaseBudget, budget_database_from_env
 from pipelines.invoicing.http.host_budget import HostBudget
@@ -137,6 +136,7 @@ class InvoicingClient:
         clock: Callable[[], float] = time.monotonic,
         shared_budget: bool = True,
         keep_token: bool = False,
+        answer_cap_bytes: int | None = None,
     ) -> None:
         if not base_url:
             raise InvoicingApiError("configuration", "base_url", detail="no base URL configured")
@@ -163,6 +163,8 @@ class InvoicingClient:
         # last one kept, sealed with the client secret (token_cache.py), instead of a token request each.
         cache = TokenCache(self.base_url, client_id, client_secret, scope) if keep_token else None
         self.auth = TokenAuth(self._fetch_token, clock=clock, cache=cache)
+        # the most bytes one answer may hold (INVOICING_MAX_ANSWER_BYTES unless given): answers.py
+        self.max_answer_bytes = max_answer_bytes() if answer_cap_bytes is None else answer_cap_bytes
         self._contacted = False
         self._date_lock = threading.Lock()
         self.first_server_time: datetime | None = None
@@ -237,7 +239,7 @@ class InvoicingClient:
         throttles = 0
         while True:
             try:
-                response: httpx.Response | None = self._http.request(method, path, auth=auth, **kwargs)
+                response: httpx.Response | None = self._request(method, path, endpoint, auth, kwargs)
             except httpx.TransportError as error:
                 response, failure = None, error
             # counted once made, not while waiting for the limiter: the progress shows the real pace
@@ -276,6 +278,14 @@ class InvoicingClient:
                 raise self._error(self._kind_of(path, response), endpoint, response)
             return response
 
+    def _request(self, method: str, path: str, endpoint: str, auth: httpx.Auth, options: dict[str, Any]) -> httpx.Response:
+        """One request, its answer read as it streams and given up past the byte cap (answers.py)."""
+        streamed = self._http.send(self._http.build_request(method, path, **options), auth=auth, stream=True)
+        try:
+            return read_capped(streamed, endpoint, self.max_answer_bytes)
+        finally:
+            streamed.close()
+
     def _kind_of(self, path: str, response: httpx.Response) -> str:
         status = response.status_code
         if path == TOKEN_PATH:
@@ -297,14 +307,9 @@ class InvoicingClient:
         return InvoicingApiError(kind, endpoint, response.status_code, message, detail)
 
     def _json(self, response: httpx.Response, endpoint: str) -> Any:
-        try:
-            # Amounts are exact decimals: never let a float round 0.1 + 0.2 on the way in.
-            return json.loads(response.content, parse_float=Decimal)
-        except ValueError:
-            excerpt = response.text[:80].replace("\n", " ")
-            raise InvoicingApiError(
-                "malformed", endpoint, response.status_code, detail=f"the answer is not JSON: {excerpt!r}"
-            ) from None
+        # Amounts are exact decimals: never let a float round 0.1 + 0.2 on the way in (answers.py refuses NaN,
+        # Infinity, numbers past every column and nesting past the parser's depth, naming the endpoint).
+        return parse_json(response.content, endpoint, response.status_code)
 
     def _backoff(self, attempt: int) -> float:
         """Exponential backoff with jitter (half to full), so that threads do not retry in step."""
@@ -322,12 +327,17 @@ class InvoicingClient:
         return self._backoff(throttles)
 
     def _note_date(self, response: httpx.Response) -> None:
-        value = response.headers.get("date")
-        if not value:
+        """Keeps the server's time of the answer. A `Date` that is absent, repeated (which one is the server's?),
+        unparsable or without a known zone (`-0000`, RFC 5322's "zone unknown": a naive time that compares with no
+        aware one) is treated as absent (security review 2, L2)."""
+        values = response.headers.get_list("date")
+        if len(values) != 1:
             return
         try:
-            moment = parsedate_to_datetime(value)
-        except (TypeError, ValueError):
+            moment = parsedate_to_datetime(values[0])
+        except (TypeError, ValueError, IndexError, OverflowError):
+            return
+        if moment.tzinfo is None or moment.utcoffset() is None:
             return
         with self._date_lock:
             if self.first_server_time is None:

@@ -94,6 +94,15 @@ def clamp_wait(seconds: float) -> float:
     return min(max(0.0, seconds), MAX_PAUSE_S)
 
 
+def _finite(value: object) -> bool:
+    return isinstance(value, float | int) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _phase(value: object) -> bool:
+    """A finite time within one window (a phase modulo WINDOW_S)."""
+    return _finite(value) and 0 <= value <= WINDOW_S  # type: ignore[operator]
+
+
 class SharedState(Protocol):
     """The pacing state of one API host shared by processes (see `host_budget.HostBudget`)."""
 
@@ -212,7 +221,9 @@ class RateLimiter:
         try:
             self._restore(state)
             self._check_times(self._clock())
-        except (KeyError, IndexError, TypeError, ValueError) as error:
+            self._check_shape()
+        except (KeyError, IndexError, TypeError, ValueError, ArithmeticError) as error:
+            # dropped: this process's own state is saved over it when the hold ends (security review 2, L1)
             log.warning("rate limiter: the shared state is not usable (%s), keeping this process's own", error)
             self._restore(own)
 
@@ -243,6 +254,36 @@ class RateLimiter:
             times += [self._grid.base, self._grid.step]
         if not all(isinstance(t, float | int) and math.isfinite(t) and t <= horizon for t in times):
             raise ValueError("a pause or a grant time is not finite, or lies beyond any wait a server may ask")
+
+    def _check_shape(self) -> None:
+        """Raises ValueError when a field of the state is not what a limiter of this rate writes (security review 2,
+        L1: a forged grid step of 0 divided by zero, one of 100 s or -1 s stalled every process): counters are
+        whole numbers >= 0; the grid has 1 to `slots_per_window` slots a window (fewer when the server's limit is
+        lower: `_try_lock`), `0 < step <= window / per_window` (`1/rate` at the full count), a base within one
+        window; the arc and the crossings are phases within one window, the arc no wider than `MAX_ARC_S`; the
+        late share of a slot within one window."""
+        counters = [self._seq, self._locked_from_seq, self._epoch, *self._answers]
+        if not all(type(n) is int and n >= 0 for n in counters):
+            raise ValueError("a sequence number or an epoch is not a whole number >= 0")
+        if not all(type(place) is int and _finite(at) for at, place in self._answers.values()):
+            raise ValueError("an answer is not a (time, place) pair")
+        if not all(_phase(before) and _phase(after) for before, after in self._phase.crossings()):
+            raise ValueError("a window start is not a phase within one window")
+        start, width = self._arc
+        if not (_phase(start) and _finite(width) and 0 <= width <= MAX_ARC_S):
+            raise ValueError("the window boundary's arc is not within one window")
+        if not (_finite(self._late_slot_s) and 0 <= self._late_slot_s <= WINDOW_S):
+            raise ValueError("the late share of a slot is not within one window")
+        if self._last_contradiction is not None and not _finite(self._last_contradiction):
+            raise ValueError("the last contradiction is not a time")
+        grid = self._grid
+        if grid is not None:
+            per_window = grid.per_window
+            if not (type(per_window) is int and 1 <= per_window <= self.slots_per_window):
+                raise ValueError(f"the grid's {per_window!r} slots a window is not 1 to {self.slots_per_window}")
+            if not (_finite(grid.step) and 0 < grid.step <= WINDOW_S / per_window and _phase(grid.base)):
+                raise ValueError(f"the grid's step {grid.step!r} is not in (0, {WINDOW_S / per_window:g}] s, or its "
+                                 "base not within one window")
 
     @property
     def locked(self) -> bool:

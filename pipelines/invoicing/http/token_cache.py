@@ -4,8 +4,8 @@ The service means a token to be reused (7 days on the real service), but every s
 a process of its own: the applying runs of webhook hints, every few seconds, would otherwise ask for a token
 each time (a request in three of a single change's), and a no-change sync in eleven. So the last token of a
 (host, client, scope) is kept in one small file beside the host's rate budget, in the user's private state folder
-(private_state.py: mode 700, owner checked; `$XDG_RUNTIME_DIR`, memory that ends with the session, where there is
-one). The file is opened without following links and must be a regular file of this user's: a symlink or a FIFO
+(private_state.py: mode 700, owner checked; `~/.cache/invoicing-warehouse` unless set otherwise; never the users'
+shared budget folder). The file is opened without following links and must be a regular file of this user's: a symlink or a FIFO
 planted there is refused with an error naming it, never followed nor waited on.
 
 The file never holds the token in the clear: it is sealed with AES-GCM under a key derived (HKDF-SHA256) from

@@ -241,6 +241,11 @@ def _fetch(get: Callable[..., Any], path: str, params: dict, tag: str, page_size
             raise
         if not isinstance(data, list) or not all(isinstance(r, dict) and "id" in r for r in data):
             raise InvoicingApiError("malformed", f"GET {path}", 200, detail="'data' is not a list of records")
+        if "limit" in params and len(data) > params["limit"]:
+            # a server may serve fewer than asked (a clamp), never more: such a page is not one of the list's
+            # pages (security review 2, L3: 400,000 records for limit=100)
+            raise InvoicingApiError("malformed", f"GET {path}", 200,
+                                    detail=f"a page of {len(data)} records for limit={params['limit']} (refused)")
         if "skip" in params:
             _check_skip(path, params, data, page_sizes)
         return data

@@ -3,9 +3,11 @@ null containers; supplier-document events completed from their request (`event_r
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from datetime import datetime
+from decimal import Decimal
 from typing import Any
 
 from pipelines.invoicing.dates import format_timestamp, parse_timestamp
@@ -58,6 +60,7 @@ def to_row(endpoint: Endpoint, record: dict, *, observed: datetime | str | None 
     A null nested object or list (`transaction` of a credit-note usage) is dropped: its flattened columns
     (`transaction__id`, ...) are declared already, and dlt would otherwise add an untyped column.
     """
+    check_decimals(endpoint, record)
     row = _without_null_containers(record, "", endpoint.containers)
     for name in endpoint.json_fields:
         if row.get(name) is not None:
@@ -71,6 +74,38 @@ def to_row(endpoint: Endpoint, record: dict, *, observed: datetime | str | None 
     if endpoint.assumed:
         row["_absent_fields"] = absent_fields(endpoint, record)
     return row
+
+
+def check_decimals(endpoint: Endpoint, record: dict) -> None:
+    """Raises InvoicingApiError (malformed, naming the endpoint and the field) when a number of `record` does not
+    fit its column's decimal type (a rate of 1e6 in `decimal(9,4)`): the load would fail on it with an Arrow
+    error, after the pages were read (security review 2, L3). answers.py already refused anything of 1e14 or more."""
+    problem = _decimal_overflow(record, "", endpoint.columns, endpoint.nested)
+    if problem is not None:
+        raise InvoicingApiError("malformed", f"GET {endpoint.path}", 200, detail=f"{problem} (refused)")
+
+
+# the few dozen keys of the API, converted once: the check walks every field of every record read
+_column_name = functools.lru_cache(maxsize=4096)(snake_case)
+
+
+def _decimal_overflow(value: Any, path: str, columns: dict, nested: dict) -> str | None:
+    if isinstance(value, dict):
+        for key, item in value.items():
+            column = _column_name(key)
+            found = _decimal_overflow(item, f"{path}__{column}" if path else column, columns, nested)
+            if found is not None:
+                return found
+    elif isinstance(value, list) and path in nested:
+        for item in value:
+            found = _decimal_overflow(item, "", nested[path], {})
+            if found is not None:
+                return f"{path}[].{found}"
+    elif isinstance(value, int | float | Decimal) and not isinstance(value, bool):
+        hint = columns.get(path) or {}
+        if hint.get("data_type") == "decimal" and abs(value) >= 10 ** (hint["precision"] - hint["scale"]):
+            return f"{path} = {value} does not fit decimal({hint['precision']},{hint['scale']})"
+    return None
 
 
 def with_portal(rows: list[dict], portal_id: str) -> list[dict]:
