@@ -39,27 +39,33 @@ def _hint(warehouse: str, document_id: str, event: str) -> None:
         spool.append(f"{event}-{document_id}", Hint("default", "documents", document_id, event))
 
 
-def _draft_invoice(portal) -> str:
-    return next(d["id"] for d in portal.snapshot("documents")
-                if d["type"] == "INVOICE" and d["status"] == "DRAFT" and not d.get("deleted"))
+def _draft_invoice(sandbox) -> str:
+    """A new DRAFT invoice of a new customer, past the windows' lag (created: the seeded data holds drafts on some
+    dates and none on others, as it is generated relative to the sandbox's date)."""
+    portal = sandbox.portal
+    customer = portal.create("customers", {"name": "Hint Payments SARL"})
+    item = next(iter(portal.stores["items"].records))
+    draft = portal.create("documents", {"customerId": customer["id"], "type": "INVOICE",
+                                        "lines": [{"itemId": item, "quantity": 3}]})["id"]
+    quiet(sandbox)
+    return draft
 
 
-def _paid_invoice(portal) -> str:
-    """Pays the remainder of a validated invoice that still owes something; its id."""
-    for document in portal.snapshot("documents"):
-        if (document["type"] == "INVOICE" and document["status"] == "VALIDATED" and not document.get("subtype")
-                and float(document.get("remaining") or 0) > 0):
-            portal.pay_document(document["id"], None)
-            return document["id"]
-    raise AssertionError("the seeded sandbox has no invoice left to pay")
+def _payable_invoice(sandbox) -> str:
+    """A new VALIDATED invoice that owes its whole amount, past the windows' lag."""
+    invoice = _draft_invoice(sandbox)
+    sandbox.portal.validate_document(invoice)
+    assert float(sandbox.portal.get("documents", invoice)["remaining"]) > 0
+    quiet(sandbox)
+    return invoice
 
 
 @pytest.mark.parametrize("contract", ["default", "strict"])
 def test_a_validated_invoice_reads_no_payments_and_a_paid_one_reads_them(contract, tmp_path):
     warehouse = str(tmp_path / "warehouse.duckdb")
     with _sandbox(contract) as sandbox:
+        validated, paid = _draft_invoice(sandbox), _payable_invoice(sandbox)
         scheduled_sync(sandbox, warehouse)
-        validated = _draft_invoice(sandbox.portal)
         sandbox.portal.validate_document(validated)
         _hint(warehouse, validated, "invoice.validated")
         tokens_before = sandbox.stats["tokens_issued"]
@@ -69,7 +75,7 @@ def test_a_validated_invoice_reads_no_payments_and_a_paid_one_reads_them(contrac
         # tokens live 20 s)
         assert run.load.requests - (sandbox.stats["tokens_issued"] - tokens_before) == 1, run.line()
 
-        paid = _paid_invoice(sandbox.portal)
+        sandbox.portal.pay_document(paid, None)
         _hint(warehouse, paid, "invoice.paid")
         run = apply(sandbox, warehouse)
         assert run.acknowledged == 1 and run.load.payments_read, run.line()
@@ -93,8 +99,9 @@ def test_a_server_without_total_payments_reads_the_payments_for_any_document_hin
     with _sandbox("default") as sandbox, TamperProxy(sandbox.base_url, _without_total_payments) as proxy:
         through_proxy = SimpleNamespace(base_url=proxy.base_url, client_id=sandbox.client_id,
                                         client_secret=sandbox.client_secret, clock=sandbox.clock)
+        paid = _payable_invoice(sandbox)
         scheduled_sync(through_proxy, warehouse)
-        paid = _paid_invoice(sandbox.portal)
+        sandbox.portal.pay_document(paid, None)
         _hint(warehouse, paid, "document.updated")
         run = apply(through_proxy, warehouse)
         assert run.acknowledged == 1 and run.load.payments_read, run.line()
