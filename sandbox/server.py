@@ -36,20 +36,24 @@ STOP_TIMEOUT_S = 10.0
 
 class ConfiguredClock(Clock):
     """The server's own clock: real time plus `config.clock_offset_s`, following a change of that setting
-    at once (even before the next request), while `freeze`/`advance` keep working for tests."""
+    at once (even before the next request), while `freeze`/`advance` keep working for tests.
+
+    `shift` moves it further, for good: a test run held as of another date (tests/support/sandboxes.py) shifts
+    it by whole days, and a skew a test then sets through `clock_offset_s` still comes on top of that."""
 
     follows_config = True
 
-    def __init__(self, config: SandboxConfig) -> None:
-        super().__init__(offset=timedelta(seconds=config.clock_offset_s))
+    def __init__(self, config: SandboxConfig, shift: timedelta = timedelta(0)) -> None:
+        super().__init__(offset=shift + timedelta(seconds=config.clock_offset_s))
         self._config = config
+        self._shift = shift
         self._applied_offset = config.clock_offset_s
 
     def now(self):
         offset = self._config.clock_offset_s
         if offset != self._applied_offset:
             self._applied_offset = offset
-            self.set_offset(timedelta(seconds=offset))
+            self.set_offset(self._shift + timedelta(seconds=offset))
         return super().now()
 
 

@@ -36,6 +36,33 @@ def own_rate_budget_dir(tmp_path, monkeypatch) -> None:
     monkeypatch.setenv("INVOICING_RATE_BUDGET_DIR", str(tmp_path / "rate-budget"))
 
 
+@pytest.fixture
+def sandbox_factory() -> Iterator:
+    """`sandbox_factory(seed=.., scale=.., clock=None, generate=True, **config)`: a started sandbox on 127.0.0.1
+    on the run's date (INVOICING_TEST_TODAY, tests/support/sandboxes.py); every one is stopped at teardown. The
+    one way the suite starts its seeded sandboxes: the folder fixtures (`sandbox`, `start_sandbox`,
+    `make_sandbox`) are made with it."""
+    from tests.support.sandboxes import SandboxFactory
+
+    factory = SandboxFactory()
+    try:
+        yield factory
+    finally:
+        factory.stop_all()
+
+
+@pytest.fixture(scope="module")
+def module_sandbox_factory() -> Iterator:
+    """`sandbox_factory` for a module's shared sandbox (its module-scoped fixtures); stopped after the module."""
+    from tests.support.sandboxes import SandboxFactory
+
+    factory = SandboxFactory()
+    try:
+        yield factory
+    finally:
+        factory.stop_all()
+
+
 @pytest.fixture(scope="session")
 def postgres_cluster():
     """One real PostgreSQL server on 127.0.0.1 for the session (the DuckLake catalogs), as the `postgres`

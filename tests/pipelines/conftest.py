@@ -7,28 +7,19 @@ from invoicing_sandbox import quiet
 
 
 @pytest.fixture
-def start_sandbox():
-    """Starts sandboxes for a test; every one is stopped at teardown. `start(contract="strict")` (or a
-    `ContractProfile`) serves that contract profile instead of the default one."""
-    from sandbox.config import SandboxConfig
-    from sandbox.contract import ContractProfile
-    from sandbox.server import SandboxServer
+def start_sandbox(sandbox_factory):
+    """Starts sandboxes for a test (unpaced unless asked), past the windows' lag; every one is stopped at
+    teardown. `start(contract="strict")` (or a `ContractProfile`) serves that contract profile instead of the
+    default one."""
 
-    started = []
-
-    def start(**settings) -> SandboxServer:
+    def start(**settings):
         settings.setdefault("rate_limit_per_s", 0)
         settings.setdefault("latency_ms", 0)
-        if "contract" in settings:
-            settings["contract"] = ContractProfile.named(settings["contract"])
-        sandbox = SandboxServer(SandboxConfig(**settings)).start()
-        started.append(sandbox)
+        sandbox = sandbox_factory(**settings)
         quiet(sandbox)
         return sandbox
 
-    yield start
-    for sandbox in started:
-        sandbox.stop()
+    return start
 
 
 @pytest.fixture

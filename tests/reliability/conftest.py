@@ -8,7 +8,7 @@ plain `pytest` call from elsewhere work.
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -17,7 +17,6 @@ PROJECT_ROOT = Path(__file__).resolve().parents[2]
 if str(PROJECT_ROOT) not in sys.path:
     sys.path.insert(0, str(PROJECT_ROOT))
 
-from sandbox.config import SandboxConfig
 from sandbox.server import SandboxServer
 
 
@@ -37,15 +36,6 @@ def isolated_dlt_data_dir(tmp_path, monkeypatch) -> Path:
 
 
 @pytest.fixture
-def make_sandbox() -> Iterator[Callable[..., SandboxServer]]:
-    """`make_sandbox(**config_fields)`: a started sandbox; every one is stopped at teardown."""
-    started: list[SandboxServer] = []
-
-    def make(**settings) -> SandboxServer:
-        server = SandboxServer(SandboxConfig(**settings))
-        started.append(server)
-        return server.start()
-
-    yield make
-    for server in started:
-        server.stop()
+def make_sandbox(sandbox_factory) -> Callable[..., SandboxServer]:
+    """`make_sandbox(**config_fields)`: a started sandbox on the run's date; every one is stopped at teardown."""
+    return sandbox_factory

@@ -4,7 +4,6 @@ warehouse, an isolated dlt data dir, and the portal `default` pointed at the san
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -22,18 +21,13 @@ def isolated_dlt_data_dir(tmp_path, monkeypatch) -> Path:
 
 
 @pytest.fixture
-def sandbox(request) -> Iterator:
-    """A seeded sandbox (scale 40 unless the test's `sandbox_scale` marker-free param says otherwise)."""
+def sandbox(sandbox_factory):
+    """A seeded sandbox (seed 16, scale 40), unpaced, on the run's date; stopped at teardown."""
     from harness.common import quiet
-    from sandbox.config import SandboxConfig
-    from sandbox.server import SandboxServer
 
-    server = SandboxServer(SandboxConfig(seed=16, scale=40, rate_limit_per_s=0, latency_ms=0)).start()
+    server = sandbox_factory(seed=16, scale=40, rate_limit_per_s=0, latency_ms=0)
     quiet(server)
-    try:
-        yield server
-    finally:
-        server.stop()
+    return server
 
 
 @pytest.fixture

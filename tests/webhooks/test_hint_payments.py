@@ -5,8 +5,6 @@ costs the GET alone; paying one still lands the payment exactly. Compared with t
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from types import SimpleNamespace
 
 import pytest
@@ -15,23 +13,15 @@ from hint_support import apply, quiet, scheduled_sync
 from harness.tamper_proxy import Exchange, TamperProxy
 from harness.warehouse_truth import mismatches
 from pipelines.invoicing.webhooks.hint_spool import Hint, HintSpool, spool_path
-from sandbox.config import SandboxConfig
-from sandbox.contract import ContractProfile
-from sandbox.server import SandboxServer
 
 PAYMENT_TABLES = ("documents", "transactions", "transaction_usages")
 
 
-@contextmanager
-def _sandbox(contract: str) -> Iterator:
-    """A seeded sandbox serving `contract`, past the windows' lag, stopped on exit."""
-    server = SandboxServer(SandboxConfig(seed=16, scale=40, rate_limit_per_s=0, latency_ms=0,
-                                         contract=ContractProfile.named(contract))).start()
+def _sandbox(sandbox_factory, contract: str):
+    """A seeded sandbox serving `contract` on the run's date, past the windows' lag (the factory stops it)."""
+    server = sandbox_factory(seed=16, scale=40, rate_limit_per_s=0, latency_ms=0, contract=contract)
     quiet(server)
-    try:
-        yield server
-    finally:
-        server.stop()
+    return server
 
 
 def _hint(warehouse: str, document_id: str, event: str) -> None:
@@ -61,26 +51,26 @@ def _payable_invoice(sandbox) -> str:
 
 
 @pytest.mark.parametrize("contract", ["default", "strict"])
-def test_a_validated_invoice_reads_no_payments_and_a_paid_one_reads_them(contract, tmp_path):
+def test_a_validated_invoice_reads_no_payments_and_a_paid_one_reads_them(contract, tmp_path, sandbox_factory):
     warehouse = str(tmp_path / "warehouse.duckdb")
-    with _sandbox(contract) as sandbox:
-        validated, paid = _draft_invoice(sandbox), _payable_invoice(sandbox)
-        scheduled_sync(sandbox, warehouse)
-        sandbox.portal.validate_document(validated)
-        _hint(warehouse, validated, "invoice.validated")
-        tokens_before = sandbox.stats["tokens_issued"]
-        run = apply(sandbox, warehouse)
-        assert run.acknowledged == 1 and not run.load.payments_read, run.line()
-        # the GET alone, no payments window (and a token when the sync's kept one was near its end: strict's
-        # tokens live 20 s)
-        assert run.load.requests - (sandbox.stats["tokens_issued"] - tokens_before) == 1, run.line()
+    sandbox = _sandbox(sandbox_factory, contract)
+    validated, paid = _draft_invoice(sandbox), _payable_invoice(sandbox)
+    scheduled_sync(sandbox, warehouse)
+    sandbox.portal.validate_document(validated)
+    _hint(warehouse, validated, "invoice.validated")
+    tokens_before = sandbox.stats["tokens_issued"]
+    run = apply(sandbox, warehouse)
+    assert run.acknowledged == 1 and not run.load.payments_read, run.line()
+    # the GET alone, no payments window (and a token when the sync's kept one was near its end: strict's
+    # tokens live 20 s)
+    assert run.load.requests - (sandbox.stats["tokens_issued"] - tokens_before) == 1, run.line()
 
-        sandbox.portal.pay_document(paid, None)
-        _hint(warehouse, paid, "invoice.paid")
-        run = apply(sandbox, warehouse)
-        assert run.acknowledged == 1 and run.load.payments_read, run.line()
-        quiet(sandbox)
-        assert mismatches(warehouse, sandbox.portal, tables=PAYMENT_TABLES, contract=contract) == []
+    sandbox.portal.pay_document(paid, None)
+    _hint(warehouse, paid, "invoice.paid")
+    run = apply(sandbox, warehouse)
+    assert run.acknowledged == 1 and run.load.payments_read, run.line()
+    quiet(sandbox)
+    assert mismatches(warehouse, sandbox.portal, tables=PAYMENT_TABLES, contract=contract) == []
 
 
 def _without_total_payments(exchange: Exchange) -> None:
@@ -94,9 +84,10 @@ def _without_total_payments(exchange: Exchange) -> None:
     exchange.set_json(body)
 
 
-def test_a_server_without_total_payments_reads_the_payments_for_any_document_hint(tmp_path):
+def test_a_server_without_total_payments_reads_the_payments_for_any_document_hint(tmp_path, sandbox_factory):
     warehouse = str(tmp_path / "warehouse.duckdb")
-    with _sandbox("default") as sandbox, TamperProxy(sandbox.base_url, _without_total_payments) as proxy:
+    sandbox = _sandbox(sandbox_factory, "default")
+    with TamperProxy(sandbox.base_url, _without_total_payments) as proxy:
         through_proxy = SimpleNamespace(base_url=proxy.base_url, client_id=sandbox.client_id,
                                         client_secret=sandbox.client_secret, clock=sandbox.clock)
         paid = _payable_invoice(sandbox)

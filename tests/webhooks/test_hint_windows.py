@@ -4,8 +4,6 @@ exact either way. Compared with the sandbox's own records (harness/warehouse_tru
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import replace
 from datetime import timedelta
 
@@ -15,9 +13,7 @@ from hint_support import apply, quiet, scheduled_sync
 from harness.warehouse_truth import mismatches
 from pipelines.invoicing.webhooks.hint_apply import WINDOW_MARGIN_S, WINDOW_READ_MIN_IDS
 from pipelines.invoicing.webhooks.hint_spool import Hint, HintSpool, spool_path
-from sandbox.config import SandboxConfig
 from sandbox.contract import ContractProfile
-from sandbox.server import SandboxServer
 
 BURST = 20
 REFUSING = replace(ContractProfile.default(), window_params_refused_on=("suppliers", "supplier_documents"))
@@ -34,16 +30,16 @@ def _new_customers(sandbox, warehouse: str, count: int) -> list[str]:
 
 
 @pytest.mark.parametrize("contract", ["default", "strict"])
-def test_a_burst_is_read_by_a_window_page_not_a_get_per_record(contract, tmp_path):
+def test_a_burst_is_read_by_a_window_page_not_a_get_per_record(contract, tmp_path, sandbox_factory):
     warehouse = str(tmp_path / "warehouse.duckdb")
-    with _sandbox(ContractProfile.named(contract)) as sandbox:
-        scheduled_sync(sandbox, warehouse)
-        _new_customers(sandbox, warehouse, BURST)
-        run = apply(sandbox, warehouse)
-        assert (run.load.windowed, run.load.fetched, run.acknowledged) == (BURST, 0, BURST)
-        assert run.load.requests <= 3, run.line()  # a token, a page (and at most one more), where GETs made 20
-        quiet(sandbox)
-        assert mismatches(warehouse, sandbox.portal, tables=("customers",), contract=contract) == []
+    sandbox = _sandbox(sandbox_factory, ContractProfile.named(contract))
+    scheduled_sync(sandbox, warehouse)
+    _new_customers(sandbox, warehouse, BURST)
+    run = apply(sandbox, warehouse)
+    assert (run.load.windowed, run.load.fetched, run.acknowledged) == (BURST, 0, BURST)
+    assert run.load.requests <= 3, run.line()  # a token, a page (and at most one more), where GETs made 20
+    quiet(sandbox)
+    assert mismatches(warehouse, sandbox.portal, tables=("customers",), contract=contract) == []
 
 
 def test_records_changed_before_the_window_are_fetched_by_id(sandbox, tmp_path):
@@ -59,22 +55,17 @@ def test_records_changed_before_the_window_are_fetched_by_id(sandbox, tmp_path):
     assert mismatches(warehouse, sandbox.portal, tables=("customers",)) == []
 
 
-@contextmanager
-def _sandbox(contract: ContractProfile) -> Iterator:
-    """A seeded sandbox serving `contract`, past the windows' lag, stopped on exit."""
-    server = SandboxServer(SandboxConfig(seed=16, scale=40, rate_limit_per_s=0, latency_ms=0, contract=contract)).start()
+def _sandbox(sandbox_factory, contract: ContractProfile):
+    """A seeded sandbox serving `contract` on the run's date, past the windows' lag (the factory stops it)."""
+    server = sandbox_factory(seed=16, scale=40, rate_limit_per_s=0, latency_ms=0, contract=contract)
     quiet(server)
-    try:
-        yield server
-    finally:
-        server.stop()
+    return server
 
 
 @pytest.fixture
-def refusing_sandbox() -> Iterator:
+def refusing_sandbox(sandbox_factory):
     """A sandbox whose supplier lists answer 400 to window parameters (as the strict profile's do)."""
-    with _sandbox(REFUSING) as server:
-        yield server
+    return _sandbox(sandbox_factory, REFUSING)
 
 
 def test_a_list_the_sync_found_refusing_windows_is_fetched_by_id_without_a_refused_request(refusing_sandbox, tmp_path):
