@@ -86,13 +86,9 @@ def test_minimum_requests_counts_pages_end_checks_singles_token_and_events():
 
 
 @pytest.fixture
-def tiny_sandbox():
-    from sandbox.config import SandboxConfig
-    from sandbox.server import SandboxServer
-
+def tiny_sandbox(sandbox_factory):
     # The rate limit is off: this test checks what the generic config loads, not how it paces.
-    with SandboxServer(SandboxConfig(seed=7, scale=40, rate_limit_per_s=0)) as sb:
-        yield sb
+    return sandbox_factory(seed=7, scale=40, rate_limit_per_s=0)
 
 
 def _draft_invoice(portal, customer_id: str) -> str:
