@@ -64,8 +64,13 @@ def test_processes_on_one_budget_never_exceed_the_limit_and_share_it_fairly(tmp_
     # the server sees the first to the last in about 19-20 s; a budget starving its processes (the only other
     # bound is the 120-s queue timeout, about 1.7 requests/s) takes longer than that plus 3 s of slack
     span = arrivals[-1] - arrivals[0]
+    all_given_up = sum(given_up for *_, given_up in grants)
     print(f"\n{len(arrivals)} requests reached the server in {span:.2f} s: {(len(arrivals) - 1) / span:.2f}/s; "
-          f"turns given up: {sum(given_up for *_, given_up in grants)}")
+          f"turns given up: {all_given_up}")
+    # Turns given up are the limiter's own count and loosen the fairness bound below, so they are capped: a
+    # limiter that gave up turns all the time would otherwise make that bound impossible to fail (test-review-2
+    # F4). 2 % of the grants: a few late wake-ups on a busy machine, not a habit.
+    assert all_given_up <= len(grants) // 50, f"{all_given_up} turns given up in {len(grants)} grants"
     assert span <= len(arrivals) / 10 + 3, f"{len(arrivals)} requests took {span:.2f} s: the budget is underused"
     # While every process wants grants, they take turns: between the last first grant and the first last
     # grant, no process has more than two grants more than another, but for the turns given up. A limiter gives

@@ -94,9 +94,19 @@ class Trap:
             connection.close()
 
     def close(self) -> None:
-        """Stops listening (bounded join)."""
+        """Stops listening (bounded join), counting first the connections still waiting in the listen queue: a
+        connection a finished run made is either accepted or queued, so `accepted` is final after this."""
         self._stop.set()
         self._thread.join(timeout=WAIT_S)
+        assert not self._thread.is_alive(), "the trap's listener did not stop"
+        self.server.setblocking(False)
+        while True:
+            try:
+                connection, _ = self.server.accept()
+            except (BlockingIOError, OSError):
+                break
+            self.accepted += 1
+            connection.close()
         self.server.close()
 
 
@@ -152,9 +162,8 @@ def _run_with_config(request: pytest.FixtureRequest, api_config: dict) -> Outcom
                 message = str(refused)
                 answer = "refused before the run" if all(key in message for key in config) else message
                 assert DEPLOYED_SECRET not in message
-        time.sleep(0.3)  # a connection the run would have made has reached the trap by now
     finally:
-        trap.close()
+        trap.close()  # the run has ended (in this process): every connection it made is counted now
     lost = [f"{trap.accepted} connection(s) to the attacker's host"] if trap.accepted else []
     lost += [f"files changed: {_files(tmp_path)}"] if _files(tmp_path) != before else []
     return Outcome(answer, lost)

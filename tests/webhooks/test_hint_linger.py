@@ -84,7 +84,9 @@ def test_the_hints_job_stays_for_the_next_hints_and_yields_to_a_queued_writer(sa
     assert len(applied) >= 3, messages  # the first set, then at least one per set that came while staying
     ended = [m for m in messages if "while staying; ended:" in m]
     assert len(ended) == 1 and f"run {observed['queued']} (apply_hints_job) waits to write" in ended[0], ended
-    assert ended_at - float(observed["queued_at"]) < 30  # the writer's turn came, not the 45 s idle time
+    # the writer's turn came (README: "within a second" of its queuing, plus the set in hand and the run's end on
+    # a loaded machine), not the 45 s idle time (test-review-2 F10: it was < 30)
+    assert ended_at - float(observed["queued_at"]) < 5, ended_at - float(observed["queued_at"])
     with HintSpool(spool_path(warehouse)) as spool:
         assert spool.pending_count() == 0
     with reader(warehouse) as connection:

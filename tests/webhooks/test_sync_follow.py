@@ -12,6 +12,7 @@ import time
 
 from hint_support import apply, quiet, reader
 
+from harness.common import wait_until
 from harness.hinted_changes import DELETIONS, HintedMutator
 from harness.sync_process import COMMAND, Workspace
 from harness.warehouse_truth import compare_raw_tables
@@ -99,9 +100,9 @@ def test_ctrl_c_during_applying_runs_stops_the_loop_and_loses_nothing(sandbox, t
         stop = threading.Event()
         churn = threading.Thread(target=_change_until, args=(mutator, stop), daemon=True)
         try:
-            deadline = time.monotonic() + WAIT_S
-            while not any("following webhook hints" in line for line in list(lines)) and time.monotonic() < deadline:
-                time.sleep(0.1)
+            # the Ctrl-C must land in follow mode, which this test is about (test-review-2 F9)
+            following = wait_until(lambda: any("following webhook hints" in line for line in list(lines)), WAIT_S, 0.1)
+            assert following, "".join(lines[-20:])
             if attempt == 0:
                 feed.start()
             churn.start()
