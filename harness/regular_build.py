@@ -4,16 +4,27 @@ heal it, with it."""
 
 from __future__ import annotations
 
+from datetime import date
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 from pipelines.invoicing.load.sync import SyncReport, make_pipeline, run_sync
 from runs.gate import build_and_publish, record_reads
 from warehouse_engine.names import DEFAULT_PORTAL
+from warehouse_engine.sql_runner import PORTAL_TIME_ZONE
 from warehouse_engine.target import WarehouseTarget
 
 
 class HeldBack(RuntimeError):
     """The gate held the regular build back: a blocking check failed (its lines say which)."""
+
+
+def report_date_of(sandbox) -> date | None:
+    """The sandbox's date in the portal's zone: the report date of a build against it, so that its figures and
+    the sandbox's own (dueAmount, the LATE list) are of one day, also when a test run moves the sandbox's date
+    (INVOICING_TEST_TODAY, tests/support/sandboxes.py). None for a stand-in without a clock: today."""
+    clock = getattr(sandbox, "clock", None)
+    return None if clock is None else clock.now().astimezone(ZoneInfo(PORTAL_TIME_ZONE)).date()
 
 
 def sync_sandbox(sandbox, warehouse: str | Path | WarehouseTarget, *, rate_limit_per_s: float = 0,
@@ -33,7 +44,7 @@ def regular_build(sandbox, warehouse: str | Path | WarehouseTarget, *, rate_limi
     report = sync_sandbox(sandbox, target, rate_limit_per_s=rate_limit_per_s, **options)
     record_reads(target, DEFAULT_PORTAL, report.degraded_notes,
                  full_read=bool(options.get("reconcile") or options.get("full_refresh")))
-    outcome = build_and_publish(target, note="regular build")
+    outcome = build_and_publish(target, note="regular build", as_of=report_date_of(sandbox))
     if outcome.failures:
         raise HeldBack("; ".join(outcome.lines()))
     return report

@@ -25,6 +25,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import date
 
 from pipelines.invoicing.credentials import ApiSettings
 from pipelines.invoicing.http.client import InvoicingClient
@@ -118,14 +119,16 @@ def hint_client(portal: Portal, *, settings: ApiSettings | None = None,
 
 def apply_pending(target: WarehouseTarget, portal: Portal, *, settings: ApiSettings | None = None,
                   rate_limit_per_s: float | None = None, limit: int = HINTS_PER_RUN,
-                  on_step: Callable[[str], None] | None = None, client: InvoicingClient | None = None) -> HintRun:
+                  on_step: Callable[[str], None] | None = None, client: InvoicingClient | None = None,
+                  as_of: date | None = None) -> HintRun:
     """Applies the portal's pending hints (at most `limit`) to the warehouse `target`; returns what it did.
 
     `on_step(name)` is called after `fetched+loaded` (the warehouse commit), `models` and `published`,
     before the acknowledgement: progress for a caller, and the seams the crash tests kill at.
     `client`: the portal's client, kept open by a caller that applies hints again and again (`sync --follow`):
     its token serves every run instead of a token request per run. Without it, one is opened and closed
-    here (`settings`, `rate_limit_per_s`: see hint_client).
+    here (`settings`, `rate_limit_per_s`: see hint_client). `as_of`: the report date of the models it rebuilds
+    (default today in the portal's zone, as every build's).
     Raises InvoicingApiError (the hints stay pending) or what the models raise.
     """
     started = time.monotonic()
@@ -153,14 +156,14 @@ def apply_pending(target: WarehouseTarget, portal: Portal, *, settings: ApiSetti
         if changed:
             try:
                 run.gate = build_and_publish(target, note=note, select=downstream_models(changed),
-                                             behind=behind)
+                                             behind=behind, as_of=as_of)
             except MissingRawTableError as missing:
                 # hints before the first sync: the models cannot be built yet; the sync will load it all
                 run.waiting = str(missing)
                 return run
             run.models = run.gate.models
         else:
-            run.gate = publish_checked(target, note=note, changed=False, behind=behind)
+            run.gate = publish_checked(target, note=note, changed=False, behind=behind, as_of=as_of)
         _step(on_step, "models")
         run.published = run.gate.published
         _step(on_step, "published")

@@ -17,6 +17,7 @@ from invoicing_sandbox import quiet, sync
 from harness.warehouse_truth import mismatches
 from runs.contract_checks import document_versions_single_live
 from sandbox.contract import ContractProfile
+from tests.support.sandboxes import pick
 from warehouse_engine.sql_runner import build_models
 
 
@@ -32,8 +33,9 @@ def live_versions_check(warehouse: str, sandbox) -> tuple[bool, str | None]:
 def editable_invoice(sandbox) -> dict:
     """A VALIDATED invoice with nothing applied to it (the sandbox versions only those), from the ground truth."""
     applied = {u.get("invoiceId") for u in sandbox.portal.snapshot("transaction_usages")}
-    return next(d for d in sandbox.portal.snapshot("documents")
-                if d["type"] == "INVOICE" and d["status"] == "VALIDATED" and d["id"] not in applied)
+    return pick(sandbox.portal, "documents",
+                lambda d: d["type"] == "INVOICE" and d["status"] == "VALIDATED" and d["id"] not in applied,
+                "VALIDATED invoice with nothing applied")
 
 
 @pytest.mark.parametrize("contract", ["default", "strict"])
@@ -72,7 +74,7 @@ def test_a_bill_the_application_marks_paid_without_a_stamp_leaves_payables_after
     profile = replace(ContractProfile.default(), derived_changes_keep_last_update=True)
     sandbox = start_sandbox(seed=13, scale=40, contract=profile)
     sync(sandbox, warehouse)
-    bill = next(d for d in sandbox.portal.snapshot("supplier_documents") if d["status"] == "approved")
+    bill = pick(sandbox.portal, "supplier_documents", lambda d: d["status"] == "approved", "approved bill")
     quiet(sandbox)
     sandbox.portal.change_supplier_document_status(bill["id"], {"action": "declarePayment"}, by="application")
     paid = sandbox.portal.get("supplier_documents", bill["id"])

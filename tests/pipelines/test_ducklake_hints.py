@@ -17,6 +17,7 @@ from pipelines.invoicing.credentials import ApiSettings
 from pipelines.invoicing.portals import Portal
 from pipelines.invoicing.webhooks.hint_spool import spool_location_for
 from runs.hints import apply_pending
+from tests.support.sandboxes import pick
 from warehouse_engine.readers import connect_reader
 
 
@@ -34,8 +35,8 @@ def test_hints_applied_to_a_lake_land_exactly_and_a_reader_sees_them(start_sandb
     quiet(sandbox)
     regular_build(sandbox, lake)  # sync, every model, publication
 
-    paid = next(d["id"] for d in portal.snapshot("documents") if d["type"] == "INVOICE" and d["status"] == "VALIDATED"
-                and not d.get("subtype") and float(d.get("remaining") or 0) > 0)
+    paid = pick(portal, "documents", lambda d: d["type"] == "INVOICE" and d["status"] == "VALIDATED"
+                and not d.get("subtype") and float(d.get("remaining") or 0) > 0, "invoice left to pay")["id"]
     assert lake.data_path is not None
     feed = ListenerFeed(portal, spool_location_for(lake)).start()  # the receiver's spool: the lake's catalog database
     try:

@@ -20,6 +20,7 @@ from pipelines.invoicing.errors import InvoicingApiError
 from pipelines.invoicing.read.rows import event_rows
 from pipelines.invoicing.settings import EVENTS
 from sandbox.contract import INVENTED_FIELD_FAMILIES, ContractProfile
+from tests.support.sandboxes import pick
 
 
 def profile(**switches) -> ContractProfile:
@@ -175,7 +176,7 @@ def test_events_without_ids_are_replaced_whole_when_a_history_grows(start_sandbo
                             contract=profile(invented_fields_omitted=("supplier_document_events",)))
     sync(sandbox, warehouse)
     portal = sandbox.portal
-    document = next(d for d in portal.snapshot("supplier_documents") if d["status"] == "approved")
+    document = pick(portal, "supplier_documents", lambda d: d["status"] == "approved", "approved bill")
     before = len(served_events(sandbox, document["id"]))
     assert before > 0
     portal.change_supplier_document_status(document["id"], {"action": "dispute"})

@@ -17,6 +17,7 @@ from invoicing_sandbox import quiet, sync
 from harness.warehouse_truth import mismatches
 from pipelines.invoicing.load.sync import make_pipeline
 from sandbox.contract import ContractProfile
+from tests.support.sandboxes import pick
 
 PROFILES = ("default", "strict")
 # lists whose every record a strict server may make the client re-read on each run: customers (deletions are
@@ -36,7 +37,8 @@ def scalar(warehouse: str, sql: str):
 def deletable_customer(portal) -> str:
     """A live customer with only drafts (the sandbox refuses to delete one with validated documents)."""
     blocked = {d["customerId"] for d in portal.snapshot("documents") if d["status"] != "DRAFT"}
-    return next(c["id"] for c in portal.snapshot("customers") if not c.get("deleted") and c["id"] not in blocked)
+    return pick(portal, "customers", lambda c: not c.get("deleted") and c["id"] not in blocked,
+                "live customer with only drafts")["id"]
 
 
 @pytest.mark.parametrize("contract", PROFILES)

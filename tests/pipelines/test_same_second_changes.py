@@ -15,6 +15,7 @@ import duckdb
 from invoicing_sandbox import sync
 
 from harness.warehouse_truth import mismatches
+from tests.support.sandboxes import pick
 
 
 def _status(warehouse: str, document_id: str) -> str:
@@ -26,7 +27,7 @@ def _status(warehouse: str, document_id: str) -> str:
 def test_a_second_change_in_the_same_second_is_loaded_by_the_next_whole_scan(start_sandbox, warehouse):
     sandbox = start_sandbox(seed=5, scale=120, contract="strict")
     sync(sandbox, warehouse)
-    document = next(d for d in sandbox.portal.snapshot("supplier_documents") if d["status"] == "approved")
+    document = pick(sandbox.portal, "supplier_documents", lambda d: d["status"] == "approved", "approved bill")
     moment = sandbox.clock.now() + timedelta(seconds=1)
     sandbox.clock.freeze(moment)
     sandbox.portal.change_supplier_document_status(document["id"], {"action": "dispute"})

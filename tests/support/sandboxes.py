@@ -10,6 +10,7 @@ default run can so be repeated as of a month later, a year later, a 29 February 
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from datetime import UTC, date, datetime, timedelta
 
 from sandbox.clock import Clock
@@ -45,14 +46,22 @@ class SandboxFactory:
     def __init__(self) -> None:
         self.started: list[SandboxServer] = []
 
-    def __call__(self, *, clock: Clock | None = None, generate: bool = True, **settings) -> SandboxServer:
-        """A started sandbox of `SandboxConfig(**settings)` (`contract` may be a profile's name). Without `clock`,
-        it runs on the run's date (INVOICING_TEST_TODAY) and follows its `clock_offset_s` setting."""
-        if isinstance(settings.get("contract"), str):
-            settings["contract"] = ContractProfile.named(settings["contract"])
-        config = SandboxConfig(**settings)
+    def __call__(self, *, config: SandboxConfig | None = None, clock: Clock | None = None, generate: bool = True,
+                 real_date: bool = False, **settings) -> SandboxServer:
+        """A started sandbox of `config`, else of `SandboxConfig(**settings)` (`contract` may be a profile's
+        name). Without `clock`,
+        it runs on the run's date (INVOICING_TEST_TODAY) and follows its `clock_offset_s` setting; with
+        `real_date`, on the machine's date: for a test whose data does not depend on the date and that needs the
+        product's clock and the server's to agree (a moved date is a server days ahead or behind)."""
+        if config is None:
+            if isinstance(settings.get("contract"), str):
+                settings["contract"] = ContractProfile.named(settings["contract"])
+            config = SandboxConfig(**settings)
+        elif settings:
+            raise TypeError(f"a config, or its settings, not both: {sorted(settings)}")
+        shift = timedelta(0) if real_date else sandbox_date_shift()
         server = SandboxServer(config, generate=generate,
-                               clock=clock if clock is not None else ConfiguredClock(config, sandbox_date_shift()))
+                               clock=clock if clock is not None else ConfiguredClock(config, shift))
         self.started.append(server)
         return server.start()
 
@@ -60,3 +69,15 @@ class SandboxFactory:
         """Stops every sandbox started here (also after a failed start of a later one)."""
         while self.started:
             self.started.pop().stop()
+
+
+def pick(portal, resource: str, wanted: Callable[[dict], bool], why: str) -> dict:
+    """The first record of `resource` in the sandbox `portal` for which `wanted(record)` holds; fails the test
+    saying what was looked for and on which date when the seeded data has none (it is generated relative to the
+    sandbox's date, so a pick may find nothing on some dates: create the record in the test instead)."""
+    for record in portal.snapshot(resource):
+        if wanted(record):
+            return record
+    raise AssertionError(f"the seeded sandbox has no {why} in {resource} on {portal.clock.today().date()} "
+                         f"({TEST_TODAY_VARIABLE}={os.environ.get(TEST_TODAY_VARIABLE, '') or 'unset'}): "
+                         "create one in the test")

@@ -8,7 +8,7 @@ from pathlib import Path
 import duckdb
 
 from harness.common import quiet  # noqa: F401  (re-exported: the one copy, importable from here as before)
-from harness.regular_build import regular_build
+from harness.regular_build import regular_build, report_date_of
 from pipelines.invoicing.credentials import ApiSettings
 from pipelines.invoicing.portals import Portal
 from pipelines.invoicing.load.sync import SyncReport
@@ -38,7 +38,8 @@ def dagster_resources(sandbox, warehouse: str) -> dict:
 
 
 def apply(sandbox, warehouse: str | Path, **options) -> HintRun:
-    """One applying run of the portal `default`'s pending hints."""
+    """One applying run of the portal `default`'s pending hints, its models as of the sandbox's date."""
+    options.setdefault("as_of", report_date_of(sandbox))
     return apply_pending(WarehouseTarget.duckdb_file(warehouse), Portal("default"), settings=settings_of(sandbox),
                          rate_limit_per_s=0, **options)
 

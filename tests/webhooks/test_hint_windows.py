@@ -56,8 +56,12 @@ def test_records_changed_before_the_window_are_fetched_by_id(sandbox, tmp_path):
 
 
 def _sandbox(sandbox_factory, contract: ContractProfile):
-    """A seeded sandbox serving `contract` on the run's date, past the windows' lag (the factory stops it)."""
-    server = sandbox_factory(seed=16, scale=40, rate_limit_per_s=0, latency_ms=0, contract=contract)
+    """A seeded sandbox serving `contract`, past the windows' lag (the factory stops it). On the machine's date,
+    whatever the run's: a window is placed on this machine's clock until the server has answered, so a server
+    days ahead (a moved date) has every record fetched by id, which is this file's other case; the records
+    these tests read are their own, created whatever the date."""
+    server = sandbox_factory(seed=16, scale=40, rate_limit_per_s=0, latency_ms=0, contract=contract,
+                             real_date=True)
     quiet(server)
     return server
 
