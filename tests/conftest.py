@@ -44,11 +44,8 @@ def sandbox_factory() -> Iterator:
     `make_sandbox`) are made with it."""
     from tests.support.sandboxes import SandboxFactory
 
-    factory = SandboxFactory()
-    try:
+    with SandboxFactory() as factory:
         yield factory
-    finally:
-        factory.stop_all()
 
 
 @pytest.fixture(scope="module")
@@ -56,11 +53,8 @@ def module_sandbox_factory() -> Iterator:
     """`sandbox_factory` for a module's shared sandbox (its module-scoped fixtures); stopped after the module."""
     from tests.support.sandboxes import SandboxFactory
 
-    factory = SandboxFactory()
-    try:
+    with SandboxFactory() as factory:
         yield factory
-    finally:
-        factory.stop_all()
 
 
 @pytest.fixture(scope="session")

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from datetime import UTC, date, datetime, timedelta
+from typing import Self
 
 from sandbox.clock import Clock
 from sandbox.config import SandboxConfig
@@ -69,6 +70,12 @@ class SandboxFactory:
         """Stops every sandbox started here (also after a failed start of a later one)."""
         while self.started:
             self.started.pop().stop()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.stop_all()
 
 
 def pick(portal, resource: str, wanted: Callable[[dict], bool], why: str) -> dict:
