@@ -19,7 +19,6 @@ import sys
 import time
 import tomllib
 import zipfile
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,7 +27,6 @@ import httpx
 import pytest
 
 from harness.regular_build import sync_sandbox
-from sandbox.config import SandboxConfig
 from sandbox.server import SandboxServer
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -108,9 +106,8 @@ def installed(tmp_path_factory) -> Installed:
 
 
 @pytest.fixture(scope="module")
-def sandbox() -> Iterator[SandboxServer]:
-    with SandboxServer(SandboxConfig(seed=1, scale=100, rate_limit_per_s=0)) as server:
-        yield server
+def sandbox(module_sandbox_factory) -> SandboxServer:
+    return module_sandbox_factory(seed=1, scale=100, rate_limit_per_s=0)
 
 
 def test_the_wheel_holds_the_product_and_its_sql_not_the_lab(installed):

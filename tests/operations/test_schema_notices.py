@@ -16,18 +16,15 @@ from dagster import AssetKey, AssetSelection, AssetSpec, Definitions, define_ass
 from assets.resources import WarehouseResource
 from assets.schema_checks import build_fields_known_check
 from invoicing_warehouse.cli import main
-from sandbox.config import SandboxConfig
 from sandbox.contract import ContractProfile
-from sandbox.server import SandboxServer
 
 NEW = "new field served"
 
 
 @pytest.fixture(scope="module")
-def sandbox():
+def sandbox(module_sandbox_factory):
     profile = dataclasses.replace(ContractProfile.default(), extra_fields=(("documents", "loyaltyTier", "gold"),))
-    with SandboxServer(SandboxConfig(seed=32, scale=20, rate_limit_per_s=0, latency_ms=0, contract=profile)) as server:
-        yield server
+    return module_sandbox_factory(seed=32, scale=20, rate_limit_per_s=0, latency_ms=0, contract=profile)
 
 
 @pytest.fixture(scope="module")

@@ -17,15 +17,12 @@ import pytest
 from invoicing_warehouse.cli import main
 from pipelines.invoicing.webhooks.hint_spool import Hint, HintSpool
 from runs.run_log import log_path
-from sandbox.config import SandboxConfig
-from sandbox.server import SandboxServer
 from warehouse_engine.target import WarehouseTarget
 
 
 @pytest.fixture(scope="module")
-def sandbox():
-    with SandboxServer(SandboxConfig(seed=31, scale=30, rate_limit_per_s=0, latency_ms=0)) as server:
-        yield server
+def sandbox(module_sandbox_factory):
+    return module_sandbox_factory(seed=31, scale=30, rate_limit_per_s=0, latency_ms=0)
 
 
 @pytest.fixture(scope="module")

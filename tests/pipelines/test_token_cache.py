@@ -68,12 +68,8 @@ def _process(sandbox: SandboxServer, budget_dir: Path) -> dict:
 
 
 @pytest.fixture
-def sandbox():
-    server = SandboxServer(SandboxConfig(seed=3, scale=5, rate_limit_per_s=0, latency_ms=0)).start()
-    try:
-        yield server
-    finally:
-        server.stop()
+def sandbox(sandbox_factory):
+    return sandbox_factory(seed=3, scale=5, rate_limit_per_s=0, latency_ms=0)
 
 
 def test_the_next_process_reuses_the_kept_token_and_replaces_a_refused_one(sandbox, tmp_path):

@@ -39,9 +39,8 @@ UNDO_DUPLICATE = ("delete from invoicing_raw.documents where rowid = (select max
 
 
 @pytest.fixture(scope="module")
-def sandbox():
-    with SandboxServer(SandboxConfig(seed=23, scale=40, rate_limit_per_s=0)) as server:
-        yield server
+def sandbox(module_sandbox_factory):
+    return module_sandbox_factory(seed=23, scale=40, rate_limit_per_s=0)
 
 
 @pytest.fixture(scope="module")

@@ -483,13 +483,9 @@ def half_loaded_publication(request: pytest.FixtureRequest) -> Outcome:
 
 
 @pytest.fixture
-def sandbox() -> Iterator[SandboxServer]:
+def sandbox(sandbox_factory) -> SandboxServer:
     """An empty sandbox on 127.0.0.1 (its webhook subscriptions are the truth of what was registered)."""
-    server = SandboxServer(small_config(), generate=False).start()
-    try:
-        yield server
-    finally:
-        server.stop()
+    return sandbox_factory(config=small_config(), generate=False)
 
 
 def _webhook_env(request: pytest.FixtureRequest, base_url: str, server: SandboxServer):

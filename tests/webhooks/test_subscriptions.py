@@ -20,12 +20,8 @@ TOKEN = "subscription-test-token-0123456789"
 
 
 @pytest.fixture
-def sandbox():
-    server = SandboxServer(small_config(), generate=False).start()
-    try:
-        yield server
-    finally:
-        server.stop()
+def sandbox(sandbox_factory):
+    return sandbox_factory(config=small_config(), generate=False)
 
 
 @pytest.fixture
