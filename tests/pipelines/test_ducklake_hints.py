@@ -11,7 +11,7 @@ from invoicing_sandbox import quiet
 
 from demo.hint_feed import ListenerFeed
 from harness.marts_truth import compare_marts
-from harness.regular_build import regular_build
+from harness.regular_build import regular_build, report_date_of
 from harness.warehouse_truth import mismatches
 from pipelines.invoicing.credentials import ApiSettings
 from pipelines.invoicing.portals import Portal
@@ -47,7 +47,7 @@ def test_hints_applied_to_a_lake_land_exactly_and_a_reader_sees_them(start_sandb
         feed.stop()
     assert feed.spooled >= 3
 
-    run = apply_pending(lake, Portal("default"), rate_limit_per_s=0,
+    run = apply_pending(lake, Portal("default"), rate_limit_per_s=0, as_of=report_date_of(sandbox),
                         settings=ApiSettings(sandbox.base_url, sandbox.client_id, sandbox.client_secret))
     assert run.acknowledged == run.hints >= 3, run.line()  # one pending hint per record (the spool dedupes)
     assert run.load is not None and run.load.tombstoned["documents"] == [deleted], run.line()
