@@ -23,8 +23,6 @@ from aiosmtpd.controller import Controller
 from invoicing_warehouse.cli import main
 from pipelines.invoicing.load.sync import make_pipeline, run_sync
 from runs.gate import build_and_publish
-from sandbox.config import SandboxConfig
-from sandbox.server import SandboxServer
 from warehouse_engine.target import WarehouseTarget
 
 DUPLICATE = "insert into invoicing_raw.customers select * from invoicing_raw.customers order by id limit 1"
@@ -111,9 +109,8 @@ def sinks():
 
 
 @pytest.fixture(scope="module")
-def sandbox():
-    with SandboxServer(SandboxConfig(seed=44, scale=20, rate_limit_per_s=0)) as server:
-        yield server
+def sandbox(module_sandbox_factory):
+    return module_sandbox_factory(seed=44, scale=20, rate_limit_per_s=0)
 
 
 @pytest.fixture(scope="module")
