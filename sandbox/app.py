@@ -52,6 +52,15 @@ def _error_bytes(status: int, message: str) -> bytes:
     return json.dumps({"error": message, "code": status}, separators=(",", ":")).encode()
 
 
+def _api_path(scope) -> str:
+    """The request's path below the API's base address (`/api/v2`), under a host's portal prefix too."""
+    path = scope.get("path", "")
+    root = scope.get("root_path", "")
+    if root and path.startswith(root):
+        path = path[len(root):]
+    return path[len(BASE_PATH):] if path.startswith(BASE_PATH) else path
+
+
 class Edge:
     """Pure ASGI middleware: rate limit, faults, and the headers of every answer."""
 
@@ -127,10 +136,12 @@ class Edge:
         delay = self.faults.latency_s()
         if delay > 0:
             await asyncio.sleep(delay)
-        status = self.faults.injected_error()
+        status = self.faults.failing_list(scope.get("method", ""), _api_path(scope))
+        if status is None:
+            status = self.faults.injected_error()
         if status is not None:
             state["expire_at_present"] = self.faults.stamps_present(status)
-            await self._send_error(send_with_headers, status, INJECTED_ERRORS[status])
+            await self._send_error(send_with_headers, status, INJECTED_ERRORS.get(status, "injected failure"))
             return
         target = send_with_headers
         held: list[dict] = []

@@ -186,9 +186,18 @@ class BearerToken(OAuth2):
         store: TokenStore = request.app.state.tokens
         token = store.authenticate(request.headers.get("authorization"))
         request.state.token_expire_at = token.expires_at
-        if "write" not in token.scopes and not set(security_scopes.scopes) <= token.scopes:
+        required = set(security_scopes.scopes)
+        if _listing_webhooks_to_read_scope(request):
+            required = {"read"}
+        if "write" not in token.scopes and not required <= token.scopes:
             raise ApiError(403, INSUFFICIENT_SCOPE)
         return token
+
+
+def _listing_webhooks_to_read_scope(request: Request) -> bool:
+    """GET /webhooks under the contract switch `webhooks_listed_to_read_scope`: a `read` token suffices."""
+    return (request.method == "GET" and request.url.path.endswith("/webhooks")
+            and request.app.state.config.contract.webhooks_listed_to_read_scope)
 
 
 BEARER = BearerToken()

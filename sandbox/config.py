@@ -51,6 +51,9 @@ class SandboxConfig:
     webhook_delay_jitter_ms: float = 0.0
     webhook_burst_size: int = 0
     webhook_hold_max_ms: float = 1000.0
+    # a list that fails alone: (path of a list, as "/supplier-documents", HTTP status) pairs; every GET of that
+    # list (not of its records by id) is answered with that status, the other lists as usual
+    failing_lists: tuple[tuple[str, int], ...] = ()
     fault_seed: int | None = None  # seed of the fault dice (None: from `seed`)
     # what is served where the contract is silent: ContractProfile.default() (as always) or .strict()
     contract: ContractProfile = field(default_factory=ContractProfile.default)

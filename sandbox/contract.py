@@ -113,6 +113,14 @@ class ContractProfile:
     # (resource, field, value): a field no contract names, served on every record of that list, as a server
     # that grows a new field would (the product's schema notices, runs/schema_notices.py, are tested on it)
     extra_fields: tuple[tuple[str, str, object], ...] = ()
+    # GET /webhooks while people edit the subscriptions: every N-th answer of the list (0: never) is followed by
+    # a change, the oldest subscription removed and a new one added (so a list that also ignores paging, see
+    # `paging_params_ignored_on`, answers a shifted first page to the next request); the subscriptions are
+    # the portal's records, so `Portal.snapshot` stays the ground truth
+    subscriptions_churn_every: int = 0
+    # GET /webhooks answers a token of the `read` scope too: the spec gives it "the global default (read and
+    # write)", which the sandbox reads as `write` (README); a server may read it as either scope
+    webhooks_listed_to_read_scope: bool = False
 
     def __post_init__(self) -> None:
         for name, value, allowed in (
@@ -141,6 +149,7 @@ class ContractProfile:
             if unknown:
                 raise ValueError(f"{name}: unknown names {sorted(unknown)}")
         for name, flag in (("due_date_omitted", self.due_date_omitted),
+                           ("webhooks_listed_to_read_scope", self.webhooks_listed_to_read_scope),
                            ("derived_changes_keep_last_update", self.derived_changes_keep_last_update)):
             if not isinstance(flag, bool):
                 raise TypeError(f"{name} must be True or False, got {flag!r}")
@@ -152,6 +161,8 @@ class ContractProfile:
         both = set(self.paging_params_refused_on) & set(self.paging_params_ignored_on)
         if both:
             raise ValueError(f"paging parameters both refused and ignored on {sorted(both)}")
+        if not isinstance(self.subscriptions_churn_every, int) or self.subscriptions_churn_every < 0:
+            raise ValueError(f"subscriptions_churn_every must be an integer >= 0, got {self.subscriptions_churn_every!r}")
         if self.max_page_size is not None and self.max_page_size < 1:
             raise ValueError(f"max_page_size must be at least 1, got {self.max_page_size!r}")
 

@@ -104,6 +104,17 @@ class FaultInjector:
         self.stats.bump(f"error_{status}")
         return status
 
+    def failing_list(self, method: str, path: str) -> int | None:
+        """The status to answer a GET of the list at `path` (relative to the base URL) with, when the config's
+        `failing_lists` names it; None for every other request. Counted as an injected error."""
+        if method != "GET":
+            return None
+        status = next((code for listed, code in self.config.failing_lists if listed == path), None)
+        if status is not None:
+            self.stats.bump("error")
+            self.stats.bump(f"error_{status}")
+        return status
+
     def stamps_present(self, status: int) -> bool:
         """True when the injected `status` answer carries `AccessToken-ExpireAt` = the server's present (the
         sandbox clock, which `Date` follows unless the profile skews it) instead of the token's expiry (profile

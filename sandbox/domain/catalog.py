@@ -190,6 +190,21 @@ class CatalogMixin(PortalState):
         fields["failures"] = 0
         return self.save("webhooks", self.new_record(fields))
 
+    def churn_subscriptions(self, every: int) -> None:
+        """After an answer of GET /webhooks (contract switch `subscriptions_churn_every`): every `every`-th one,
+        the oldest subscription is removed and a new one is added, as someone editing them while a client
+        reads the list. The new one is disabled (it receives no delivery) and points at a closed local port."""
+        with self.lock:
+            self.counters["webhook_lists"] = self.counters.get("webhook_lists", 0) + 1
+            if every <= 0 or self.counters["webhook_lists"] % every:
+                return
+            records = self.stores["webhooks"].records
+            if records:
+                oldest = min(records.values(), key=lambda record: (record["lastUpdate"], record["id"]))
+                self.stores["webhooks"].remove(oldest["id"])
+            self._create_webhook({"url": f"http://127.0.0.1:9/churn/{self.counters['webhook_lists']}",
+                                  "events": ["customer.created"], "enabled": False})
+
     def webhook_delivery_result(self, webhook_id: str, delivered: bool) -> dict:
         """Records one delivery attempt (for the HTTP layer): failures count, disabled after 100."""
         with self.lock:

@@ -13,7 +13,7 @@ from sandbox.routes.inputs import (
     portal,
 )
 from sandbox.routes.responses import declared, empty_object
-from sandbox.routes.serving import many, one
+from sandbox.routes.serving import contract, many, one
 from sandbox.webhooks import check_local_url
 
 router = APIRouter(tags=["Webhooks"])
@@ -28,8 +28,12 @@ router = APIRouter(tags=["Webhooks"])
     responses=declared(many="Webhook"),
 )
 async def list_webhooks(request: Request):
-    """The portal's webhook subscriptions."""
-    return many(request, "webhooks")
+    """The portal's webhook subscriptions (changed after the answer under `subscriptions_churn_every`)."""
+    answer = many(request, "webhooks")
+    every = contract(request).subscriptions_churn_every
+    if every:
+        portal(request).churn_subscriptions(every)
+    return answer
 
 
 @router.post(
