@@ -253,7 +253,12 @@ def _fetch(get: Callable[..., Any], path: str, params: dict, tag: str, page_size
 
 
 def _check_skip(path: str, params: dict, data: list, page_sizes: PageSizes) -> None:
-    """Raises PagingNotHonoured when a page asked with `skip` > 0 holds the records of the skip-0 answer."""
+    """Raises PagingNotHonoured when a page asked with `skip` > 0 holds the records of the skip-0 answer, or
+    half of them or more when asked past them all: a list that changes between two requests (subscriptions added or removed while it
+    is read) answers a shifted first page to a `skip` it ignores, never the same one. An honoured `skip`
+    shares records with the first page only when more than half a page of them moved past `skip` between
+    the two requests; mistaken for ignored, the list is read as one answer, flagged degraded, never short
+    and silent."""
     key = tuple(sorted((name, str(value)) for name, value in params.items() if name != "skip"))
     ids = {r["id"] for r in data}
     if not params["skip"]:
@@ -267,10 +272,17 @@ def _check_skip(path: str, params: dict, data: list, page_sizes: PageSizes) -> N
     first = page_sizes.first_page(path, key)
     if first is None:
         return  # a keyset page: its own check (it starts with the record read last) catches an ignored skip
-    page_sizes.settle_skip(path, ids != first)
+    shared = len(ids & first)
+    # a page asked past every record of the first answer shares none of them unless `skip` is ignored (a
+    # page asked inside it, as a read re-reading its last record asks, shares some by design)
+    ignored = ids == first or (params["skip"] >= len(first) and 2 * shared >= len(ids))
+    page_sizes.settle_skip(path, not ignored)
     if ids == first:
         raise PagingNotHonoured(f"GET {path}: skip ignored (skip {params['skip']} and skip 0 answer the same "
                                 f"{len(ids)} records)", "ignored")
+    if ignored:
+        raise PagingNotHonoured(f"GET {path}: skip ignored (skip {params['skip']} answers {shared} of the "
+                                f"{len(ids)} records of skip 0: the list changed between the two)", "ignored")
 
 
 def keyset_pages(
@@ -523,7 +535,10 @@ def _scan_passes(get, path: str, order: dict, seen: set[str], *, page_sizes: Pag
                 continue
             stalls = 0 if {r["id"] for r in records} - passed else stalls + 1
             if records and stalls >= MAX_PAGES_WITHOUT_NEWS:
-                raise InvoicingApiError("server", f"GET {path}", detail="paging by skip does not advance")
+                # pages by `skip` that bring nothing new: the server does not page this list as asked (it may
+                # ignore `skip` while the list changes); read as one answer, degraded, not a failed run
+                raise PagingNotHonoured(f"GET {path}: paging by skip does not advance ({stalls} pages without a "
+                                        "new record)", "ignored")
             passed.update(r["id"] for r in records)
             new = [r for r in records if r["id"] not in seen]
             seen.update(r["id"] for r in new)
