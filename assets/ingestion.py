@@ -5,6 +5,11 @@ The specs are declared from the extraction's catalogue (one per resource: key `i
 group `invoicing_raw`, kinds dlt + duckdb). The body calls `run_sync` for exactly the selected
 endpoints (frozen windows committed in chunks, each with its dlt state) and then reports, per
 selected table, the rows loaded and the table's schema as DuckDB holds it (warehouse_engine.raw_tables).
+
+A list whose read fails alone (`SyncReport.failed`) is not materialized (its specs are skippable): the
+assets built on it are skipped, the gate holds the marts built on it (runs/sync.py records the failed read),
+and the run still succeeds, so the publication sensor publishes everything else, as the CLI's `sync` does
+(its exit code 3, "partial").
 """
 
 import time
@@ -37,6 +42,7 @@ from pipelines.invoicing.errors import InvoicingApiError
 from pipelines.invoicing.load.portal_sync import portal_settings
 from pipelines.invoicing.load.sync import SyncReport
 from pipelines.invoicing.portals import Portal
+from runs.checks import marts_reading
 from runs.sync import sync_and_record
 from warehouse_engine.names import DEFAULT_PORTAL, RAW_DATASET
 from warehouse_engine.raw_tables import child_tables, table_columns, table_row_count
@@ -69,6 +75,7 @@ def raw_table_spec(table: str, stale_after: timedelta | None = None) -> AssetSpe
         kinds={"dlt", "duckdb"},
         description=f"Raw `{RAW_DATASET}.{table}`, synced incrementally from {endpoint}.",
         metadata={"api_endpoint": endpoint, "dagster/table_name": f"{RAW_DATASET}.{table}"},
+        skippable=True,  # not materialized when its list's read failed alone: what is built on it is skipped
     )
 
 
@@ -150,8 +157,15 @@ def _sync(context: AssetExecutionContext, config: SyncConfig, portal: Portal, in
         f"{report.throttled} throttled (429), {report.retried} retried, {report.chunks} chunk(s); "
         f"rows {report.rows}"
     )
+    for table, error in sorted(report.failed.items()):
+        held = marts_reading([table])
+        context.log.warning(
+            f"partial sync: {table} not read ({error}); not materialized, read again by the next run; "
+            + (f"the marts built on it keep their last good figures: {', '.join(held)}" if held
+               else "it feeds no mart: nothing held")
+        )
     with warehouse.connect(read_only=True) as connection:
-        for table in sorted(selected):
+        for table in sorted(set(selected) - set(report.failed)):
             yield _materialization(connection, table, selected[table], report)
 
 

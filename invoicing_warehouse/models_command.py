@@ -13,6 +13,7 @@ from pathlib import Path
 
 import duckdb
 
+from invoicing_warehouse import exit_codes
 from runs.gate import build_and_publish
 from runs.gate_state import GateStateError
 from warehouse_engine.connection import WarehouseUnavailable
@@ -147,4 +148,4 @@ def run(args: argparse.Namespace) -> int:
               "or was held back or failed")
     print(f"built {len(outcome.models)} models in {time.perf_counter() - started:.2f} s")
     print(f"readers' snapshot: {outcome.published}")
-    return 0 if outcome.ok else 1
+    return exit_codes.of_gate(outcome)  # 3 when only the marts of a list whose read failed are held

@@ -6,8 +6,11 @@ SOURCES__INVOICING__CLIENT_SECRET, or `[sources.invoicing]` in `.dlt/config.toml
 the portal `default`. With a portals file (`portals.toml`, `--portals PATH`), `--portal NAME` syncs one of
 its portals and `--all` every one, one after another into the same warehouse (one writer per DuckDB file);
 a portal that fails is reported and the others still run.
-Exit code 0 only when every selected portal and resource was synced; 1 for an expected failure (one line on
-stderr naming the endpoint, the status and the API's message), 2 for an unexpected one.
+Exit codes (exit_codes.py): 0 when every selected portal was synced and every figure published (a list that
+feeds no figure, as the webhooks, may have failed: said in a note); 3 for a partial run: a list's read failed
+alone, the marts built on it keep their last good figures, everything else was loaded and published; 1 for
+an expected failure (one line on stderr naming the endpoint, the status and the API's message) or figures
+the gate held back; 2 for an unexpected failure. With several, the worst: 2, then 1, then 3.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import traceback
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from invoicing_warehouse import exit_codes
 from invoicing_warehouse.follow import add_follow_arguments, follow
 from warehouse_engine.names import DEFAULT_PORTALS_PATH, DEFAULT_WAREHOUSE_PATH, DOCTOR_FINDINGS_PATH
 
@@ -50,6 +54,7 @@ def chosen_portals(args: argparse.Namespace) -> list[Portal]:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The sync subcommand's options."""
+    parser.epilog = exit_codes.HELP
     add_portal_arguments(parser, every=True)
     parser.add_argument("--full-refresh", action="store_true",
                         help="read everything of the portal again; its rows no longer served are deleted")
@@ -170,7 +175,7 @@ def _sync_and_publish(args: argparse.Namespace, portals: list[Portal], started: 
     if len(portals) > 1:
         for outcome in run.outcomes:
             print(outcome.line())
-    worst = max(codes.values())
+    worst = exit_codes.worst(codes.values())
     gate = run.gate
     if gate is None:
         return worst
@@ -183,7 +188,10 @@ def _sync_and_publish(args: argparse.Namespace, portals: list[Portal], started: 
     else:
         print(f"readers' snapshot: {gate.published}" if gate.published
               else "readers' snapshot: unchanged (no row changed)")
-    return max(worst, 0 if gate.ok else 1)
+    if gate.only_partial:
+        print(f"sync: partial: {len(gate.held)} mart(s) held for a list whose read failed "
+              f"({', '.join(sorted(gate.held))}); everything else published", file=sys.stderr, flush=True)
+    return exit_codes.worst([worst, exit_codes.of_gate(gate)])
 
 
 def _sync_one(args: argparse.Namespace, portal: Portal, started: float) -> tuple[int, PortalOutcome]:

@@ -18,7 +18,7 @@ load half way.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
@@ -80,7 +80,15 @@ class GateOutcome:
     held: dict[str, str] = field(default_factory=dict)  # marts kept at their last good figures, and why
     warnings: list[CheckResult] = field(default_factory=list)  # failed checks that do not block
     published: str | None = None
+    # the held marts held only because a list's read failed (`record_reads(failed=...)`): the run was partial
+    partial: tuple[str, ...] = ()
     trend_refused: str | None = None  # why the copy carries no month-end trend (runs/month_end_trends.py)
+
+    @property
+    def only_partial(self) -> bool:
+        """True when nothing failed and every mart held is held because a list's read failed (a partial run:
+        the others were published), not for a doubt that only a full read clears."""
+        return not self.failures and bool(self.held) and set(self.held) <= set(self.partial)
 
     @property
     def ok(self) -> bool:
@@ -134,17 +142,34 @@ def held_marts(state: gate_state.GateState) -> dict[str, str]:
     every_mart = tuple(m.key for m in discover_models() if m.schema == "marts")
     for read in sorted(state.degraded_reads.values(), key=lambda r: (r.portal, r.table)):
         marts = every_mart if read.table == RUN_WIDE else marts_reading([read.table])
-        reason = (f"portal {read.portal}: {read.table} read incomplete since {read.since} "
-                  f"({'; '.join(read.notes)})")
+        state_of_read = "read failed" if read.failed else "read incomplete"
+        reason = f"portal {read.portal}: {read.table} {state_of_read} since {read.since} ({'; '.join(read.notes)})"
         for mart in marts:
             held.setdefault(mart, reason)
     return held
 
 
-def record_reads(target: WarehouseTarget, portal: str, degraded_notes: Sequence[str], *, full_read: bool) -> None:
+def failed_read_marts(state: gate_state.GateState) -> tuple[str, ...]:
+    """The marts held only because a list's read failed: built on a failed read and on no read in doubt."""
+    every_mart = tuple(m.key for m in discover_models() if m.schema == "marts")
+    by_failed: set[str] = set()
+    by_doubt: set[str] = set()
+    for read in state.degraded_reads.values():
+        marts = every_mart if read.table == RUN_WIDE else marts_reading([read.table])
+        (by_failed if read.failed else by_doubt).update(marts)
+    return tuple(sorted(by_failed - by_doubt))
+
+
+def record_reads(target: WarehouseTarget, portal: str, degraded_notes: Sequence[str], *, full_read: bool,
+                 failed: Mapping[str, str] | None = None, read: Iterable[str] | None = None) -> None:
     """After a sync of `portal`: remembers each table it read with a degraded note (`<table>: ...`) until a full
     read (reconcile or full refresh) of that portal reads it cleanly; an incremental read cannot bring back
-    rows an incomplete read skipped."""
+    rows an incomplete read skipped.
+
+    `failed`: the tables whose read failed in this run (table -> the error's line), held until a run that
+    reads them (`read`: the tables this run read; None: every table) reads them without failing: the failed
+    read kept its cursor, so the next clean read, incremental or not, is whole."""
+    failed = dict(failed or {})
     degraded: dict[str, list[str]] = {}
     for note in degraded_notes:
         table, _, _ = note.partition(":")
@@ -153,10 +178,22 @@ def record_reads(target: WarehouseTarget, portal: str, degraded_notes: Sequence[
         if full_read:
             state.degraded_reads = {key: read for key, read in state.degraded_reads.items()
                                     if read.portal != portal}
+        healed = set(RESOURCE_NAMES if read is None else read) - set(failed)
+        state.degraded_reads = {key: entry for key, entry in state.degraded_reads.items()
+                                if not (entry.failed and entry.portal == portal and entry.table in healed)}
         for table, notes in degraded.items():
             key = f"{portal}/{table}"
             since = state.degraded_reads[key].since if key in state.degraded_reads else gate_state.now_iso()
             state.degraded_reads[key] = gate_state.DegradedRead(portal, table, notes, since)
+        for table, line in failed.items():
+            key = f"{portal}/{table}"
+            known = state.degraded_reads.get(key)
+            note = f"{table}: read failed: {line}"
+            if known is not None and not known.failed:  # in doubt already: only a full read clears it
+                known.notes = [*known.notes, note] if note not in known.notes else known.notes
+                continue
+            since = known.since if known is not None else gate_state.now_iso()
+            state.degraded_reads[key] = gate_state.DegradedRead(portal, table, [note], since, failed=True)
 
 
 def build_and_publish(target: WarehouseTarget, *, note: str, as_of: date | None = None,
@@ -178,7 +215,7 @@ def build_and_publish(target: WarehouseTarget, *, note: str, as_of: date | None 
     with lake_lock(target, EXCLUSIVE):
         state = gate_state.load(target)
         held = held_marts(state)
-        outcome = GateOutcome(note, as_of, held=held)
+        outcome = GateOutcome(note, as_of, held=held, partial=failed_read_marts(state))
         connection = _open(target)
         try:
             chosen = _models_to_build(connection, state, as_of, select, models_dir)
@@ -206,7 +243,7 @@ def publish_checked(target: WarehouseTarget, *, note: str, as_of: date | None = 
     `allowed=False`: never publishes (a run that failed), only records what the checks hold back."""
     with lake_lock(target, EXCLUSIVE):  # on a DuckLake: judged and published with no load half way
         state = gate_state.load(target)
-        outcome = GateOutcome(note, as_of, held=held_marts(state))
+        outcome = GateOutcome(note, as_of, held=held_marts(state), partial=failed_read_marts(state))
         if allowed and not (target.is_lake or changed or behind):
             # nothing to publish (readers are current and the run changed nothing): no check to run either
             publish_if_changed(target, note, changed=False, behind=False)

@@ -33,12 +33,15 @@ class GateStateError(RuntimeError):
 
 @dataclass
 class DegradedRead:
-    """A raw table of one portal read with a degraded note: its rows may be incomplete."""
+    """A raw table of one portal read with a degraded note, or whose read failed: its rows may be incomplete."""
 
     portal: str
     table: str
     notes: list[str]
     since: str  # ISO 8601 UTC: the first run that read it so
+    # the read failed (the list's requests kept failing), rather than read whole with a doubt: the sync kept
+    # its cursor, so the next run that reads the table cleanly, incremental or not, makes it whole again
+    failed: bool = False
 
 
 @dataclass

@@ -27,8 +27,9 @@ def sync_and_record(target: WarehouseTarget, portal: Portal, **options: Any) -> 
     """`sync_portal(target, portal, **options)`, then its degraded reads recorded for the gate (a reconcile or a
     full refresh is a full read: it clears what it read cleanly). On a DuckLake the load holds the lake's lock
     shared (warehouse_engine/lake_lock.py). The sync is recorded for the status (runs/run_log.py), and a field the
-    ledger does not know is noted once (runs/schema_notices.py). Raises what the sync raises (nothing recorded then: a failed sync's
-    committed chunks are read again by the next run)."""
+    ledger does not know is noted once (runs/schema_notices.py). A list whose read failed alone (`report.failed`) is
+    recorded too: the gate holds the marts built on it until a run reads it again. Raises what the sync raises
+    (nothing recorded then: a failed sync's committed chunks are read again by the next run)."""
     try:
         with lake_lock(target, SHARED):  # a DuckLake's build and publication wait until this load is whole
             report = sync_portal(target, portal, **options)
@@ -38,7 +39,8 @@ def sync_and_record(target: WarehouseTarget, portal: Portal, **options: Any) -> 
         raise
     clear_failure(target, f"sync:{portal.name}")
     record_reads(target, portal.name, report.degraded_notes,
-                 full_read=bool(options.get("reconcile") or options.get("full_refresh")))
+                 full_read=bool(options.get("reconcile") or options.get("full_refresh")),
+                 failed=report.failed, read=report.tables)
     # what the status reads (runs/status.py): a run that changed nothing is a successful sync too
     record_sync(target, portal.name, sum(report.rows.values()))
     report.notes.extend(notices_once(target))  # a new field is said once, not on every run

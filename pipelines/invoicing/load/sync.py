@@ -92,6 +92,10 @@ class SyncReport:
     conflicts: int = 0  # loads retried after another writer of the same DuckLake committed first
     settled: bool = False  # a first sync's lag zone was read once the lag had passed (load/settle.py)
     parents_loaded: dict[str, int] = field(default_factory=dict)  # parents read by id (load/parents.py)
+    # tables whose read failed alone (read/feed.py FAILS_ALONE), each with its error's line: loaded no further
+    # than the chunks committed, their cursors kept, read again by the next run; the other tables were read
+    failed: dict[str, str] = field(default_factory=dict)
+    tables: list[str] = field(default_factory=list)  # the tables this run read (its selection of resources)
 
     @property
     def total_requests(self) -> int:
@@ -117,6 +121,7 @@ class SyncReport:
         self.degraded_notes += [note for note in other.degraded_notes if note not in self.degraded_notes]
         self.capabilities = other.capabilities or self.capabilities
         self.parents_loaded = other.parents_loaded
+        self.failed = other.failed  # the second pass reads a failed list again from its kept cursor
 
     @property
     def changed_data(self) -> bool:
@@ -283,7 +288,7 @@ def run_sync(
                              rate_limit_per_s=rate_limit_per_s, keep_token=True)
     feed = Feed(client, from_scratch=full_refresh, reconcile=reconcile, with_events=EVENTS.name in names,
                 known_capabilities=known_capabilities, portal_id=portal_id)
-    report = SyncReport()
+    report = SyncReport(tables=list(names))
     ticker_stop = threading.Event()
     settle = False
     try:
@@ -324,17 +329,21 @@ def run_sync(
                 raise feed.error
             if feed.finished:
                 break
+        report.failed = _failed_tables(feed, names)
         feed.skew_note()
         tombstones = feed.tombstones()
         if tombstones:
             retry(lambda: apply_tombstones(pipeline, tombstones, plan.run_time, portal_id))
         report.tombstoned = {name: len(ids) for name, ids in tombstones.items()}
         if full_refresh:
-            report.removed = retry(lambda: remove_unreloaded_rows(pipeline, names, portal_id, load_ids))
+            # a table whose read failed was not reloaded whole: none of its rows is known gone
+            reloaded = [name for name in names if name not in report.failed]
+            report.removed = retry(lambda: remove_unreloaded_rows(pipeline, reloaded, portal_id, load_ids))
         report.created = retry(lambda: create_empty_tables(pipeline, names))
-        settle = first and lag_zone_holds_records(feed, names)
+        read = [name for name in names if name not in report.failed]  # a failed list is asked nothing more
+        settle = first and lag_zone_holds_records(feed, read)
         if not settle:  # else the second pass closes them, after it read the lag zone
-            closed = retry(lambda: close_references(pipeline, client, portal_id, tables=names,
+            closed = retry(lambda: close_references(pipeline, client, portal_id, tables=read,
                                                     observed=plan.run_time, limit=parents_limit))
             report.parents_loaded = {name: count for name, count in closed.loaded.items()}
             for name, ids in closed.gone.items():
@@ -370,6 +379,22 @@ def _parents_limit() -> int:
     except ValueError as error:
         raise InvoicingApiError("configuration", "INVOICING_PARENT_FETCH_MAX", detail=str(error),
                                 hint="set it to a whole number of ids, or unset it (500)") from None
+
+
+def _failed_tables(feed: Feed, names: list[str]) -> dict[str, str]:
+    """The tables whose read failed alone, with the error's line (a supplier document's events are read with
+    it, so they fail with it). Raises the first error when every list failed: nothing was read, the run failed."""
+    failures = feed.failed_reads()
+    lists = [name for name in feed.reads if name != "user"]  # GET /me is the run's own first request
+    if lists and all(name in failures for name in lists):
+        raise failures[lists[0]]
+    failed = {name: str(error) for name, error in failures.items()}
+    if "supplier_documents" in failed and EVENTS.name in names:
+        failed[EVENTS.name] = failed["supplier_documents"]
+    for name, line in failed.items():
+        feed.note(f"{name}: read failed, loaded no further than its committed chunks; the next run reads it "
+                  f"again ({line})")
+    return failed
 
 
 def _prove_credentials(feed: Feed) -> RunPlan:

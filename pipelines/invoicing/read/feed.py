@@ -38,6 +38,10 @@ MIN_BUSY_READERS = 8
 # Without a `Date` header the windows end on the local clock, which may run ahead of the server's: 60 s
 # of lag in all (the usual 5 s plus this) keeps them clear of seconds the service may still be writing.
 NO_DATE_EXTRA_LAG = timedelta(seconds=55)
+# Failures of one list that leave the others readable: the list's server side kept failing, answered
+# something malformed, refused a request, or kept rate-limiting it. Bad credentials or scope, an unreachable
+# base URL, a local misconfiguration or an unexpected error concern the whole run.
+FAILS_ALONE = frozenset({"server", "malformed", "http", "rate_limited"})
 
 
 class Feed:
@@ -152,8 +156,16 @@ class Feed:
 
     @property
     def finished(self) -> bool:
-        """Every started read was consumed to its end (or the run is failing)."""
-        return self.error is not None or all(r.completed for r in self.reads.values())
+        """Every started read was consumed to its end or failed alone (or the run is failing)."""
+        return self.error is not None or all(r.completed or r.failure is not None for r in self.reads.values())
+
+    def fails_alone(self, error: BaseException) -> bool:
+        """Whether `error`, ending one read, leaves the run's other reads going (FAILS_ALONE kinds)."""
+        return isinstance(error, InvoicingApiError) and error.kind in FAILS_ALONE
+
+    def failed_reads(self) -> dict[str, BaseException]:
+        """The reads that failed alone in this run, by resource name (their cursors did not advance)."""
+        return {name: read.failure for name, read in self.reads.items() if read.failure is not None}
 
     def fail(self, error: BaseException) -> None:
         """Stops every read; the run raises `error` after committing what was consumed."""

@@ -48,6 +48,9 @@ class ReadHost(Protocol):
     def fail(self, error: BaseException) -> None:
         """Stops every read of the run; the run raises `error`."""
 
+    def fails_alone(self, error: BaseException) -> bool:
+        """Whether `error`, ending one read, leaves the run's other reads going."""
+
     def wants_reader(self) -> bool:
         """Whether the run has room for one more producer thread (a slice may split)."""
 

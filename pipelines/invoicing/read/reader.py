@@ -86,6 +86,7 @@ class ResourceRead:
         self._active = 0
         self._next_slice = len(self.slices)
         self._cancel_slices = False
+        self._abandoned = False  # the read failed alone (`failure`): its producers stop, the run goes on
         self._fell_back = False
         self._failed = False
         self._refused = False
@@ -96,6 +97,8 @@ class ResourceRead:
         self.new_overlap: dict[str, str] = {}
         self.yielded: dict[str, str | None] = {}
         self.completed = False
+        # the error that ended this read alone (Feed.fails_alone): nothing more is taken, its cursor stays
+        self.failure: BaseException | None = None
         self.pages = self.records_read = self.rows = 0
         self.newest: datetime | None = None  # the largest lastUpdate read (clock skew, feed.skew_note)
         self._sub_second_noted = False
@@ -153,7 +156,11 @@ class ResourceRead:
             self._finish()
 
     def _stopped(self) -> bool:
-        return self.feed.stopping or self._cancel_slices
+        return self.feed.stopping or self._cancel_slices or self._abandoned
+
+    def _given_up(self) -> bool:
+        """The run stops, or this read failed alone: a whole-list read stops too."""
+        return self.feed.stopping or self._abandoned
 
     def _single_task(self) -> None:
         data = self.feed.preloaded.get(self.name)
@@ -168,7 +175,7 @@ class ResourceRead:
     def _scan_task(self) -> None:
         path = self.endpoint.path
         pages = skip_pages(self.feed.client.get, path, page_sizes=self.feed.page_sizes, tag=self.name,
-                           cancelled=lambda: self.feed.stopping,
+                           cancelled=self._given_up,
                            ordering=self.feed.capabilities.of(path).ordering != "refused",
                            note=self._note, learn=self._learn)
         try:
@@ -294,7 +301,7 @@ class ResourceRead:
         missing = [i for i, (_, deleted) in self.index.items() if deleted is None and i not in self.scanned]
         flagged = 0
         for record_id in missing:
-            if self.feed.stopping:
+            if self._given_up():
                 break
             try:
                 record = self.feed.client.get(record_path(self.endpoint.path, record_id), tag=self.name)
@@ -326,7 +333,7 @@ class ResourceRead:
         """The id scan (A7b): every id of the list, so that `_check_unlisted` GETs the warehouse's live ids
         no longer listed (`deleted: true` or 404). Customers are few: ceil(customers / page) requests."""
         pages = skip_pages(self.feed.client.get, self.endpoint.path, page_sizes=self.feed.page_sizes,
-                           tag=self.name, cancelled=lambda: self.feed.stopping)
+                           tag=self.name, cancelled=self._given_up)
         for page in pages:
             with self._lock:
                 self.scanned.update(r["id"] for r in page.records if isinstance(r, dict) and "id" in r)
@@ -375,7 +382,7 @@ class ResourceRead:
         instead of waiting here while their pages pile up (and would all be loaded after the last request).
         """
         taken = 0
-        while not self.completed and taken < max_pages and not self.feed.stopping:
+        while not self.completed and self.failure is None and taken < max_pages and not self.feed.stopping:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 return
@@ -385,7 +392,10 @@ class ResourceRead:
                 yield None
                 continue
             if item[0] == "error":
-                self.feed.fail(item[1])
+                if self.feed.fails_alone(item[1]):
+                    self._give_up(item[1])
+                else:
+                    self.feed.fail(item[1])
                 return
             if item[0] == "fallback":
                 self.whole_scan = True
@@ -439,6 +449,13 @@ class ResourceRead:
         self.pages += 1
         self.rows += len(rows)
         return rows
+
+    def _give_up(self, error: BaseException) -> None:
+        """Ends this read alone: its producers stop, nothing more is taken, and `state` keeps the committed
+        cursor (with the slices' progress of the pages already taken), so the next run reads the rest."""
+        self.failure = error
+        self._abandoned = True
+        log.warning("%s: read failed, the other lists go on: %s", self.name, error)
 
     def _complete(self) -> None:
         self.completed = True
