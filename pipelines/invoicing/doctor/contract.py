@@ -75,11 +75,12 @@ LEDGER: tuple[LedgerRow, ...] = (
        "earlier; a lead kept with the token is taken by the next process only as its own measure confirms "
        "it (the smaller of the two); a 401 renews anyway", "header"),
     # --- transport, envelope, headers ---------------------------------------------------------------
-    _r("http", "data", "contract", "client.py, paging.py", "check", "run stops", (),
-       "an answer without `data` stops the run with a `malformed` error naming the endpoint, as does one past the "
+    _r("http", "data", "contract", "client.py, paging.py", "check", "list fails alone", (),
+       "an answer without `data` ends that list's read with a `malformed` error naming the endpoint (row "
+       "`lists.one list failing`; on GET /me, the run's first request, it stops the run), as does one past the "
        "byte cap (INVOICING_MAX_ANSWER_BYTES), one holding NaN, Infinity, a number of 1e14 or more or nesting past "
-       "the parser's depth (answers.py), a number past its column's decimal type (rows.py) and a page longer than the "
-       "`limit` asked (paging.py)"),
+       "the parser's depth (answers.py) and a page longer than the `limit` asked (paging.py); a number past its "
+       "column's decimal type (rows.py) stops the run"),
     _r("http", "Date", "assumption", "feed.py (windows), client.py", "note", "N7", (),
        "absent (or repeated, unparsable, or without a zone such as `-0000`: read as absent): windows end at the local clock minus 60 s and note N7 (degraded, `run: `) says so: a local clock "
        "ahead of the service's by more than the lag and overlap misses rows until a reconcile", "header"),
@@ -118,8 +119,9 @@ LEDGER: tuple[LedgerRow, ...] = (
        "the rest of the batch is applied; the scheduled sync still reads the record", "behaviour"),
     # --- lists: paging, windows, order --------------------------------------------------------------
     _r("lists", "limit/skip", "contract", "paging.py", "note", "N4", (),
-       "per list (rows `<list>.limit/skip`): refused (400) or ignored (skip N answers the skip-0 records): one "
-       "unpaged answer, note N4 (degraded, `<table>: `) says rows may be missing", "parameter"),
+       "per list (rows `<list>.limit/skip`): refused (400) or ignored (skip N answers the skip-0 records, or half "
+       "of them or more when asked past them all, the list changing between the two; or pages by skip bring "
+       "nothing new): one unpaged answer, note N4 (degraded, `<table>: `) says rows may be missing", "parameter"),
     _r("lists", "page size", "assumption", "paging.py (PageSizes)", "note", "N12", (),
        "per list (rows `<list>.page size`): learnt in the run from what that list serves (clamp or 400); a "
        "size of another list or of an earlier run never ends a read", "parameter"),
@@ -150,11 +152,18 @@ LEDGER: tuple[LedgerRow, ...] = (
            "the limit and than a page this list served; a first short page costs one more request; another "
            "list's size or an earlier run's never ends a read", "parameter"),
         _r(name, "limit/skip", "contract" if named else "assumption", "paging.py (_fetch, skip_pages)", "note",
-           "N4", marts, "refused (400) or ignored (skip N answers the skip-0 records) where a read needs them: "
+           "N4", marts, "refused (400) or ignored (skip N answers the skip-0 records, or half of them or more, or "
+           "pages by skip bring nothing new) where a read needs them: "
            f"one unpaged answer and a degraded note `{name}: ...` (rows may be missing; the marts are not exact)"
            + ("; a window read by whole seconds needs no skip and stays exact" if name != "webhooks" else ""),
            "parameter"),
     )),
+    _r("lists", "one list failing", "assumption", "feed.py (FAILS_ALONE), gate.py (failed reads)", "check",
+       "held", (), "a list whose requests keep failing (5xx or 429 after the retries, a malformed answer, another "
+       "4xx) is that list's failure alone: its read ends, its cursor stays, the other lists load; the marts built "
+       "on it keep their last good figures until a run reads it again, and the run exits 3 (partial); a list "
+       "that feeds no mart holds nothing (exit 0, a note); bad credentials or scope, an unreachable base URL, or "
+       "every list failing stop the run", "behaviour"),
     _r("lists", "lastUpdate moves on every change", "assumption", "reader.py (unchanged, same_content)", "check",
        "document_versions_single_live", (*RECEIVABLES, "dso", "cash_outlook"),
        "a change that keeps lastUpdate (a replaced version turning CANCELED, a status the application set) "
