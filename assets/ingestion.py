@@ -157,10 +157,10 @@ def _sync(context: AssetExecutionContext, config: SyncConfig, portal: Portal, in
         f"{report.throttled} throttled (429), {report.retried} retried, {report.chunks} chunk(s); "
         f"rows {report.rows}"
     )
-    for table, error in sorted(report.failed.items()):
+    for table, failure in sorted(report.failed.items()):
         held = marts_reading([table])
         context.log.warning(
-            f"partial sync: {table} not read ({error}); not materialized, read again by the next run; "
+            f"partial sync: {table} not read ({failure}); not materialized, read again by the next run; "
             + (f"the marts built on it keep their last good figures: {', '.join(held)}" if held
                else "it feeds no mart: nothing held")
         )

@@ -4,6 +4,10 @@ combine: a failure outweighs a partial run, which outweighs success."""
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the gate's modules load only when a command publishes
+    from runs.gate import GateOutcome
 
 OK = 0  # synced (or built) and every figure published
 FAILED = 1  # an expected failure (nothing synced), or figures the gate held back (a check, a read in doubt)
@@ -21,9 +25,8 @@ def worst(codes: Iterable[int]) -> int:
     return max(codes, key=SEVERITY.index, default=OK)
 
 
-def of_gate(outcome) -> int:
-    """A gate's answer as an exit code: OK, PARTIAL when it held only marts built on a failed read, else FAILED
-    (`outcome`: runs.gate.GateOutcome)."""
+def of_gate(outcome: GateOutcome) -> int:
+    """A gate's answer as an exit code: OK, PARTIAL when it held only marts built on a failed read, else FAILED."""
     if outcome.ok:
         return OK
     return PARTIAL if outcome.only_partial else FAILED

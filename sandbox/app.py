@@ -58,7 +58,7 @@ def _api_path(scope) -> str:
     root = scope.get("root_path", "")
     if root and path.startswith(root):
         path = path[len(root):]
-    return path[len(BASE_PATH):] if path.startswith(BASE_PATH) else path
+    return path.removeprefix(BASE_PATH)
 
 
 class Edge:
