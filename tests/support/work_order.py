@@ -31,7 +31,8 @@ HEAVIEST: tuple[str, ...] = (
     "tests/reliability/test_clock_lead_under_faults.py",  # 70 s
     "tests/reliability/test_secret_leaks.py",  # 67 s
     "tests/pipelines/test_invoicing_tie_groups.py",  # 63 s
-    "tests/pipelines/test_paging_not_honoured.py",  # 58 s
+    "tests/pipelines/test_paging_not_honoured.py",  # 58 s (issue 40 adds about 30 s: F16, mutations on)
+    "tests/reliability/test_list_fails_alone.py",  # about 50 s (issue 40, added by hand: 88 s on a loaded machine)
     "tests/pipelines/test_ducklake_models.py",  # 56 s
     "tests/pipelines/test_portals_sync.py",  # 55 s
     "tests/pipelines/test_invoicing_resilience.py",  # 55 s
@@ -49,6 +50,7 @@ HEAVIEST: tuple[str, ...] = (
     "tests/reliability/test_sigkill_crash_safety.py",  # 37 s
     "tests/pipelines/test_invoicing_capabilities.py",  # 35 s
     "tests/reliability/test_gate_paths.py",  # 34 s
+    "tests/dagster/test_list_fails_alone.py",  # about 25 s (issue 40, added by hand: 41 s on a loaded machine)
     "tests/webhooks/test_hint_windows.py",  # 30 s
     "tests/dagster/test_webserver.py",  # 28 s
     "tests/dagster/test_demo.py",  # 27 s
