@@ -128,6 +128,12 @@ def run_chaos_seed(seed: int, workdir: Path, settings: ChaosSettings | None = No
                     outcome.failed_syncs.append(f"{label}: {type(error).__name__}: {error}"[:500])
                 else:
                     outcome.notes.extend(f"{label}: {note}" for note in report.notes)
+                    if report.failed:  # a partial run: lists failed alone, the schedule reads them again
+                        failed = f"{label}: lists failed alone: {', '.join(sorted(report.failed))}"
+                        if attempt < SCHEDULER_RETRIES:
+                            outcome.retried_syncs.append(failed[:500])
+                            continue
+                        outcome.failed_syncs.append(failed[:500])
                 return
 
         sb.start_mutations(settings.mutations_per_s)

@@ -55,7 +55,7 @@ def sync_every_s(args: argparse.Namespace) -> float:
 
 def follow(args: argparse.Namespace, portals: list[Portal], sync_all: Callable[[], int]) -> int:
     """The loop; `sync_all()` is the regular sync of `portals` with publication (its exit code).
-    Returns 0, or 1 when the last regular sync failed."""
+    Returns the last regular sync's exit code (invoicing_warehouse/exit_codes.py: 0, 3 partial, 1 failed)."""
 
     if args.poll_s <= 0:
         print("sync failed: --poll-s must be above 0", file=sys.stderr)
