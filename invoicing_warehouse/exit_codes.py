@@ -19,6 +19,10 @@ HELP = ("exit codes: 0 synced and published; 3 partial: a list's read failed alo
         "their last good figures, the rest was published, the next run reads it again; 1 a failure (nothing "
         "synced) or figures held back by the gate; 2 an unexpected failure")
 
+MODELS_HELP = ("exit codes: 0 built and published; 3 partial: the only marts held are built on a list whose last "
+               "read failed, the rest was published; 1 a blocking check failed (nothing published), figures held "
+               "for a read in doubt, or the models cannot be built")
+
 
 def worst(codes: Iterable[int]) -> int:
     """The most severe of `codes` (SEVERITY); OK when there is none."""

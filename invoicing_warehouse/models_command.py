@@ -45,6 +45,7 @@ def as_of_date(text: str) -> date:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Declares `--as-of`, `--warehouse`, `--models-dir` and `--select`."""
+    parser.epilog = exit_codes.MODELS_HELP
     parser.add_argument(
         "--as-of",
         type=as_of_date,

@@ -26,6 +26,7 @@ from harness.common import quiet
 from harness.warehouse_truth import COMPARED, mismatches
 from invoicing_warehouse.cli import main
 from pipelines.invoicing.load.sync import committed_state, make_pipeline
+from runs.gate import failed_read_marts, held_marts, record_reads
 from runs.gate_state import load
 from sandbox.contract import ContractProfile
 from warehouse_engine.publish import default_snapshot_path
@@ -140,3 +141,26 @@ def test_a_churning_subscriptions_list_that_ignores_paging_does_not_fail_the_run
     assert state.held_marts == {} and state.failures == []  # but it feeds no mart: nothing held
     assert mismatches(warehouse, sandbox.portal, contract=contract) == []  # every list that feeds a figure
     assert banner_lines(target) == []
+
+
+def test_a_failed_read_is_held_until_a_run_reads_its_table_and_never_clears_a_doubt(tmp_path):
+    target = WarehouseTarget.duckdb_file(tmp_path / "warehouse.duckdb")
+    record_reads(target, "default", ["documents: paging not honoured; read as one answer"], full_read=False)
+    record_reads(target, "default", [], full_read=False,
+                 failed={"supplier_documents": "GET /supplier-documents: HTTP 503",
+                         "documents": "GET /documents: HTTP 503"})
+    state = load(target)
+    assert state.degraded_reads["default/supplier_documents"].failed
+    doubt = state.degraded_reads["default/documents"]
+    assert not doubt.failed and len(doubt.notes) == 2  # still in doubt (a full read clears it), failure said
+    held, partial = held_marts(state), set(failed_read_marts(state))
+    assert PAYABLES - {"marts.cash_outlook"} <= partial and not partial & RECEIVABLES
+    assert "marts.cash_outlook" not in partial  # built on the documents too: the doubt holds it as well
+    assert "read failed since" in held["marts.supplier_payables"]
+    # a run that reads only the customers heals nothing; another portal's run neither
+    record_reads(target, "default", [], full_read=False, read=["customers"])
+    record_reads(target, "acme", [], full_read=False, read=None)
+    assert "default/supplier_documents" in load(target).degraded_reads
+    # an incremental run that reads the list heals it (its cursor was kept); the doubt stays
+    record_reads(target, "default", [], full_read=False, read=["supplier_documents", "documents"])
+    assert set(load(target).degraded_reads) == {"default/documents"}
