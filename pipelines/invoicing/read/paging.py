@@ -254,11 +254,11 @@ def _fetch(get: Callable[..., Any], path: str, params: dict, tag: str, page_size
 
 def _check_skip(path: str, params: dict, data: list, page_sizes: PageSizes) -> None:
     """Raises PagingNotHonoured when a page asked with `skip` > 0 holds the records of the skip-0 answer, or
-    half of them or more when asked past them all: a list that changes between two requests (subscriptions added or removed while it
-    is read) answers a shifted first page to a `skip` it ignores, never the same one. An honoured `skip`
-    shares records with the first page only when more than half a page of them moved past `skip` between
-    the two requests; mistaken for ignored, the list is read as one answer, flagged degraded, never short
-    and silent."""
+    half of them or more when asked past them all: a list that changes between two requests (subscriptions
+    added or removed while it is read) answers a shifted first page to a `skip` it ignores, never the same
+    one. An honoured `skip` shares records with the first page only when more than half a page of them moved
+    past `skip` between the two requests; mistaken for ignored, the list is read as one answer, flagged
+    degraded, never short and silent."""
     key = tuple(sorted((name, str(value)) for name, value in params.items() if name != "skip"))
     ids = {r["id"] for r in data}
     if not params["skip"]:
