@@ -212,8 +212,8 @@ def format_outcomes(outcomes: list[ChaosOutcome]) -> str:
         (f"records compared: {raw_records + mart_records} ({raw_records} raw records and child rows, "
         f"{sum(o.raw.fields_compared for o in outcomes)} fields; {mart_records} mart rows)"),
         f"mismatches: {sum(o.mismatches for o in outcomes)}",
-        f"availability: {_availability(outcomes)} of all runs; {_availability(exact)} of the runs of the "
-        f"{len(exact)} seed(s) whose warehouse ended exact (target: all)",
+        (f"availability: {_availability(outcomes)} of all runs; {_availability(exact)} of the runs of the "
+         f"{len(exact)} seed(s) whose warehouse ended exact (target: all)"),
         "faults injected: "
         + ", ".join(f"{kind} {faults[kind]}" for kind in FAULT_KINDS if kind != "rate_limited"),
         f"429s received: {faults['rate_limited']}",

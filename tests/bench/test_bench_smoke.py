@@ -93,9 +93,9 @@ def _script(entry: str) -> str:
     return entry.split()[0]
 
 
-def _params():
-    for entry, smoke in SMOKE.items():
-        yield pytest.param(entry, marks=[pytest.mark.bench] if smoke.expensive else [], id=entry)
+def _params() -> list:
+    return [pytest.param(entry, marks=[pytest.mark.bench] if smoke.expensive else [], id=entry)
+            for entry, smoke in SMOKE.items()]
 
 
 def test_every_bench_script_has_a_smoke_run():
