@@ -7,8 +7,10 @@ its figures, never their values (the figures are the bench's to print, not a tes
 exit code is its verdict (chaos.py, webhook_latency.py: 0 only when every record is exact) is held to it.
 A new script in bench/ fails `test_every_bench_script_has_a_smoke_run` until it has an entry here.
 
-The runs that cost tens of seconds however small (a browser, a PostgreSQL server and a lake, Dagster's daemon)
-carry the `bench` marker: `pytest -m bench tests/bench/test_bench_smoke.py` runs them (docs/testing.md).
+The runs that cost tens of seconds however small (a browser, a PostgreSQL server and a lake, Dagster's daemon, a
+chaos seed built through the gate after every sync, two contenders' syncs each in a process, several sync
+processes) carry the `bench` marker: `pytest -m bench tests/bench/test_bench_smoke.py` runs them (docs/testing.md;
+their times: bench/RESULTS.md).
 """
 
 from __future__ import annotations
@@ -41,19 +43,19 @@ SMOKE: dict[str, Smoke] = {
     "chaos.py": Smoke(("--seeds", "1", "--scale", "20", "--incremental-syncs", "1", "--crash-seeds", "0",
                        "--no-bad-input", "--workdir", "{tmp}"),
                       (r"^records compared: \d+", r"^mismatches: \d+$", r"^availability: \d+/\d+ runs",
-                       r"^RESULT: all exact$")),
+                       r"^RESULT: all exact$"), expensive=True),
     "compare_generic.py": Smoke(("--scale", "20", "--repeats", "1", "--scenarios", "full", "--latency-ms", "0",
                                  "--out", "{tmp}"),
-                                (r"^\| full \| pipeline \| 1 \|", r"^\| full \| generic \| 1 \|")),
+                                (r"^\| full \| pipeline \| 1 \|", r"^\| full \| generic \| 1 \|"), expensive=True),
     "dashboard_render.py": Smoke(("--skip-demo", "--documents", "500", "--pages", "Receivables"),
                                  (r"Receivables +cold +[\d.]+ s", r"As-of \S+ \(models built in memory\): +[\d.]+ s"),
                                  expensive=True),
     "demo_figures.py": Smoke(("--seeds", "1", "--scale", "50"),
                              (r"^seed 1 \S+: .*overdue customers \d+/\d+ owing.*DSO",)),
     "expected_payments_backtest.py": Smoke(("--seeds", "1", "--scale", "60", "--cuts", "30"),
-                                           (r"MAE +[\d.]+ days over \d+ invoices",)),
+                                           (r"MAE +[\d.]+ days over \d+ invoices",), expensive=True),
     "incremental_fixed_costs.py": Smoke(("--scale", "30", "--runs", "1", "--latency-ms", "0", "--skip-compare"),
-                                        (r"^no-change sync process: median [\d.]+ s over 1 runs",)),
+                                        (r"^no-change sync process: median [\d.]+ s over 1 runs",), expensive=True),
     "lake_upkeep.py": Smoke(("--syncs", "1", "--changes", "1", "--scale", "5"),
                             (r"^catalog rows +\d+ +\d+", r"^snapshots +\d+ +\d+"), expensive=True),
     "models_build.py": Smoke(("--documents", "1000"), (r"^total build time: [\d.]+ s wall.*for 1,000 documents",)),
