@@ -12,16 +12,19 @@ change of issue 45 included.
 
 The reach rules (dates minus one day: a date-time is placed in the portal's calendar by the models, and no time
 zone is a day away from UTC):
-- documents: the emit date; a document linked to another version (`prev_doc`, `next_doc`) or without an emit date
-  reaches every month-end (usages of any version count on the live one, whatever its dates). What a payment moves
+- documents: the emit date, and for a document linked to another version (`prev_doc`, `next_doc`) the earliest
+  emit date of it and of the versions it links to (usages of any version count on the live one: a link moves the
+  old live version and the new); without an emit date, or linked to a version not loaded, every month-end. What a
+  payment moves
   is hashed apart: PAID counts as VALIDATED, `total_payments` only on a credit note, `remaining` and `last_update`
   not at all, and a PAID document's `last_update` once more with that date as its reach (receivables count a
   PAID invoice as settled from the day it was last updated);
 - documents__messages: the message's date (a reminder counts from the day it was sent);
 - transactions: a payment (amount > 0) its date; a refund or a transaction without a date, every month-end
   (refunds count whatever their date in the unapplied credit of receivables_by_customer);
-- transaction_usages: a payment's usage, the earliest of its own date, its embedded transaction's date and its
-  transaction's date; a credit note's usage every month-end (its total use counts whatever its date);
+- transaction_usages: the earliest of its own date, its embedded transaction's date and its transaction's date;
+  a credit note's usage also its credit note's emit date (its total use counts whatever its date, for a credit note
+  emitted by the month-end), every month-end when that credit note is not loaded;
 - customers: only what the models read of them (name, reference, deleted state), reaching from the earliest emit
   date of their documents and date of their payments (every month-end when they have a document without one, or
   a refund); a customer with neither can move no month-end;
@@ -45,7 +48,7 @@ from warehouse_engine.sql_runner import PORTAL_TIME_ZONE, discover_models
 
 # the models' SQL the reach rules were read against (sha256 of `models_text`); see the module's docstring
 REVIEWED_MODELS = "3da7e59f2508569c"
-RULES_VERSION = "1"  # raised when a rule below changes: the digests stored by another version are not compared
+RULES_VERSION = "2"  # raised when a rule below changes: the digests stored by another version are not compared
 DIGESTS = "main.month_end_trend_inputs"  # beside marts.month_end_trends, in the warehouse's own catalog
 EVERY = "date '0001-01-01'"  # reaches every month-end
 NEVER = "date '9999-12-31'"  # reaches none
@@ -134,12 +137,22 @@ def _rows(table: str, names: list[str], tables: dict[str, list[str]]) -> list[st
         # notes only; so those are hashed apart, each with its own reach
         status = column("status")
         volatile = frozenset({"status", "last_update", "total_payments", "remaining", "_digest"})
+        # a version links to the one before and after it: usages of any version count on the live one, so a
+        # link moves the month-ends of both linked versions (the old live one and the new); an unknown linked
+        # version, or a missing emit date, reaches every month-end
+        versions = source
+        ends_of = []
+        for link, alias in (("prev_doc", "prev_version"), ("next_doc", "next_version")):
+            versions += (f' left join {RAW_DATASET}."documents" as {alias} on {alias}."id" = {column(link)} '
+                         f'and {alias}."portal_id" = t."portal_id"')
+            ends_of.append((column(link), column("emit_date", alias)))
+        unknown = " or ".join(f"({link} is not null and {emitted} is null)" for link, emitted in ends_of)
+        earliest = ", ".join([day(column("emit_date"))] + [day(emitted) for _, emitted in ends_of])
         row = (f"select hash('documents', {hashed(volatile)}, "
                f"case when {status} = 'PAID' then 'VALIDATED' else {status} end, "
                f"case when {column('subtype')} = 'CREDIT_NOTE' then {column('total_payments')} end) as row_hash, "
-               f"case when {column('prev_doc')} is null and {column('next_doc')} is null "
-               f"and {column('emit_date')} is not null then {day(column('emit_date'))} else {EVERY} end as reach "
-               f"from {source}")
+               f"case when {column('emit_date')} is null or {unknown} then {EVERY} else least({earliest}) end "
+               f"as reach from {versions}")
         paid = (f"select hash('documents: paid', {column('id')}, {column('portal_id')}, {column('last_update')}) "
                 f"as row_hash, coalesce({day(column('last_update'))}, {EVERY}) as reach "
                 f"from {source} where {status} = 'PAID'")
@@ -176,11 +189,17 @@ def _rows(table: str, names: list[str], tables: dict[str, list[str]]) -> list[st
         linked = f"coalesce({column('transaction_id')}, {column('transaction__id')})"
         if "transactions" in tables:
             source += f' left join {RAW_DATASET}."transactions" as paid on paid."id" = {linked}'
+        if "documents" in tables:
+            source += (f' left join {RAW_DATASET}."documents" as credit_note on credit_note."id" = '
+                       f'{column("credit_note_id")} and credit_note."portal_id" = t."portal_id"')
         dates = ", ".join(day(d) for d in (column("date"), column("transaction__date"),
                                            column("date", "paid", "transactions")))
-        credit_note = (f"coalesce(cast({column('type')} as varchar) = 'CREDIT_NOTE', false) "
-                       f"or {column('credit_note_id')} is not null")
-        reach = f"case when {credit_note} then {EVERY} else coalesce(least({dates}), {EVERY}) end"
+        is_credit_note = (f"coalesce(cast({column('type')} as varchar) = 'CREDIT_NOTE', false) "
+                          f"or {column('credit_note_id')} is not null")
+        # a credit note's use counts whatever its date, but only for a credit note emitted by the month-end
+        emitted = column("emit_date", "credit_note", "documents")
+        reach = (f"case when {is_credit_note} then (case when {emitted} is null then {EVERY} "
+                 f"else least({dates}, {day(emitted)}) end) else coalesce(least({dates}), {EVERY}) end")
     else:
         reach = EVERY
     return [f"select hash('{table}', {hashed()}{extra}) as row_hash, {reach} as reach from {source}"]

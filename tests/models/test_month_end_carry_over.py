@@ -11,7 +11,7 @@ from datetime import UTC, date, datetime, timedelta
 import pytest
 
 from dashboard.source import Source
-from harness.hinted_changes import HintedMutator
+from harness.hinted_changes import EVENTED, HintedMutator
 from harness.regular_build import sync_sandbox
 from runs import month_end_inputs
 from runs.gate import build_and_publish, warehouse_checks
@@ -26,6 +26,7 @@ from warehouse_engine.target import WarehouseTarget
 
 START = datetime(2026, 3, 18, 10, 0, tzinfo=UTC)  # mid-month: a change dated today reaches no month-end
 AS_OF = START.date()
+LINKED = {"new_version", "convert_quotation", "credit_note"}
 
 
 def test_the_reach_rules_were_read_against_these_models():
@@ -99,6 +100,9 @@ def test_a_carried_trend_equals_a_full_recomputation(contract, tmp_path, monkeyp
         assert 0 < carried < 12
         assert carried <= sum(end < paid_on for end in ends)  # none from the payment's month-end on
 
-        # random changes of every kind the service announces (versions, credit notes, deletions...)
+        # random changes of every kind the service announces (deletions, drafts, reminders...), and those whose
+        # reach goes through another record: new versions, converted quotations, credit notes and their use
         HintedMutator(sb.portal, 0, seed=17).steps(12)
+        linked = HintedMutator(sb.portal, 0, seed=23, without=frozenset(EVENTED) - LINKED).steps(4)
+        assert LINKED & set(linked), linked
         _publish(sb, target, clock)
