@@ -29,7 +29,7 @@ HEAVIEST: tuple[str, ...] = (
     "tests/pipelines/test_invoicing_sync.py",  # 107 s
     "tests/pipelines/test_ducklake_sync.py",  # 102 s
     "tests/reliability/test_clock_lead_under_faults.py",  # 70 s
-    # issue 40, added by hand: 187 s in one process under a load of 14-27 (a quiet machine's time not measured)
+    # issue 40, added by hand: 85 s in one process at a load of 2-8 (187 s at 14-27)
     "tests/bench/test_bench_smoke.py",
     "tests/reliability/test_secret_leaks.py",  # 67 s
     "tests/pipelines/test_invoicing_tie_groups.py",  # 63 s
