@@ -28,9 +28,9 @@ HEAVIEST: tuple[str, ...] = (
     "tests/dashboard/",  # 150 s (issue 31 added the aged balances, Trends, Portals and export tests)
     "tests/pipelines/test_invoicing_sync.py",  # 107 s
     "tests/pipelines/test_ducklake_sync.py",  # 102 s
-    "tests/reliability/test_clock_lead_under_faults.py",  # 70 s
     # issue 40, added by hand: 85 s in one process at a load of 2-8 (187 s at 14-27)
     "tests/bench/test_bench_smoke.py",
+    "tests/reliability/test_clock_lead_under_faults.py",  # 70 s
     "tests/reliability/test_secret_leaks.py",  # 67 s
     "tests/pipelines/test_invoicing_tie_groups.py",  # 63 s
     "tests/pipelines/test_paging_not_honoured.py",  # 58 s (issue 40 adds about 30 s: F16, mutations on)
