@@ -147,11 +147,11 @@ def _rows(table: str, names: list[str], tables: dict[str, list[str]]) -> list[st
                          f'and {alias}."portal_id" = t."portal_id"')
             ends_of.append((column(link), column("emit_date", alias)))
         unknown = " or ".join(f"({link} is not null and {emitted} is null)" for link, emitted in ends_of)
-        earliest = ", ".join([day(column("emit_date"))] + [day(emitted) for _, emitted in ends_of])
+        first_emitted = ", ".join([day(column("emit_date"))] + [day(emitted) for _, emitted in ends_of])
         row = (f"select hash('documents', {hashed(volatile)}, "
                f"case when {status} = 'PAID' then 'VALIDATED' else {status} end, "
                f"case when {column('subtype')} = 'CREDIT_NOTE' then {column('total_payments')} end) as row_hash, "
-               f"case when {column('emit_date')} is null or {unknown} then {EVERY} else least({earliest}) end "
+               f"case when {column('emit_date')} is null or {unknown} then {EVERY} else least({first_emitted}) end "
                f"as reach from {versions}")
         paid = (f"select hash('documents: paid', {column('id')}, {column('portal_id')}, {column('last_update')}) "
                 f"as row_hash, coalesce({day(column('last_update'))}, {EVERY}) as reach "
