@@ -5,7 +5,9 @@ and the bad-input table, printing the figures.
     .venv/bin/python bench/chaos.py --seeds 3 --crash-seeds 1  # a quick look
     nohup .venv/bin/python bench/chaos.py --seeds 50 > bench/out/chaos.txt 2>&1 &
 
-Prints: runs, records compared, mismatches (must be 0), faults injected by kind, 429s received;
+Prints: runs, records compared, mismatches (must be 0), availability (the runs that would exit 0 and
+published through the gate, of all and of the seeds whose warehouse ended exact: the target is all of them),
+faults injected by kind, 429s received;
 kills and mismatches; the bad-input table. Exit code 0 only when every mismatch count is 0 and
 every bad-input case passes (a benchmark prints figures; the exit code is for scripts).
 """
@@ -85,6 +87,7 @@ def main(argv: list[str] | None = None) -> int:
             f"seed {seed}: {outcome.syncs} syncs, "
             f"{outcome.raw.records_compared + outcome.marts.records_compared}"
             f" records compared, {outcome.mismatches} mismatches, {len(outcome.failed_syncs)} failed syncs, "
+            f"{outcome.published_runs}/{outcome.syncs} runs exited 0 and published, "
             f"faults {dict(outcome.faults)}, {outcome.seconds:.0f}s",
             flush=True,
         )

@@ -1,7 +1,7 @@
 """Benchmark: time to first render of each dashboard page, measured in Chromium (navigation start to the
 page's key table visible), on the demo warehouse and on N generated documents (default 1,000,000).
 
-    .venv/bin/python bench/dashboard_render.py [--documents N] [--demo-scale 1000] [--skip-demo]
+    .venv/bin/python bench/dashboard_render.py [--documents N] [--demo-scale 1000] [--skip-demo] [--pages A,B]
 
 For each warehouse: a real `invoicing-warehouse dashboard` process (its start-to-healthy time printed, the
 warm-up included); each page opened in a fresh browser context (a new tab: Streamlit's page and a new
@@ -74,7 +74,7 @@ def _render_seconds(browser: Browser, url: str, page_name: str, context: Browser
             context.close()
 
 
-def _sidebar_seconds(browser: Browser, url: str) -> dict[str, float]:
+def _sidebar_seconds(browser: Browser, url: str, pages: list[str]) -> dict[str, float]:
     # one session, as a user moves between pages: click each link, wait for that page's key table
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
     seconds = {}
@@ -82,7 +82,7 @@ def _sidebar_seconds(browser: Browser, url: str) -> dict[str, float]:
         page = context.new_page()
         page.goto(f"{url}/freshness")
         page.wait_for_selector('table[data-table="checks"]', timeout=300_000)
-        for name in PAGE_PATHS:
+        for name in pages:
             started = time.perf_counter()
             page.locator('[data-testid="stSidebarNav"]').get_by_text(name, exact=True).click()
             page.wait_for_selector(f'table[data-table="{PAGE_KEY_TABLES[name]}"]', timeout=300_000)
@@ -122,7 +122,7 @@ def _as_of_seconds(browser: Browser, url: str, as_of: date) -> float:
         context.close()
 
 
-def _measure(browser: Browser, label: str, warehouse: Path, as_of: date) -> None:
+def _measure(browser: Browser, label: str, warehouse: Path, as_of: date, pages: list[str]) -> None:
     size = warehouse.with_name(warehouse.stem + ".read.duckdb").stat().st_size / 1e6
     print(f"=== {label}: readers' copy {size:.0f} MB, marts as of {as_of}")
     log = warehouse.with_name("dashboard.log")
@@ -136,7 +136,7 @@ def _measure(browser: Browser, label: str, warehouse: Path, as_of: date) -> None
               "app's scripts cached (each a new Streamlit session)")
         browsing = browser.new_context(viewport={"width": 1400, "height": 1000})
         try:
-            for name in PAGE_PATHS:
+            for name in pages:
                 cold = _render_seconds(browser, url, name)
                 warm = _render_seconds(browser, url, name)
                 tab = _render_seconds(browser, url, name, browsing)
@@ -147,7 +147,7 @@ def _measure(browser: Browser, label: str, warehouse: Path, as_of: date) -> None
         trends = [line.split(": ", 1)[-1] for line in log.read_text().splitlines() if "trends" in line and "warm_up" in line]
         print(f"  Trends warm-up in its thread beside the server: {'; '.join(trends) or 'not finished'}")
         print(f"  Freshness checks table (the checks run on the copy, cached): {_checks_seconds(browser, url):6.2f} s")
-        switches = _sidebar_seconds(browser, url)
+        switches = _sidebar_seconds(browser, url, pages)
         print("  sidebar link in an open tab: " + ", ".join(f"{n} {s:.2f} s" for n, s in switches.items()))
         back = as_of - timedelta(days=30)
         print(f"  As-of {back} (models built in memory): {_as_of_seconds(browser, url, back):6.2f} s", flush=True)
@@ -159,7 +159,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--documents", type=int, default=1_000_000)
     parser.add_argument("--demo-scale", type=int, default=1000)
     parser.add_argument("--skip-demo", action="store_true")
+    parser.add_argument("--pages", default=",".join(PAGE_PATHS),
+                        help="the pages timed, by their sidebar names, comma-separated (default: all)")
     args = parser.parse_args(argv)
+    pages = [name.strip() for name in args.pages.split(",") if name.strip()]
+    unknown = [name for name in pages if name not in PAGE_PATHS]
+    if unknown:
+        parser.error(f"unknown page(s) {', '.join(unknown)}; the pages: {', '.join(PAGE_PATHS)}")
     with tempfile.TemporaryDirectory() as tmp, sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM)
         try:
@@ -167,12 +173,12 @@ def main(argv: list[str] | None = None) -> int:
                 demo = Path(tmp) / "demo" / "warehouse.duckdb"
                 demo.parent.mkdir()
                 as_of = build_demo_warehouse(demo, seed=1, scale=args.demo_scale)
-                _measure(browser, f"demo warehouse (sandbox seed 1, scale {args.demo_scale})", demo, as_of)
+                _measure(browser, f"demo warehouse (sandbox seed 1, scale {args.demo_scale})", demo, as_of, pages)
             big = Path(tmp) / "big" / "warehouse.duckdb"
             big.parent.mkdir()
             print(f"=== generating {args.documents:,} documents")
             as_of = _generated_warehouse(big, args.documents)
-            _measure(browser, f"{args.documents:,} generated documents", big, as_of)
+            _measure(browser, f"{args.documents:,} generated documents", big, as_of, pages)
         finally:
             browser.close()
     return 0

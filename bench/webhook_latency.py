@@ -27,6 +27,7 @@ import argparse
 import os
 import random
 import re
+import secrets
 import signal
 import statistics
 import subprocess
@@ -155,7 +156,8 @@ def run_path(path: str, args: argparse.Namespace) -> bool:
                             INVOICING_WAREHOUSE_PATH=str(workspace.warehouse), DAGSTER_HOME=str(root / "dagster_home"),
                             INVOICING_HINTS_SENSOR_INTERVAL_S=str(args.sensor_interval_s))
         through_receiver = args.hints == "receiver"
-        receiver = ReceiverProcess(workspace.warehouse, "bench-" + os.urandom(8).hex()) if through_receiver else None
+        # the receiver refuses tokens under 32 characters (pipelines/invoicing/hook_urls.py): 43 random ones
+        receiver = ReceiverProcess(workspace.warehouse, secrets.token_urlsafe(32)) if through_receiver else None
         if receiver is not None:
             sandbox.portal.create("webhooks", {"url": receiver.url(), "events": sorted(EVENTS)})
         feed = ListenerFeed(sandbox.portal, spool_path(workspace.warehouse), record_only=through_receiver).start()

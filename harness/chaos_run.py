@@ -2,6 +2,11 @@
 a quiet incremental sync and a reconcile; then every raw table against the sandbox's ground truth
 and the marts against the API's own figures.
 
+Each sync is a run as `invoicing-warehouse sync` makes it: loaded, then built and published through the gate
+(runs/gate.py). Beside exactness, a run counts as available when it would exit 0 (its sync ended, after the
+scheduler's retry, and the gate neither failed a blocking check nor held a mart) and published the readers'
+copy (issue 40, point 5: the target is every run of a seed whose warehouse ends exact).
+
 Shared by the short form (tests/reliability/test_chaos_runs.py, a few small seeds) and the long
 form (`python bench/chaos.py --seeds 50`).
 """
@@ -19,10 +24,13 @@ from harness.marts_truth import compare_marts
 from harness.warehouse_truth import Comparison, compare_raw_tables
 from pipelines.invoicing.errors import InvoicingApiError
 from pipelines.invoicing.load.sync import make_pipeline, run_sync
+from runs.gate import build_and_publish, record_reads
 from sandbox.config import SandboxConfig
 from sandbox.contract import ContractProfile
 from sandbox.server import SandboxServer
+from warehouse_engine.names import DEFAULT_PORTAL
 from warehouse_engine.sql_runner import build_models
+from warehouse_engine.target import WarehouseTarget
 
 # Like the Dagster jobs' retry policy (dagster_project/jobs.py, 3 retries of transient failures), but once: a
 # sync that gives up on a service failing request after request is run again; a second give-up is a finding.
@@ -93,11 +101,18 @@ class ChaosOutcome:
     faults: Counter = field(default_factory=Counter)
     mutations: Counter = field(default_factory=Counter)
     seconds: float = 0.0
+    published_runs: int = 0  # runs that would exit 0 and published the readers' copy
+    unavailable_runs: list[str] = field(default_factory=list)  # the others: `<label>: why`
 
     @property
     def mismatches(self) -> int:
         """Raw and mart mismatches together."""
         return len(self.raw.mismatches) + len(self.marts.mismatches)
+
+    @property
+    def exact(self) -> bool:
+        """The warehouse ended exact: every record compared, no mismatch, no sync given up."""
+        return self.raw.records_compared > 0 and self.mismatches == 0 and not self.failed_syncs
 
 
 def run_chaos_seed(seed: int, workdir: Path, settings: ChaosSettings | None = None) -> ChaosOutcome:
@@ -106,6 +121,7 @@ def run_chaos_seed(seed: int, workdir: Path, settings: ChaosSettings | None = No
     outcome = ChaosOutcome(seed)
     started = time.monotonic()
     warehouse = Path(workdir) / f"chaos-{seed}.duckdb"
+    target = WarehouseTarget.duckdb_file(warehouse)
     with SandboxServer(settings.config(seed)) as sb:
         def sync(label: str, **options) -> None:
             outcome.syncs += 1
@@ -134,7 +150,26 @@ def run_chaos_seed(seed: int, workdir: Path, settings: ChaosSettings | None = No
                             outcome.retried_syncs.append(failed[:500])
                             continue
                         outcome.failed_syncs.append(failed[:500])
+                    else:
+                        publish(label, full_read=bool(options.get("reconcile")), degraded=report.degraded_notes)
+                        return
+                # a sync that failed, or ended partial (its own exit code): a run that does not exit 0
+                outcome.unavailable_runs.append(f"{label}: the sync failed")
                 return
+
+        def publish(label: str, *, full_read: bool, degraded: list[str]) -> None:
+            """The rest of the CLI's `sync` run: the reads recorded, every model built, the gate."""
+            record_reads(target, DEFAULT_PORTAL, degraded, full_read=full_read)
+            try:
+                gate = build_and_publish(target, note=f"chaos {label}", as_of=sb.clock.today().date())
+            except Exception as error:  # a build that fails is a run that exits 1  # noqa: BLE001
+                outcome.unavailable_runs.append(f"{label}: {type(error).__name__}: {error}"[:500])
+                return
+            if gate.ok and gate.published is not None:
+                outcome.published_runs += 1
+            else:
+                why = "; ".join(gate.lines()) or "nothing published"
+                outcome.unavailable_runs.append(f"{label}: {why}"[:500])
 
         sb.start_mutations(settings.mutations_per_s)
         sync("first sync, mutating")
@@ -167,6 +202,7 @@ def format_outcomes(outcomes: list[ChaosOutcome]) -> str:
         mutations.update(outcome.mutations)
     raw_records = sum(o.raw.records_compared for o in outcomes)
     mart_records = sum(o.marts.records_compared for o in outcomes)
+    exact = [o for o in outcomes if o.exact]
     lines = [
         (f"chaos runs: {len(outcomes)} seeds ({', '.join(str(o.seed) for o in outcomes[:10])}"
         f"{', ...' if len(outcomes) > 10 else ''}), {sum(o.syncs for o in outcomes)} syncs, "
@@ -176,6 +212,8 @@ def format_outcomes(outcomes: list[ChaosOutcome]) -> str:
         (f"records compared: {raw_records + mart_records} ({raw_records} raw records and child rows, "
         f"{sum(o.raw.fields_compared for o in outcomes)} fields; {mart_records} mart rows)"),
         f"mismatches: {sum(o.mismatches for o in outcomes)}",
+        (f"availability: {_availability(outcomes)} of all runs; {_availability(exact)} of the runs of the "
+         f"{len(exact)} seed(s) whose warehouse ended exact (target: all)"),
         "faults injected: "
         + ", ".join(f"{kind} {faults[kind]}" for kind in FAULT_KINDS if kind != "rate_limited"),
         f"429s received: {faults['rate_limited']}",
@@ -188,4 +226,14 @@ def format_outcomes(outcomes: list[ChaosOutcome]) -> str:
             lines.append(f"  seed {outcome.seed} sync run again: {retried}")
         for mismatch in (outcome.raw.mismatches + outcome.marts.mismatches)[:10]:
             lines.append(f"  seed {outcome.seed}: {mismatch}")
+        for unavailable in outcome.unavailable_runs[:10]:
+            lines.append(f"  seed {outcome.seed} run not published or not exit 0: {unavailable}")
     return "\n".join(lines)
+
+
+def _availability(outcomes: list[ChaosOutcome]) -> str:
+    """`N/M runs exited 0 and published (P %)` over `outcomes`."""
+    runs = sum(o.syncs for o in outcomes)
+    published = sum(o.published_runs for o in outcomes)
+    share = f"{published / runs * 100:.0f} %" if runs else "no run"
+    return f"{published}/{runs} runs exited 0 and published ({share})"

@@ -2,6 +2,8 @@
 
 The process gets the token through its environment (never on its command line), prints the address it
 listens on (token masked) and is stopped with SIGTERM, or killed with SIGKILL to test what survives a crash.
+A process that ends before it listens (a refused token, a bad option) raises ReceiverExited with its exit code
+and what it printed: a caller never gets a receiver "on port 0" that nothing answers.
 """
 
 from __future__ import annotations
@@ -21,6 +23,10 @@ __all__ = ["wait_until"]  # the tests' bounded polling, kept importable from her
 
 LISTENING = re.compile(r"receiving on http://127\.0\.0\.1:(\d+)/hooks/\*\*\*")
 START_TIMEOUT_S = 60.0
+
+
+class ReceiverExited(RuntimeError):
+    """The receiver ended before it listened: its exit code and its output (the token masked)."""
 
 
 class ReceiverProcess:
@@ -43,7 +49,10 @@ class ReceiverProcess:
         self._reader.start()
         if not self._listening.wait(START_TIMEOUT_S):
             self.stop()
-            raise RuntimeError(f"the receiver did not start within {START_TIMEOUT_S} s: {self.output}")
+            raise RuntimeError(f"the receiver did not start within {START_TIMEOUT_S} s: {self._masked_output()}")
+        if not self.port:  # the output ended before the listening line: the process exited
+            code = self._wait()
+            raise ReceiverExited(f"the receiver exited with code {code} before listening: {self._masked_output()}")
 
     def _read(self) -> None:
         assert self.process.stdout is not None
@@ -53,12 +62,15 @@ class ReceiverProcess:
             if match:
                 self.port = int(match.group(1))
                 self._listening.set()
-        self._listening.set()  # ended before listening: the wait above sees port 0
+        self._listening.set()  # ended before listening: the constructor raises ReceiverExited
 
     @property
     def output(self) -> str:
         """Everything the process printed so far (stdout and stderr)."""
         return "".join(self.lines)
+
+    def _masked_output(self) -> str:
+        return self.output.replace(self.token, "***") if self.token else self.output
 
     def url(self, portal: str | None = None) -> str:
         """The delivery URL of `portal` (None: `default`), its door included (hook_urls.portal_door)."""

@@ -83,6 +83,7 @@ class GateOutcome:
     # the held marts held only because a list's read failed (`record_reads(failed=...)`): the run was partial
     partial: tuple[str, ...] = ()
     trend_refused: str | None = None  # why the copy carries no month-end trend (runs/month_end_trends.py)
+    trend_carried: int = 0  # month-ends of the trend carried over from the last publication (unchanged rows)
 
     @property
     def only_partial(self) -> bool:
@@ -337,7 +338,8 @@ def _write_trends(target: WarehouseTarget, outcome: GateOutcome) -> None:
         if as_of is None or not month_end_trends.publish_trends_enabled():
             connection.execute(f"drop table if exists {month_end_trends.TABLE}")
             return
-        outcome.trend_refused = month_end_trends.write_table(connection, as_of, outcome.held, warehouse_checks)
+        outcome.trend_refused, outcome.trend_carried = month_end_trends.write_table_carried(
+            connection, as_of, outcome.held, warehouse_checks)
     finally:
         connection.close()
 

@@ -19,12 +19,13 @@ publishes no table, and the page says why.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from datetime import date, timedelta
 from functools import cache
 
 import duckdb
 
+from runs import month_end_inputs
 from runs.checks import WarehouseCheck
 from warehouse_engine.scratch_catalog import leave, raw_views
 from warehouse_engine.sql_runner import build_models, discover_models
@@ -115,36 +116,54 @@ def figures(
     in an in-memory catalog that is left current. `held`: the marts the gate holds, and why; `checks`: the
     warehouse's checks (runs/gate.py `warehouse_checks`), of which those of the built models run.
     Raises TrendRefused, or duckdb.Error when a build fails."""
-    _collect(reader, as_of, held, checks)
+    _collect(reader, month_ends(as_of), held, checks)
     return reader.execute(
         f"select {', '.join(COLUMNS)} from {_ROWS} order by month_end, portal_id"
     ).fetchall()
 
 
-def _collect(reader: duckdb.DuckDBPyConnection, as_of: date, held: Mapping[str, str], checks: Checks) -> None:
+def _collect(
+    reader: duckdb.DuckDBPyConnection,
+    ends: Sequence[date],
+    held: Mapping[str, str],
+    checks: Checks,
+) -> None:
+    """Builds the needed models as of each month-end of `ends` in an in-memory catalog left current on `reader`
+    and gathers their rows in _ROWS; raises TrendRefused when a mart is held or a build's checks fail. With no
+    month-end to build, the checks of the models that do not read the report date still run (their answer
+    depends on every raw row, whatever its date), on the models as the warehouse current on `reader` has them
+    (the gate has just built them from the same SQL)."""
     needed = needed_models()
     if any(mart in needed for mart in held):
         raise refusal(held)
+    if not ends:
+        _refuse_on_failures(reader, checks, [key for key in needed if key not in dated_models()], None)
     raw_views(reader)
     marts = [key for key in needed if key.startswith("marts.")]
-    for index, end in enumerate(month_ends(as_of)):
+    if not ends:
+        return
+    for index, end in enumerate(ends):
         # the staging and intermediate models are views that read the report date when queried: built once,
         # then only the three mart tables are built again for each month-end
         build_models(reader, as_of=end, select=marts if index else needed)
         # every check of these models at the first month-end, then those whose answer may change with the date
-        checked = needed if not index else dated_models()
-        failures = [
-            result.line()
-            for result in (check.run(reader) for check in checks(reader) if check.relation in checked)
-            if result.blocks
-        ]
-        if failures:
-            raise TrendRefused(
-                f"No trend: the checks hold the build as of {end.isoformat()} back: " + "; ".join(failures)
-            )
+        _refuse_on_failures(reader, checks, needed if not index else dated_models(), end)
         reader.execute(
             f"create table {_ROWS} as {_SELECT_ROW}" if not index else f"insert into {_ROWS} {_SELECT_ROW}"
         )
+
+
+def _refuse_on_failures(
+    reader: duckdb.DuckDBPyConnection, checks: Checks, checked: Sequence[str], end: date | None
+) -> None:
+    failures = [
+        result.line()
+        for result in (check.run(reader) for check in checks(reader) if check.relation in checked)
+        if result.blocks
+    ]
+    if failures:
+        when = f"as of {end.isoformat()}" if end else "of the models that do not read the report date"
+        raise TrendRefused(f"No trend: the checks hold the build {when} back: " + "; ".join(failures))
 
 
 def write_table(
@@ -152,23 +171,76 @@ def write_table(
 ) -> str | None:
     """Replaces TABLE on the warehouse `connection` (its catalog current) with the month-end figures up to
     `as_of` (COLUMNS), each row carrying `report_date` (`as_of`: the dashboard uses the table only for that
-    date). Returns None when written, else why not (refused: the table is then dropped, so that no trend of an
-    earlier publication outlives the figures it was built from)."""
+    date). The month-ends whose raw rows did not change since the last publication are carried over from it, the
+    others built (runs/month_end_inputs.py); `carried` says how many were. Returns None when written, else why
+    not (refused: the table is then dropped, so that no trend of an earlier publication outlives the figures it
+    was built from)."""
+    return write_table_carried(connection, as_of, held, checks)[0]
+
+
+def write_table_carried(
+    connection: duckdb.DuckDBPyConnection, as_of: date, held: Mapping[str, str], checks: Checks
+) -> tuple[str | None, int]:
+    """`write_table`, with the number of month-ends carried over from the last publication."""
     warehouse = connection.execute("select current_database()").fetchall()[0][0]
-    connection.execute(f"drop table if exists {TABLE}")
+    ends = month_ends(as_of)
+    under = month_end_inputs.context(needed_models())
+    found = month_end_inputs.digests(connection, ends)
+    kept = month_end_inputs.stored(connection, warehouse, under) if _table_present(connection, warehouse) else {}
+    if not month_end_inputs.reviewed(needed_models()):
+        kept = {}  # the models changed since their reach rules were read: every month-end is built
+    carried = [end for end in ends if end in kept and kept[end] == found[end]]
+    built = [end for end in ends if end not in carried]
     try:
-        _collect(connection, as_of, held, checks)
+        _collect(connection, built, held, checks)
+        if carried:  # still in the in-memory catalog: copied there before the warehouse's table is replaced
+            connection.execute(f"create table {_CARRIED} as select {', '.join(COLUMNS)} "
+                               f'from "{warehouse}".{TABLE} where month_end in (select unnest(?::date[]))',
+                               [carried])
+        sources = ([_CARRIED] if carried else []) + ([_ROWS] if built else [])
+        rows = " union all ".join(f"select {', '.join(COLUMNS)} from {source}" for source in sources)
+        connection.execute("begin transaction")
+        connection.execute(f'drop table if exists "{warehouse}".{TABLE}')
         connection.execute(
             f"""create table "{warehouse}".{TABLE} as
-                select {", ".join(COLUMNS)}, cast(? as date) as report_date from {_ROWS}
+                select {", ".join(COLUMNS)}, cast(? as date) as report_date from ({rows})
                 order by month_end, portal_id""",
             [as_of],
         )
+        month_end_inputs.write(connection, warehouse, under, found)
+        connection.execute("commit")
     except TrendRefused as refused:
-        return str(refused)
+        _drop(connection, warehouse)
+        return str(refused), 0
+    except BaseException:
+        _drop(connection, warehouse)
+        raise
     finally:
         leave(connection, warehouse)
-    return None
+    return None, len(carried)
+
+
+_CARRIED = "main.month_end_carried"  # in the in-memory catalog
+
+
+def _table_present(connection: duckdb.DuckDBPyConnection, warehouse: str) -> bool:
+    schema, name = TABLE.split(".")
+    return bool(connection.execute(
+        "select count(*) from information_schema.tables where table_catalog = ? and table_schema = ? "
+        "and table_name = ?", [warehouse, schema, name]).fetchall()[0][0])
+
+
+def _drop(connection: duckdb.DuckDBPyConnection, warehouse: str) -> None:
+    """No trend and nothing to carry over from (a refused or failed build)."""
+    if connection.execute("select count(*) from duckdb_databases() where database_name = ?", [warehouse]
+                          ).fetchall()[0][0] == 0:
+        return
+    try:
+        connection.execute("rollback")
+    except duckdb.Error:
+        pass  # no transaction was open
+    connection.execute(f'drop table if exists "{warehouse}".{TABLE}')
+    month_end_inputs.forget(connection, warehouse)
 
 
 def read_table(connection: duckdb.DuckDBPyConnection, as_of: date) -> list[tuple] | None:

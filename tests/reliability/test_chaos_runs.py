@@ -6,7 +6,9 @@ Each seed: a sandbox mutating in the background (creates, edits, new versions, p
 deletions) with latency and jitter, 5xx answers, dropped connections, `limit` clamped to 37 and
 tokens revoked every 15 requests; syncs while it mutates; then mutations off, one incremental sync
 and a reconcile; then every raw table against the sandbox's records field by field, and the marts
-against the API's dueAmount and LATE list.
+against the API's dueAmount and LATE list. Every sync goes through the gate as `invoicing-warehouse sync` does:
+beside exactness, the availability figure counts the runs that would exit 0 and published (issue 40, point 5;
+the soak form holds every run of an exact seed to it, the target).
 """
 
 from __future__ import annotations
@@ -26,6 +28,8 @@ def _check(outcomes) -> None:
         assert not outcome.failed_syncs, outcome.failed_syncs
         assert outcome.raw.records_compared > 0
         assert outcome.mismatches == 0, outcome.raw.summary() + "\n" + outcome.marts.summary()
+        # every run is counted once: published and exit 0, or said why not
+        assert outcome.published_runs + len(outcome.unavailable_runs) == outcome.syncs, outcome.unavailable_runs
     # The run must really have been chaotic, or a clean result proves nothing.
     faults = {
         kind: sum(o.faults[kind] for o in outcomes) for kind in ("error_500", "dropped", "token_revoked")
@@ -50,3 +54,6 @@ def test_chaos_runs_soak(tmp_path):
     )
     outcomes = [run_chaos_seed(seed, tmp_path / str(seed), settings) for seed in SOAK_SEEDS]
     _check(outcomes)
+    # availability: every run of a seed whose warehouse ended exact exits 0 and publishes
+    unavailable = [f"seed {o.seed}: {why}" for o in outcomes if o.exact for why in o.unavailable_runs]
+    assert not unavailable, "\n".join(unavailable[:20])

@@ -28,6 +28,8 @@ HEAVIEST: tuple[str, ...] = (
     "tests/dashboard/",  # 150 s (issue 31 added the aged balances, Trends, Portals and export tests)
     "tests/pipelines/test_invoicing_sync.py",  # 107 s
     "tests/pipelines/test_ducklake_sync.py",  # 102 s
+    # issue 40, added by hand: 85 s in one process at a load of 2-8 (187 s at 14-27)
+    "tests/bench/test_bench_smoke.py",
     "tests/reliability/test_clock_lead_under_faults.py",  # 70 s
     "tests/reliability/test_secret_leaks.py",  # 67 s
     "tests/pipelines/test_invoicing_tie_groups.py",  # 63 s
@@ -45,6 +47,7 @@ HEAVIEST: tuple[str, ...] = (
     "tests/dagster/test_materialize.py",  # 42 s
     "tests/pipelines/test_invoicing_records.py",  # 41 s
     "tests/pipelines/test_ducklake_s3.py",  # about 40 s (issue 33, added by hand from its own run)
+    "tests/models/test_month_end_carry_over.py",  # issue 40, added by hand (see its run in bench/RESULTS.md)
     "tests/models/test_month_end_trends.py",  # about 30 s (issue 31, added by hand)
     "tests/pipelines/test_page_size_per_list.py",  # 40 s
     "tests/reliability/test_sigkill_crash_safety.py",  # 37 s

@@ -7,8 +7,9 @@ import os
 import subprocess
 
 import httpx
+import pytest
 
-from harness.receiver_process import ReceiverProcess
+from harness.receiver_process import ReceiverExited, ReceiverProcess
 from harness.sync_process import COMMAND
 from pipelines.invoicing.webhooks.hint_spool import HintSpool, spool_path
 from tests.support.webhook_receiver import envelope
@@ -29,6 +30,16 @@ def test_serve_refuses_to_start_without_a_usable_token(tmp_path):
         assert done.returncode == 2 and says in done.stderr, done.stderr
         assert token is None or token not in done.stdout + done.stderr
     assert not spool_path(tmp_path / "w.duckdb").exists()
+
+
+def test_a_receiver_that_exits_before_listening_raises_with_its_output(tmp_path):
+    short = "bench-" + "9f3a" * 4  # 22 characters: the token the doorbell bench once passed
+    with pytest.raises(ReceiverExited) as exited:
+        ReceiverProcess(tmp_path / "warehouse.duckdb", short)
+    message = str(exited.value)
+    assert "exited with code 2 before listening" in message, message
+    assert "use at least 32" in message, message  # the command's own reason, for the person who reads it
+    assert short not in message
 
 
 def test_every_delivery_answered_200_survives_a_sigkill(tmp_path):

@@ -1,0 +1,136 @@
+"""Every script in bench/ runs, at a size that takes seconds, and prints its figures (review 2, F19: scripts that no
+test ran rotted unseen: the doorbell bench died on the receiver's token rule and ended in a ZeroDivisionError).
+
+Each script runs as a person runs it (`python bench/<script> <small size>`, its own process, from the checkout's
+root, its temporary files under the test's folder); the test asserts that it exited 0 and printed the lines of
+its figures, never their values (the figures are the bench's to print, not a test's to judge). A script whose
+exit code is its verdict (chaos.py, webhook_latency.py: 0 only when every record is exact) is held to it.
+A new script in bench/ fails `test_every_bench_script_has_a_smoke_run` until it has an entry here.
+
+The runs that cost tens of seconds however small (a browser, a PostgreSQL server and a lake, Dagster's daemon, a
+chaos seed built through the gate after every sync, two contenders' syncs each in a process, several sync
+processes) carry the `bench` marker: `pytest -m bench tests/bench/test_bench_smoke.py` runs them (docs/testing.md;
+their times: bench/RESULTS.md).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+BENCH = ROOT / "bench"
+TIMEOUT_S = 280  # under the suite's 300 s per test
+
+
+@dataclass(frozen=True)
+class Smoke:
+    """A script's smallest run: its arguments (`{tmp}`: the test's folder) and the lines its figures print."""
+
+    args: tuple[str, ...]
+    prints: tuple[str, ...]  # regular expressions, each matching one line of the output
+    expensive: bool = False  # tens of seconds even this small: behind the `bench` marker
+    own_tmp: bool = False  # keeps its work folder (tempfile.mkdtemp) for a person to look into: in the test's
+
+
+SMOKE: dict[str, Smoke] = {
+    "chaos.py": Smoke(("--seeds", "1", "--scale", "20", "--incremental-syncs", "1", "--crash-seeds", "0",
+                       "--no-bad-input", "--workdir", "{tmp}"),
+                      (r"^records compared: \d+", r"^mismatches: \d+$", r"^availability: \d+/\d+ runs",
+                       r"^RESULT: all exact$"), expensive=True),
+    "compare_generic.py": Smoke(("--scale", "20", "--repeats", "1", "--scenarios", "full", "--latency-ms", "0",
+                                 "--out", "{tmp}"),
+                                (r"^\| full \| pipeline \| 1 \|", r"^\| full \| generic \| 1 \|"), expensive=True),
+    "dashboard_render.py": Smoke(("--skip-demo", "--documents", "500", "--pages", "Receivables"),
+                                 (r"Receivables +cold +[\d.]+ s", r"As-of \S+ \(models built in memory\): +[\d.]+ s"),
+                                 expensive=True),
+    "demo_figures.py": Smoke(("--seeds", "1", "--scale", "50"),
+                             (r"^seed 1 \S+: .*overdue customers \d+/\d+ owing.*DSO",)),
+    "expected_payments_backtest.py": Smoke(("--seeds", "1", "--scale", "60", "--cuts", "30"),
+                                           (r"MAE +[\d.]+ days over \d+ invoices",), expensive=True),
+    "incremental_fixed_costs.py": Smoke(("--scale", "30", "--runs", "1", "--latency-ms", "0", "--skip-compare"),
+                                        (r"^no-change sync process: median [\d.]+ s over 1 runs",), expensive=True),
+    "lake_upkeep.py": Smoke(("--syncs", "1", "--changes", "1", "--scale", "5"),
+                            (r"^catalog rows +\d+ +\d+", r"^snapshots +\d+ +\d+"), expensive=True),
+    "models_build.py": Smoke(("--documents", "1000"), (r"^total build time: [\d.]+ s wall.*for 1,000 documents",)),
+    "multi_portal.py": Smoke(("--portals", "2", "--scale", "20", "--latency-ms", "0"),
+                             (r"^requests served \d+", r"fairness max/min [\d.]+")),
+    "publication_cost.py": Smoke(("--documents", "1000", "--runs", "1"),
+                                 (r"1,000 documents .* publication after a small run: median +[\d.]+ s",)),
+    "receiver_answers.py": Smoke(("--deliveries", "20", "--threads", "2"),
+                                 (r"^one at a time +20 deliveries +p50", r"^spool: 40 hints for 40 records")),
+    "sandbox_pages.py": Smoke(("--scale", "200", "--seconds", "1"),
+                              (r"^pages: \d+ in [\d.]+ s = [\d.]+ pages/s", r"^server RSS: \d+ MiB")),
+    "sliding_second.py": Smoke(("--processes", "2", "--requests", "5"),
+                               (r"429s answered \d+ .* min 11-span [\d.]+ s",)),
+    "strict_vs_default.py": Smoke(("--scale", "30",), (r"^default +\d+ +[\d.]+", r"^strict +\d+ +[\d.]+")),
+    "sync_throughput.py": Smoke(("--scale", "30", "--latency-ms", "0", "--without-events"),
+                                (r"incremental sync, nothing changed", r"^requests/s over the run [\d.]+")),
+    # the doorbell through the real receiver and `sync --follow`; Dagster's path is the expensive entry below
+    "webhook_latency.py": Smoke(("--changes", "2", "--mix", "busy", "--scale", "30", "--paths", "follow"),
+                                (r"latency API write -> readers' copy: p50 [\d.]+ s, p95 [\d.]+ s",
+                                 r"^mismatches vs the sandbox: raw 0 over \d+ records, marts 0"), own_tmp=True),
+    "webhook_latency.py --paths dagster": Smoke(
+        ("--changes", "2", "--mix", "busy", "--scale", "30", "--paths", "dagster"),
+        (r"latency API write -> readers' copy: p50 [\d.]+ s", r"^  dagster runs: \d+"), expensive=True,
+        own_tmp=True),
+}
+
+# modules of bench/ that are no script of their own, and the module that imports them (a chain that ends at a
+# script whose smoke run runs them)
+LIBRARIES = {
+    "contenders.py": "compare_generic.py",  # each contender's sync in its child process
+    "generic_rest_api.py": "contenders.py",  # dlt's rest_api contender
+    "ground_truth.py": "compare_generic.py",  # what the comparison counts as the minimum
+}
+
+
+def _script(entry: str) -> str:
+    return entry.split()[0]
+
+
+def _params() -> list:
+    return [pytest.param(entry, marks=[pytest.mark.bench] if smoke.expensive else [], id=entry)
+            for entry, smoke in SMOKE.items()]
+
+
+def test_every_bench_script_has_a_smoke_run():
+    files = sorted(path.name for path in BENCH.glob("*.py"))
+    scripts = {_script(entry) for entry in SMOKE}
+    missing = [name for name in files if name not in scripts and name not in LIBRARIES]
+    assert not missing, (f"bench/{', bench/'.join(missing)}: no smoke run; add an entry to SMOKE in {__file__} "
+                         "(its smallest size and the lines of its figures), or to LIBRARIES if it is no script")
+    assert scripts | set(LIBRARIES) == set(files), "an entry names a script that is not in bench/"
+    for name in scripts:  # a script runs as one: without its `__main__` guard, `python bench/x.py` does nothing
+        assert '__name__ == "__main__"' in (BENCH / name).read_text(), f"bench/{name} is not a script"
+    for library, importer in LIBRARIES.items():
+        assert f"import {library.removesuffix('.py')}" in (BENCH / importer).read_text() or (
+            f"bench.{library.removesuffix('.py')} import" in (BENCH / importer).read_text()), (
+            f"bench/{importer} does not import bench/{library}")
+        assert '__name__ == "__main__"' not in (BENCH / library).read_text(), f"bench/{library} is a script"
+        chain = [library]
+        while chain[-1] in LIBRARIES and len(chain) <= len(LIBRARIES):
+            chain.append(LIBRARIES[chain[-1]])
+        assert chain[-1] in scripts, f"bench/{library} is run by no script with a smoke run ({chain})"
+
+
+@pytest.mark.parametrize("entry", _params())
+def test_the_bench_script_runs_small_and_prints_its_figures(entry, tmp_path):
+    smoke = SMOKE[entry]
+    args = [arg.replace("{tmp}", str(tmp_path)) for arg in smoke.args]
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    if smoke.own_tmp:  # (not for all: a PostgreSQL server run as `postgres` cannot enter the test's folder)
+        env["TMPDIR"] = str(tmp_path)
+    done = subprocess.run([sys.executable, str(BENCH / _script(entry)), *args], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=TIMEOUT_S, check=False)
+    output = done.stdout + done.stderr
+    assert done.returncode == 0, f"bench/{entry} exited {done.returncode}:\n{output[-4000:]}"
+    for expected in smoke.prints:
+        assert re.search(expected, done.stdout, re.MULTILINE), (
+            f"bench/{entry} did not print a line matching {expected!r}:\n{output[-4000:]}")
