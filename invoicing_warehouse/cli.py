@@ -43,6 +43,8 @@ EXIT_CODES = """exit codes (every command):
   1    the command could not do its work, said in one line: a sync that failed, figures held back by the gate
        (the check and the figures named), a refused setting or file, an unreachable store
   2    bad usage (argparse), or an unexpected error (its traceback, secrets masked)
+  3    `sync` and `models` only: partial, a list's read failed alone; the marts built on it keep their last good
+       figures, the rest was published (invoicing_warehouse/exit_codes.py)
   130  interrupted (Ctrl-C); nothing half-written is published
 """
 # -q/-v: what each level shows (the root logger's level; a command's own lines on stdout follow -q)

@@ -150,7 +150,7 @@ def test_help_describes_the_product_and_its_exit_codes():
     shown = subprocess.run([CONSOLE_SCRIPT, "--help"], capture_output=True, text=True)
     assert "Entry point" not in shown.stdout
     assert "Invoicing API v2" in shown.stdout
-    for code in ("0 ", "1 ", "2 ", "130"):
+    for code in ("0 ", "1 ", "2 ", "3 ", "130"):
         assert f"\n  {code}" in shown.stdout, shown.stdout
     sub = subprocess.run([CONSOLE_SCRIPT, "status", "--help"], capture_output=True, text=True)
     assert "exit codes" in sub.stdout
