@@ -1,5 +1,6 @@
 """docs/models.md, generated from each model's front matter (warehouse_engine/model_manifest.py): what it holds,
-its grain, how it is stored, what it reads, its date-only fields and the checks it declares. A test compares the
+its grain, how it is stored, what it reads, its date-only fields, the checks it declares and what each column
+holds. A test compares the
 file with this rendering, so the page cannot fall behind the models.
 
 Regenerate with `python -m warehouse_engine.model_docs > docs/models.md`.
@@ -16,7 +17,8 @@ LAYERS = ("staging", "intermediate", "marts")
 HEADER = """# Models
 
 Generated from each model's front matter by `python -m warehouse_engine.model_docs > docs/models.md`: edit the
-`-- ---` block at the top of the SQL file, not this page. The gate checks each table model's grain
+`-- ---` block at the top of the SQL file, not this page (DuckDB keeps the same texts: `select column_name, comment
+from duckdb_columns() where table_name = 'receivables'`). The gate checks each table model's grain
 (`keys_unique`, blocking) and the tests it declares; `dates_at_midnight` flags the date-only values it lists.
 How to add a model of your own: docs/add-a-model.md.
 """
@@ -34,6 +36,11 @@ def _checks(model: SqlModel) -> str:
     return ", ".join(checks) or "none"
 
 
+def _cell(text: str) -> str:
+    # a table cell: a `|` of the text would open a new cell
+    return text.replace("|", "\\|")
+
+
 def render_models_doc(models: Sequence[SqlModel]) -> str:
     """The Markdown page of `models`: by layer (staging, intermediate, marts, then any other schema), by name."""
     parts = [HEADER]
@@ -49,6 +56,9 @@ def render_models_doc(models: Sequence[SqlModel]) -> str:
                      f"- checks: {_checks(model)}"]
             if manifest.date_only:
                 lines.append("- date-only: " + ", ".join(f"`{d.raw}` ({d.field})" for d in manifest.date_only))
+            if manifest.columns:
+                lines += ["", "| column | holds |", "|---|---|"]
+                lines += [f"| `{column}` | {_cell(text)} |" for column, text in manifest.columns]
             parts.append("\n".join(lines) + "\n")
     return "".join(parts)
 
