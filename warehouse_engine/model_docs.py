@@ -21,6 +21,18 @@ Generated from each model's front matter by `python -m warehouse_engine.model_do
 from duckdb_columns() where table_name = 'receivables'`). The gate checks each table model's grain
 (`keys_unique`, blocking) and the tests it declares; `dates_at_midnight` flags the date-only values it lists.
 How to add a model of your own: docs/add-a-model.md.
+
+Every mart carries `portal_id` (its last column) and its key includes it: one warehouse may hold many
+portals, whose ids may collide, and every join of the models stays within one portal. Read one portal with
+`where portal_id = 'acme'` (`default` without a portals file), or all of them together; cumulative figures
+(`payables_schedule.cumulative_amount`) run per portal.
+
+Every mart is computed as of a date D (default today in Paris, the portal's time zone) and carries it in
+`as_of_date`. Date-only fields are calendar dates in Paris, whether a server stores them at midnight UTC or
+at midnight Paris (the check `dates_at_midnight` warns about any other time of day). To reproduce
+last month's report: `.venv/bin/invoicing-warehouse models --as-of 2026-10-31` (what "as of" can and cannot
+reconstruct: `warehouse_engine/sql/README.md`). Aging buckets: `current` (not yet past due), `1-30`, `31-60`, `61-90`,
+`90+` days past due; overdue = at least one day past due, so an invoice due on D is not overdue.
 """
 
 
