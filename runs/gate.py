@@ -36,6 +36,7 @@ from runs.checks import (
     marts_reading,
 )
 from runs.contract_checks import CONTRACT_VALUE_CHECKS
+from runs.due_amount_check import DUE_AMOUNT_CHECK
 from runs.model_checks import model_checks
 from runs.served_fields import SERVED_CHECKS
 from warehouse_engine.connection import WarehouseUnavailable, connect, current_snapshot
@@ -112,7 +113,7 @@ def warehouse_checks(connection: duckdb.DuckDBPyConnection,
     and what each model's front matter declares (its grain, tests, dates at midnight), the analyst's models of
     `models_dir` (default: the setting INVOICING_MODELS_DIR) included."""
     del connection  # every check names its relation; one not built yet passes with a note
-    return [*RAW_CHECKS, *CONTRACT_VALUE_CHECKS, *SERVED_CHECKS,
+    return [*RAW_CHECKS, *CONTRACT_VALUE_CHECKS, *SERVED_CHECKS, DUE_AMOUNT_CHECK,
             *model_checks(models_dir=analyst_models_dir(models_dir))]
 
 

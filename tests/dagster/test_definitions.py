@@ -144,7 +144,7 @@ def test_checks_cover_raw_tables_references_and_marts():
         assert (f"invoicing_raw/{table}", "fields_known") in check_keys
     assert ("invoicing_raw/documents", "customers_exist") in check_keys
     assert ("invoicing_raw/transaction_usages", "invoices_exist") in check_keys
-    assert ("marts/receivables_by_customer", "total_open_matches_api_due_amount") in check_keys
+    assert ("marts/receivables_by_customer", "total_open_matches_due_amount") in check_keys
     for schema, name in sql_model_paths():
         if schema == "marts":
             assert (f"marts/{name}", "keys_unique") in check_keys

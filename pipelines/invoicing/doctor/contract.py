@@ -173,9 +173,9 @@ LEDGER: tuple[LedgerRow, ...] = (
     # --- customers ----------------------------------------------------------------------------------
     _r("customers", "name", "contract", "receivables.sql, overdue_customers.sql", "fine", "", RECEIVABLES,
        "absent: receivables fall back to the document's `to.name`"),
-    _r("customers", "dueAmount", "contract", "api_checks.py", "check", "total_open_matches_api_due_amount",
-       ("receivables_by_customer",), "absent: the live check is skipped for that customer, never compared "
-       "with 0"),
+    _r("customers", "dueAmount", "contract", "due_amount_check.py", "check", "total_open_matches_due_amount",
+       ("receivables_by_customer",), "absent: the check passes with a note for that customer (the stored "
+       "value is null), never compared with 0"),
     _r("customers", "deleted", "api-facts", "rows.py, stg_invoicing__customers.sql", "fine", "",
        ("receivables_by_customer", "overdue_customers"),
        "a `deleted: true` customer is flagged `is_deleted`; overdue_customers leaves it out"),
