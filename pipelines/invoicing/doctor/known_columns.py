@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from pipelines.invoicing.doctor.contract import LEDGER
-from pipelines.invoicing.settings import snake_case
+from pipelines.invoicing.settings import PDF_ARCHIVE_COLUMNS, PDF_ARCHIVE_TABLE, snake_case
 
 PRODUCT_COLUMNS = frozenset({"portal_id", "api_portal_id"})
 
@@ -57,6 +57,7 @@ KNOWN_COLUMNS: dict[str, frozenset[str]] = {
         "creation_date", "email", "id", "last_connection_date", "metadata", "mobile", "name", "phone"}),
     "webhooks": frozenset({"enabled", "failures", "id", "last_update", "metadata", "url"}),
     "webhooks__events": frozenset({"value"}),
+    PDF_ARCHIVE_TABLE: frozenset(PDF_ARCHIVE_COLUMNS),  # the product's own table (the invoice archive): no field
 }
 
 
