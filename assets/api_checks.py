@@ -27,6 +27,7 @@ from assets.portals import load_portals
 from assets.resources import InvoicingApiResource, WarehouseResource
 from pipelines.invoicing.http.client import InvoicingClient
 from pipelines.invoicing.load.portal_sync import portal_settings
+from pipelines.invoicing.settings import ENDPOINTS
 from warehouse_engine.names import DEFAULT_PORTAL, PORTAL_COLUMN
 
 PARTITION_TAG = "dagster/partition"  # the run's partition: the portal it synced
@@ -43,7 +44,7 @@ def api_customers(base_url: str, client_id: str, client_secret: str) -> Iterator
         skip = 0
         for _ in range(MAX_PAGES):
             page = client.get(
-                "/customers",
+                ENDPOINTS["customers"].path,
                 {"orderBy": "lastUpdate", "order": 1, "limit": PAGE_SIZE, "skip": skip},
                 tag="customers",
             )
@@ -51,7 +52,7 @@ def api_customers(base_url: str, client_id: str, client_secret: str) -> Iterator
                 return
             yield from page
             skip += len(page)
-        raise RuntimeError(f"GET /customers: more than {MAX_PAGES} pages, stopped")
+        raise RuntimeError(f"GET {ENDPOINTS['customers'].path}: more than {MAX_PAGES} pages, stopped")
 
 
 def _cents(value) -> Decimal:
