@@ -41,7 +41,8 @@ def pdf_archive_intact() -> WarehouseCheck:
         rows = connection.execute(
             f"select {PORTAL_COLUMN}, resource, record_id, reference, sha256, file_path from {relation} "
             f"order by {PORTAL_COLUMN}, resource, record_id").fetchall()
-        missing, altered = [], []
+        missing: list[str] = []
+        altered: list[str] = []
         for portal, resource, record_id, reference, sha256, file_path in rows:
             found = file_sha256(Path(file_path))
             if found != sha256:

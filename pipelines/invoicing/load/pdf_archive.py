@@ -30,12 +30,13 @@ from pathlib import Path
 
 import dlt
 
+from pipelines.invoicing import MERGE
 from pipelines.invoicing.errors import InvoicingApiError
 from pipelines.invoicing.http.client import InvoicingClient
 from pipelines.invoicing.load.raw_upkeep import select_rows
 from pipelines.invoicing.read.by_id import FETCHERS, NOT_THE_RECORDS
 from pipelines.invoicing.record_ids import child_path, record_id_problem
-from pipelines.invoicing.settings import ENDPOINTS, PDF_ARCHIVE_COLUMNS, PDF_ARCHIVE_TABLE, Endpoint
+from pipelines.invoicing.settings import ENDPOINTS, PDF_ARCHIVE_COLUMNS, PDF_ARCHIVE_TABLE, Columns, Endpoint
 from warehouse_engine.names import PORTAL_COLUMN
 from warehouse_engine.private_files import private_dir, write_private_file
 
@@ -222,6 +223,6 @@ def _files_on_disk(folder: Path, portal_id: str, unarchived: dict[tuple[str, str
 @dlt.source(name="invoicing", section="invoicing")
 def _archive_source(rows: list[dict]) -> list:
     """The archive's rows as table `pdf_archive`, merged on (portal, resource, record id, hash)."""
-    columns = {name: {"name": name, **hint} for name, hint in PDF_ARCHIVE_COLUMNS.items()}
+    columns: Columns = {name: {"name": name, **hint} for name, hint in PDF_ARCHIVE_COLUMNS.items()}
     return [dlt.resource(rows, name=PDF_ARCHIVE_TABLE, primary_key=ARCHIVE_KEY, columns=columns,
-                         write_disposition={"disposition": "merge", "strategy": "delete-insert"})]
+                         write_disposition=MERGE)]
