@@ -136,10 +136,12 @@ def _to_archive(pipeline: dlt.Pipeline, portal_id: str) -> list[tuple[str, str, 
                 continue
             table = sql.make_qualified_table_name(endpoint.name)
             try:
-                rows = select_rows(sql, f"select id, reference, last_update from {table} where {PORTAL_COLUMN} = ? "
-                                        f"and _deleted_at is null and ({endpoint.pdf.kept})", portal_id)
+                select_rows(sql, f"select 1 from {table} limit 0")
             except Exception:  # the resource is not loaded yet  # noqa: BLE001, S112
                 continue
+            # outside the `try`: a `kept` the table cannot answer is a bug to see, never "nothing to keep"
+            rows = select_rows(sql, f"select id, reference, last_update from {table} where {PORTAL_COLUMN} = ? "
+                                    f"and _deleted_at is null and ({endpoint.pdf.kept})", portal_id)
             jobs += [(endpoint.name, str(row[0]), row[1], row[2]) for row in rows
                      if record_id_problem(str(row[0])) is None]  # an id only ever becomes one folder name
     return sorted(jobs, key=lambda job: (str(job[3]), job[0], job[1]))
