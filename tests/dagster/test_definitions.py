@@ -6,11 +6,13 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from dagster import AssetKey, DagsterInstance, Definitions
+import duckdb
+from dagster import AssetKey, DagsterInstance, Definitions, materialize
 from dagster._core.instance.ref import InstanceRef
 from dagster_expectations import CONTRACT_CHECKS, PROJECT_ROOT, SPEC_RAW_TABLES, sql_model_paths
 
 from assets.models import build_model_assets
+from assets.resources import WarehouseResource
 
 
 def _defs():
@@ -111,6 +113,23 @@ def test_a_new_sql_file_becomes_an_asset_without_python(tmp_path):
         for key in a.keys
     }
     assert deps == {"staging/stg_a": {"invoicing_raw/items"}, "marts/b": {"staging/stg_a"}}
+
+
+def test_a_models_materialization_carries_its_columns_types_and_descriptions(tmp_path):
+    (tmp_path / "marts").mkdir()
+    (tmp_path / "marts" / "b.sql").write_text(
+        "-- ---\n-- description: the items.\n-- grain: [id]\n-- columns:\n--   id: the item\n-- ---\n"
+        "select id, name from invoicing_raw.items\n")
+    warehouse = tmp_path / "warehouse.duckdb"
+    with duckdb.connect(str(warehouse)) as conn:
+        conn.execute("create schema invoicing_raw; create table invoicing_raw.items (id bigint, name varchar)")
+    result = materialize(build_model_assets(tmp_path), resources={"warehouse": WarehouseResource(path=str(warehouse))})
+    assert result.success
+    [event] = result.get_asset_materialization_events()
+    schema = event.materialization.metadata["dagster/column_schema"].value
+    # DuckDB's own types of the built table; the front matter's texts, none for a column it does not describe
+    assert [(c.name, c.type, c.description) for c in schema.columns] == [
+        ("id", "BIGINT", "the item"), ("name", "VARCHAR", None)]
 
 
 def test_checks_cover_raw_tables_references_and_marts():
