@@ -27,6 +27,7 @@ import duckdb
 
 from pipelines.invoicing.settings import RESOURCE_NAMES
 from runs import gate_state, month_end_trends
+from runs.archive_checks import ARCHIVE_CHECKS
 from runs.checks import (
     DELETED_PARENT_CHECKS,
     REFERENCE_CHECKS,
@@ -59,7 +60,7 @@ LAKE_QUIET_S = 5.0
 LAKE_SETTLE_S = 180.0  # the longest a publication waits for the lake's other writers to finish
 
 RAW_CHECKS: tuple[WarehouseCheck, ...] = (*(ids_unique(table) for table in RESOURCE_NAMES), *REFERENCE_CHECKS,
-                                          *DELETED_PARENT_CHECKS)
+                                          *DELETED_PARENT_CHECKS, *ARCHIVE_CHECKS)
 
 
 class ChecksFailed(Exception):
