@@ -209,3 +209,15 @@ def test_the_lake_upkeep_job_leaves_a_duckdb_file_alone(monkeypatch, tmp_path):
     assert result.success
     assert any("is a DuckDB file: no snapshot to expire" in message for message in logged)
     assert list(tmp_path.iterdir()) == []  # the warehouse is neither made nor opened
+
+
+def test_every_check_of_the_gate_on_an_asset_is_a_dagster_check():
+    # one set of rules: what the gate judges before publishing, Dagster judges after each asset
+    from assets.checks import has_asset
+    from assets.keys import relation_asset_key
+    from runs.gate import warehouse_checks
+
+    check_keys = {(k.asset_key, k.name) for k in _asset_graph(_defs()).asset_check_keys}
+    gate = {(relation_asset_key(c.relation), c.name) for c in warehouse_checks(None) if has_asset(c)}
+    assert len(gate) > 50
+    assert gate - check_keys == set()
