@@ -361,7 +361,8 @@ def test_public_buyers_contractual_rates_collective_proceedings_and_limitation(m
     #   06-21..06-30 1000 x 11.15 x 10 / 36500 = 3.0548 -> 3.05; 07-01..08-31 1000 x 11.15 x 62 / 36500 = 18.9397
     #   -> 18.94; 21.99 (the legal default would give 3.60 + 20.64 = 24.24).
     # c1 Cabinet (siret): inv_c 500 due 07-31, paid 08-10: the terms of sale's 7.86 % (3 x the legal interest rate
-    #   of H1 2026, 2.62 %): 500 x 7.86 x 10 / 36500 = 1.0767 -> 1.08; paid: is_invoice_paid.
+    #   of H1 2026, 2.62 %; below H2 2025's floor, 3 x 2.76 = 8.28 %, so flagged: test_penalty_rate_floor.py):
+    #   500 x 7.86 x 10 / 36500 = 1.0767 -> 1.08; paid: is_invoice_paid.
     # x1 Faillite SA (siret, in receivership by the setting): inv_x 800 due 06-30, open: nothing claimed.
     # o1 Ancien (siret): inv_o 300 due 2020-01-31, paid 2020-03-01, more than five years before D: time-barred.
     # r1 Régie (siret, its own terms: 9 %, by the per-customer setting): inv_r 400 due 07-31, paid 08-10:
