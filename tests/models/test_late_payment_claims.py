@@ -20,6 +20,7 @@ import duckdb
 import pytest
 from model_fixture import fetch, midnight
 
+from dashboard.payment_law_queries import claims as claims_page
 from harness.model_raw_tables import create_raw_tables, insert
 from warehouse_engine.sql_runner import build_models
 
@@ -435,6 +436,12 @@ def test_claim_statuses_come_from_the_users_file_and_survive_a_rebuild(claims, t
             statuses = dict(claims.execute(
                 "select invoice_id, claim_status from marts.late_payment_claims").fetchall())
             assert (statuses["inv_a"], statuses["inv_g"], statuses["inv_b"]) == ("claimed", "waived", "to claim")
+            # what the page totals by status: inv_a (paid 07-10) 40 + 6.93 = 46.93 claimed, out of "to claim";
+            # inv_g 40 + 0.53 = 40.53 waived; to claim the other four business claims: inv_b 40 + 4.80, inv_c
+            # 40 + 2.66, inv_h 40 (its interest is in dollars), inv_r 40 + 1.74 = 169.20 (240 + 16.66 - 46.93 -
+            # 40.53, test_the_claims_hold_exactly_the_late_invoices); consumers claim nothing and are not counted
+            assert claims_page(claims, "default").by_status == (
+                ("claimed", 1, dec("46.93")), ("to claim", 4, dec("169.20")), ("waived", 1, dec("40.53")))
         assert (_claim(claims, "inv_a")["claim_status_date"], _claim(claims, "inv_a")["claim_status_note"]) == (
             date(2025, 8, 15), "letter sent")
     finally:
