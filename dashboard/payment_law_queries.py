@@ -22,7 +22,9 @@ _BY_CUSTOMER = """
            sum(flat_indemnity_eur) as flat_indemnity_eur, sum(interest_eur) as interest_eur,
            sum(flat_indemnity_eur) + coalesce(sum(interest_eur), 0) as claim_eur,
            count(*) filter (where interest_eur is null) as interest_unknown_count,
-           case when bool_or(is_rate_table_behind) then 'rate table behind' end as interest_flag, customer_id
+           case when bool_or(is_rate_table_behind) then 'rate table behind' end as interest_flag,
+           -- a contractual rate below its legal floor outweighs one that could not be checked
+           coalesce(max(rate_flag) filter (where is_rate_below_legal_floor), max(rate_flag)) as rate_flag, customer_id
     from marts.late_payment_claims
     where portal_id = ? and customer_type = 'business'
     group by customer_id"""

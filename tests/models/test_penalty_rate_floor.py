@@ -17,9 +17,12 @@ from datetime import date
 from decimal import Decimal
 
 import duckdb
+import pandas as pd
 import pytest
 from model_fixture import fetch, midnight
 
+from dashboard.payment_law_queries import claims as claims_page
+from dashboard.payment_law_queries import claims_by_customer
 from harness.model_raw_tables import create_raw_tables, insert
 from warehouse_engine.sql_runner import build_models
 
@@ -81,6 +84,13 @@ def test_a_contractual_rate_below_three_times_the_legal_rate_is_flagged_with_the
         "inv_g": ("contractual", dec("6.74"), False, None, None),  # 1.64 + 5.10
         "inv_l": ("legal: ECB + 10, L441-10 II", dec("2.73"), False, None, None),  # 0.67 + 2.06
     }
+    # what the page warns of: 1 claim below its floor, 8.98 at the contractual rate (in the totals), 9.06 at the
+    # floor; none unchecked. The by-customer list flags Cabinet only.
+    page = claims_page(portal, "default")
+    assert (page.below_floor, page.floor_unchecked_count) == ((1, dec("8.98"), dec("9.06")), 0)
+    flags = claims_by_customer(portal, "default").set_index("customer_id")["rate_flag"]
+    assert {customer: None if pd.isna(flag) else flag for customer, flag in flags.items()} == {
+        "c1": BELOW, "g1": None, "l1": None}
 
 
 def test_a_half_year_the_legal_table_lacks_leaves_the_rate_unchecked_and_says_so(portal, tmp_path, monkeypatch):
@@ -99,6 +109,7 @@ def test_a_half_year_the_legal_table_lacks_leaves_the_rate_unchecked_and_says_so
     assert portal.execute("select invoice_id, rate_flag, is_rate_below_legal_floor from marts.late_payment_claims"
                           " order by invoice_id").fetchall() == [
         ("inv_c", BELOW, True), ("inv_g", UNKNOWN, False), ("inv_l", None, False)]
+    assert claims_page(portal, "default").floor_unchecked_count == 1  # inv_g: the page says its rate is unchecked
     # a file without checked_on reads as well: the table says nothing of when it was checked
     assert portal.execute("select distinct table_checked_on from reference.legal_interest_rates").fetchall() == [
         (None,)]
@@ -107,8 +118,8 @@ def test_a_half_year_the_legal_table_lacks_leaves_the_rate_unchecked_and_says_so
 @pytest.mark.parametrize(("content", "message"), [
     ("half_year_start,individuals_rate_percent,other_cases_rate_percent,source\n2025-03-01,6.65,2.76,x\n",
      "line 2: a half-year starting on 1 January or 1 July"),
-    ("half_year_start,individuals_rate_percent,other_cases_rate_percent,source\n2025-07-01,6.65,2.76,x\n"
-     "2025-07-01,6.65,2.76,x\n", "line 3: a half-year starting on 1 January or 1 July, listed once"),
+    (("half_year_start,individuals_rate_percent,other_cases_rate_percent,source\n2025-07-01,6.65,2.76,x\n"
+      "2025-07-01,6.65,2.76,x\n"), "line 3: a half-year starting on 1 January or 1 July, listed once"),
     ("half_year_start,individuals_rate_percent,other_cases_rate_percent,source\n2025-07-01,6.65,deux,x\n",
      "line 2: .*two rates from 0 to 100"),
     ("half_year_start,rate_percent,source\n2025-07-01,2.76,x\n", "no column individuals_rate_percent"),
