@@ -22,7 +22,9 @@ _BY_CUSTOMER = """
            sum(flat_indemnity_eur) as flat_indemnity_eur, sum(interest_eur) as interest_eur,
            sum(flat_indemnity_eur) + coalesce(sum(interest_eur), 0) as claim_eur,
            count(*) filter (where interest_eur is null) as interest_unknown_count,
-           case when bool_or(is_rate_table_behind) then 'rate table behind' end as interest_flag, customer_id
+           case when bool_or(is_rate_table_behind) then 'rate table behind' end as interest_flag,
+           -- a contractual rate below its legal floor outweighs one that could not be checked
+           coalesce(max(rate_flag) filter (where is_rate_below_legal_floor), max(rate_flag)) as rate_flag, customer_id
     from marts.late_payment_claims
     where portal_id = ? and customer_type = 'business'
     group by customer_id"""
@@ -46,6 +48,12 @@ class ClaimsFigures:
     paid_invoices_claim_eur: Decimal = Decimal(0)  # of the total claim, the part of invoices already paid
     excluded: tuple[tuple[str, int], ...] = ()  # business claims the law bars: (reason, count)
     rate_bases: tuple[str, ...] = ()  # the rates the claims use (legal, contractual, public buyer)
+    # claims at a contractual rate below 3 x the legal interest rate (L441-10 II): count, their interest at that
+    # rate (in the totals) and at the floor; and claims whose half-year's legal rate is unknown (rate unchecked)
+    below_floor: tuple[int, Decimal, Decimal] = (0, Decimal(0), Decimal(0))
+    floor_unchecked_count: int = 0
+    # the claims the law allows by what the user recorded (to claim, claimed, waived): (status, count, euros)
+    by_status: tuple[tuple[str, int, Decimal], ...] = ()
 
 
 def claims(connection: duckdb.DuckDBPyConnection, portal_id: str) -> ClaimsFigures:
@@ -77,15 +85,29 @@ def claims(connection: duckdb.DuckDBPyConnection, portal_id: str) -> ClaimsFigur
         excluded = tuple(connection.execute(
             "select claim_excluded_reason, count(*) from marts.late_payment_claims where portal_id = ? "
             "and customer_type = 'business' and flat_indemnity_eur = 0 group by 1 order by 1", [portal_id]).fetchall())
+        by_status = tuple(connection.execute(
+            "select claim_status, count(*), sum(flat_indemnity_eur + coalesce(interest_eur, 0)) "
+            "from marts.late_payment_claims where portal_id = ? and customer_type = 'business' "
+            "and flat_indemnity_eur > 0 group by 1 order by 1", [portal_id]).fetchall())
         bases = tuple(basis for (basis,) in connection.execute(
             "select distinct rate_basis from marts.late_payment_claims where portal_id = ? and rate_basis is not null "
             "order by 1", [portal_id]).fetchall())
     except duckdb.BinderException:
-        paid, excluded, bases = Decimal(0), (), ()
+        paid, excluded, bases, by_status = Decimal(0), (), (), ()
+    try:  # a copy published before the contractual rate was checked against its floor has no rate_flag
+        floor_row = connection.execute(
+            "select count(*) filter (where is_rate_below_legal_floor), "
+            "coalesce(sum(interest_eur) filter (where is_rate_below_legal_floor), 0), "
+            "coalesce(sum(interest_amount_at_legal_floor) filter (where is_rate_below_legal_floor), 0), "
+            "count(*) filter (where rate_flag is not null and not is_rate_below_legal_floor) "
+            "from marts.late_payment_claims where portal_id = ?", [portal_id]).fetchone()
+    except duckdb.BinderException:
+        floor_row = None
+    below_floor = (int(floor_row[0]), floor_row[1], floor_row[2]) if floor_row else (0, Decimal(0), Decimal(0))
     return ClaimsFigures(int(row[0]), row[1], row[2], int(row[3]), row[4], int(row[5]),
                          Listing(rows.drop(columns=["customer_count"]), total),
                          (last[0], last[1]) if last else None, last[2] if last else None, int(row[6]),
-                         paid, excluded, bases)
+                         paid, excluded, bases, below_floor, int(floor_row[3]) if floor_row else 0, by_status)
 
 
 def claims_by_customer(connection: duckdb.DuckDBPyConnection, portal_id: str) -> pd.DataFrame:
@@ -99,7 +121,7 @@ def customer_claims(connection: duckdb.DuckDBPyConnection, portal_id: str, custo
         connection,
         """select reference, emit_date, due_date, is_due_date_assumed, paid_date, is_paid_date_assumed, days_late,
                   total_incl_tax, amount_late, open_amount, flat_indemnity_eur, interest_amount, interest_flag,
-                  rate_basis, claim_status, customer_type, customer_type_basis, is_customer_type_inferred, currency,
+                  rate_basis, rate_flag, claim_status, customer_type, customer_type_basis, is_customer_type_inferred, currency,
                   claim_excluded_reason, invoice_id
            from marts.late_payment_claims where portal_id = ? and customer_id = ?
            order by due_date, reference, invoice_id""",
@@ -167,7 +189,7 @@ def model_table(connection: duckdb.DuckDBPyConnection, mart: str, portal_id: str
 
 _OVER_CAP = """
     select side, reference, coalesce(counterparty_name, counterparty_id) as counterparty_name, emit_date, due_date,
-           term_days, cap_date, days_beyond_cap, amount_incl_tax, document_id
+           term_days, cap_date, cap_rule, days_beyond_cap, amount_incl_tax, document_id
     from marts.payment_terms_over_cap where portal_id = ?"""
 OVER_CAP_ORDER = "days_beyond_cap desc, side, reference, document_id"
 

@@ -28,6 +28,12 @@ PENALTY_RATES_BY_CUSTOMER_SETTING = "INVOICING_PENALTY_RATES_BY_CUSTOMER"
 # receivership, liquidation: L622-7 forbids paying debts born before the judgment, so nothing is claimed)
 PUBLIC_BUYERS_SETTING = "INVOICING_PUBLIC_BUYERS"
 COLLECTIVE_PROCEEDINGS_SETTING = "INVOICING_COLLECTIVE_PROCEEDINGS"
+# the references of periodic invoices (factures périodiques, CGI 289 I 3: one invoice for several deliveries of a
+# month), whose term L441-10 I caps at 45 days after issue: the API marks no invoice as periodic (the contract's
+# document subtypes are credit notes, proformas, deposit and progress invoices), so the user names them, issued or
+# received, each an exact reference or a prefix ending in `*` (`REC-*`)
+PERIODIC_INVOICES_SETTING = "INVOICING_PERIODIC_INVOICES"
+REFERENCE_PATTERN = re.compile(r"[A-Za-z0-9_./-]{1,64}\*?")
 # an id as the API serves it: letters, digits, dashes and underscores (a MongoDB ObjectId is 24 hex digits)
 CUSTOMER_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
@@ -98,6 +104,18 @@ def customer_ids(setting: str) -> list[str]:
     return chosen
 
 
+def periodic_invoices() -> tuple[list[str], list[str]]:
+    """INVOICING_PERIODIC_INVOICES as (exact references, reference prefixes), both empty when unset. Raises
+    ReportSettingError, naming the setting, for an entry that is not a reference or a prefix ending in `*`."""
+    chosen = [part.strip() for part in (os.environ.get(PERIODIC_INVOICES_SETTING) or "").split(",") if part.strip()]
+    wrong = [part for part in chosen if not REFERENCE_PATTERN.fullmatch(part)]
+    if wrong:
+        raise ReportSettingError(f"{PERIODIC_INVOICES_SETTING}: {wrong[0]!r} is not an invoice reference or a "
+                                 "prefix ending in * (letters, digits, - _ . /; comma-separated)")
+    return ([part for part in chosen if not part.endswith("*")],
+            [part.removesuffix("*") for part in chosen if part.endswith("*")])
+
+
 def set_report_variables(conn: duckdb.DuckDBPyConnection) -> None:
     """Sets the DuckDB variables of the report settings, for the models about to be built on `conn`."""
     conn.execute("set variable fiscal_year_start = ?", [fiscal_year_start()])
@@ -110,3 +128,6 @@ def set_report_variables(conn: duckdb.DuckDBPyConnection) -> None:
     conn.execute("set variable public_buyers = cast(? as varchar[])", [customer_ids(PUBLIC_BUYERS_SETTING)])
     conn.execute("set variable collective_proceedings = cast(? as varchar[])",
                  [customer_ids(COLLECTIVE_PROCEEDINGS_SETTING)])
+    references, prefixes = periodic_invoices()
+    conn.execute("set variable periodic_invoice_references = cast(? as varchar[])", [references])
+    conn.execute("set variable periodic_invoice_prefixes = cast(? as varchar[])", [prefixes])

@@ -30,6 +30,13 @@ CLAIM_STATUSES_SETTING = "INVOICING_CLAIM_STATUSES_PATH"
 CLAIM_STATUSES_FILE = SEEDS_DIR / "claim_statuses.csv"
 CLAIM_STATUSES = ("to claim", "claimed", "waived")
 
+# the French legal interest rate (taux de l'intérêt légal), one row per half-year (reference.legal_interest_rates):
+# L441-10 II lets terms of sale set a penalty rate of at least three times it, so a contractual rate is checked
+# against it; a half-year without a row has no known floor (flagged, never taken as met)
+LEGAL_INTEREST_RATES_SETTING = "INVOICING_LEGAL_INTEREST_RATES_PATH"
+LEGAL_INTEREST_RATES_FILE = SEEDS_DIR / "legal_interest_rates.csv"
+LEGAL_INTEREST_RATES_COLUMNS = ("half_year_start", "individuals_rate_percent", "other_cases_rate_percent", "source")
+
 
 class SeedFileError(ValueError):
     """A setting names a seed file that does not exist, or one whose content the models cannot use."""
@@ -77,10 +84,41 @@ def claim_statuses_path() -> Path:
     return path
 
 
-def ecb_rates_checked_on(path: Path) -> date | None:
-    """The day the rate table at `path` was last checked against the ECB's decisions: the latest `checked_on` of
-    its rows, or None when the file has no such column or no value in it (the models then take the table as
-    checked up to its newest change). Raises SeedFileError naming the file for a value that is not a date."""
+def legal_interest_rates_path() -> Path:
+    """The legal interest rate table the models read: the file INVOICING_LEGAL_INTEREST_RATES_PATH names, else the
+    shipped seed. Raises SeedFileError naming the file and line for a missing column, a half-year that does not
+    start on 1 January or 1 July, one listed twice, or a rate that is not a percentage from 0 to 100: a wrong floor
+    would pass or flag contractual rates wrongly."""
+    path = _chosen_path(LEGAL_INTEREST_RATES_SETTING, LEGAL_INTEREST_RATES_FILE,
+                        ", ".join(LEGAL_INTEREST_RATES_COLUMNS) + " and optionally checked_on")
+    seen: set[date] = set()
+    with path.open(newline="", encoding="utf-8-sig") as file:
+        reader = csv.DictReader(file)
+        missing = [column for column in LEGAL_INTEREST_RATES_COLUMNS if column not in (reader.fieldnames or [])]
+        if missing:
+            raise SeedFileError(f"{path}: no column {', '.join(missing)} (the columns are "
+                                f"{', '.join(LEGAL_INTEREST_RATES_COLUMNS)}, checked_on)")
+        for line, row in enumerate(reader, start=2):
+            start = (row.get("half_year_start") or "").strip()
+            try:
+                day = date.fromisoformat(start)
+                if (day.month, day.day) not in ((1, 1), (7, 1)) or day in seen:
+                    raise ValueError(start)
+                for column in LEGAL_INTEREST_RATES_COLUMNS[1:3]:
+                    if not 0 <= float((row.get(column) or "").strip()) <= 100:
+                        raise ValueError(column)
+            except ValueError:
+                raise SeedFileError(f"{path}, line {line}: a half-year starting on 1 January or 1 July, listed once, "
+                                    "with two rates from 0 to 100 (YYYY-MM-DD, percent) is expected") from None
+            seen.add(day)
+    return path
+
+
+def table_checked_on(path: Path) -> date | None:
+    """The day the rate table at `path` was last checked against its source (the ECB's decisions, the Journal
+    officiel's arrêtés): the latest `checked_on` of its rows, or None when the file has no such column or no value
+    in it (the ECB table then counts as checked up to its newest change). Raises SeedFileError naming the file for
+    a value that is not a date."""
     with path.open(newline="", encoding="utf-8-sig") as file:
         values = [row.get(ECB_CHECKED_COLUMN) or "" for row in csv.DictReader(file)]
     days = []
@@ -97,5 +135,8 @@ def set_seed_variables(conn: duckdb.DuckDBPyConnection) -> None:
     path = ecb_rates_path()
     # a bound parameter, not text in the statement: the path is the user's and may hold any character
     conn.execute("set variable ecb_rates_csv = ?", [str(path)])
-    conn.execute("set variable ecb_rates_checked_on = ?", [ecb_rates_checked_on(path)])
+    conn.execute("set variable ecb_rates_checked_on = ?", [table_checked_on(path)])
     conn.execute("set variable claim_statuses_csv = ?", [str(claim_statuses_path())])
+    legal = legal_interest_rates_path()
+    conn.execute("set variable legal_interest_rates_csv = ?", [str(legal)])
+    conn.execute("set variable legal_interest_rates_checked_on = ?", [table_checked_on(legal)])

@@ -36,6 +36,16 @@ def render(context: PageContext) -> None:
                    "'rate table behind') and not in the totals, never computed from an old rate. Check the ECB's "
                    "'Key ECB interest rates', add any change and the day you checked to your own table "
                    "(INVOICING_ECB_RATES_PATH, column checked_on) and rebuild the models.", icon="⚠️")
+    count, at_rate, at_floor = figures.below_floor
+    if count:
+        st.warning(f"Contractual rate below its legal floor: {count} claim(s) use a rate of your terms of sale "
+                   "below three times the legal interest rate of a half-year (code de commerce L441-10 II), so the "
+                   f"clause may be void. Their interest at that rate, {eur(at_rate, style)}, is in the totals; at the "
+                   f"floor it would be {eur(at_floor, style)}. Each is flagged in the letter (rate_flag).", icon="⚠️")
+    if figures.floor_unchecked_count:
+        st.info(f"{figures.floor_unchecked_count} claim(s) at a contractual rate run into a half-year whose legal "
+                "interest rate the table does not hold: that rate is not checked against its floor "
+                "(INVOICING_LEGAL_INTEREST_RATES_PATH).", icon=":material/info:")
     invoices, indemnities, interest, claim = st.columns(4)
     invoices.metric("Late invoices claimed", str(figures.claimed_invoice_count),
                     help="invoices of business customers overdue or paid after their due date, but those the law "
@@ -51,6 +61,9 @@ def render(context: PageContext) -> None:
                "invoiced or waived is not recorded). Interest rate: "
                f"{', '.join(figures.rate_bases) or 'legal: ECB + 10, L441-10 II'} (INVOICING_PENALTY_RATE_PERCENT sets "
                "the rate of your terms of sale; INVOICING_PUBLIC_BUYERS lists public buyers, R2192-31).")
+    if figures.by_status:
+        st.caption("By what you recorded (INVOICING_CLAIM_STATUSES_PATH): " + "; ".join(
+            f"{status} {eur(amount, style)} ({count})" for status, count, amount in figures.by_status) + ".")
     if figures.excluded:
         st.info("Nothing claimed, by law: " + "; ".join(f"{reason}: {count} invoice(s)"
                                                          for reason, count in figures.excluded)

@@ -56,7 +56,9 @@ def render(context: PageContext) -> None:
     over_cap = figures.over_cap
     st.subheader(f"Terms beyond the legal caps{shown_of(over_cap)}")
     st.caption("Invoices and bills of the fiscal year due later than 60 days after their date and later than 45 days "
-               "end of month, in either reading (code de commerce L441-10 I). Sector caps are not applied.")
+               "end of month, in either reading (code de commerce L441-10 I); business customers only. Periodic "
+               "invoices are capped at 45 days after their date, but the API does not mark them: only those "
+               "INVOICING_PERIODIC_INVOICES names are (column cap_rule). Sector caps are not applied.")
     view = context.view
     table(over_cap.rows.drop(columns=["document_id"]), "payment_terms_over_cap", context,
           money=["amount_incl_tax"], download=lambda: cache.payment_law_list(view, "over_cap"), total=over_cap.total)

@@ -5,8 +5,9 @@ Sources of the definitions:
 - sales method (the headline, gross): open receivables incl. tax on D / invoices incl. tax emitted in the 90 days
   ending on D x 90 (the "méthode comptable" of DSO guides; the figure a credit manager quotes);
 - net: each customer's unapplied credit notes and payments are deducted up to what *that* customer owes; what
-  is left over is owed to the customer (a credit balance is a liability, Plan comptable général account 4191,
-  not a deduction from other customers' debts), over sales net of the credit notes of the window;
+  is left over is owed to the customer (a credit balance is a liability, Plan comptable général account 419
+  "clients créditeurs", not a deduction from other customers' debts), over sales net of the credit notes of the
+  window;
 - count-back (the "méthode par épuisement du chiffre d'affaires"): receivables exhausted against each month's
   sales going back from D;
 - Banque de France ratio: customer receivables / annual turnover incl. tax x 360 (Banque de France, "Les délais

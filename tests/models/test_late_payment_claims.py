@@ -20,6 +20,7 @@ import duckdb
 import pytest
 from model_fixture import fetch, midnight
 
+from dashboard.payment_law_queries import claims as claims_page
 from harness.model_raw_tables import create_raw_tables, insert
 from warehouse_engine.sql_runner import build_models
 
@@ -361,7 +362,8 @@ def test_public_buyers_contractual_rates_collective_proceedings_and_limitation(m
     #   06-21..06-30 1000 x 11.15 x 10 / 36500 = 3.0548 -> 3.05; 07-01..08-31 1000 x 11.15 x 62 / 36500 = 18.9397
     #   -> 18.94; 21.99 (the legal default would give 3.60 + 20.64 = 24.24).
     # c1 Cabinet (siret): inv_c 500 due 07-31, paid 08-10: the terms of sale's 7.86 % (3 x the legal interest rate
-    #   of H1 2026, 2.62 %): 500 x 7.86 x 10 / 36500 = 1.0767 -> 1.08; paid: is_invoice_paid.
+    #   of H1 2026, 2.62 %; below H2 2025's floor, 3 x 2.76 = 8.28 %, so flagged: test_penalty_rate_floor.py):
+    #   500 x 7.86 x 10 / 36500 = 1.0767 -> 1.08; paid: is_invoice_paid.
     # x1 Faillite SA (siret, in receivership by the setting): inv_x 800 due 06-30, open: nothing claimed.
     # o1 Ancien (siret): inv_o 300 due 2020-01-31, paid 2020-03-01, more than five years before D: time-barred.
     # r1 Régie (siret, its own terms: 9 %, by the per-customer setting): inv_r 400 due 07-31, paid 08-10:
@@ -434,6 +436,12 @@ def test_claim_statuses_come_from_the_users_file_and_survive_a_rebuild(claims, t
             statuses = dict(claims.execute(
                 "select invoice_id, claim_status from marts.late_payment_claims").fetchall())
             assert (statuses["inv_a"], statuses["inv_g"], statuses["inv_b"]) == ("claimed", "waived", "to claim")
+            # what the page totals by status: inv_a (paid 07-10) 40 + 6.93 = 46.93 claimed, out of "to claim";
+            # inv_g 40 + 0.53 = 40.53 waived; to claim the other four business claims: inv_b 40 + 4.80, inv_c
+            # 40 + 2.66, inv_h 40 (its interest is in dollars), inv_r 40 + 1.74 = 169.20 (240 + 16.66 - 46.93 -
+            # 40.53, test_the_claims_hold_exactly_the_late_invoices); consumers claim nothing and are not counted
+            assert claims_page(claims, "default").by_status == (
+                ("claimed", 1, dec("46.93")), ("to claim", 4, dec("169.20")), ("waived", 1, dec("40.53")))
         assert (_claim(claims, "inv_a")["claim_status_date"], _claim(claims, "inv_a")["claim_status_note"]) == (
             date(2025, 8, 15), "letter sent")
     finally:

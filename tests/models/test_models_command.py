@@ -27,8 +27,8 @@ def test_builds_every_model_and_prints_rows_and_time(warehouse, capsys):
     assert any(line.split()[:2] == ["marts.receivables", "6"] for line in out.splitlines())
     assert any(line.split()[:2] == ["marts.overdue_customers", "2"] for line in out.splitlines())
     # 12 staging, 9 intermediate (with the fiscal year and customer types), 18 marts (with the two D441-6 tables),
-    # 2 reference (the ECB rate seed, the claim statuses)
-    assert "built 41 models" in out
+    # 3 reference (the ECB rate seed, the claim statuses, the legal interest rates)
+    assert "built 42 models" in out
     conn = duckdb.connect(str(warehouse), read_only=True)
     assert conn.execute("select distinct as_of_date from marts.receivables").fetchall() == [
         (date(2026, 1, 31),)

@@ -236,3 +236,26 @@ def test_the_payables_page_figures_split_the_total_by_approval_state(at_d):
         dec("3990.50"), dec("3420.50"), dec("480.00"), dec("90.00")
     )
     assert list(figures.by_supplier.rows["awaiting_approval_due"]) == [dec("480.00"), dec("0.00")]
+
+
+def test_a_late_supplier_bill_without_a_due_date_is_due_30_days_after_issue_and_flagged():
+    # sd13 S1 invoice 720.00 approved, issued 2025-11-20, no due date served: L441-10 I's default, issue date + 30
+    # days = 12-20 (10 days of November + 20), assumed; on D = 2026-01-31 it is 11 + 31 = 42 days past due, 31-60,
+    # as the customer side treats an invoice without a due date, never "current" for want of a date.
+    # The received side of the D441-6 table then holds in 31-60 sd2 (600.00, due 12-20, 42 days) and sd13: 2 bills,
+    # 1320.00, 1 with an assumed due date (row (C) says "legal" for it).
+    conn = duckdb.connect()
+    load_fixture(conn)
+    insert(conn, "supplier_documents", [{
+        "id": "sd13", "supplier_id": "s1", "reference": "FA-13", "type": "invoice", "status": "approved",
+        "issue_date": "2025-11-20T00:00:00Z", "amount": "600.00", "amount_vat": "720.00",
+        "last_update": "2025-11-20T10:00:00Z"}])
+    build_models(conn, as_of=D)
+    assert conn.execute(
+        "select due_date, is_due_date_assumed, days_past_due, aging_bucket, is_overdue, amount_due"
+        " from marts.supplier_payables where supplier_document_id = 'sd13'").fetchall() == [
+        (date(2025, 12, 20), True, 42, "31-60", True, dec("720.00"))]
+    assert conn.execute(
+        "select invoice_count, amount_incl_tax, assumed_due_date_count from marts.payment_terms_report"
+        " where side = 'received' and delay_bucket = '31-60'").fetchall() == [(2, dec("1320.00"), 1)]
+    conn.close()

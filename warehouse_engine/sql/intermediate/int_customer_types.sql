@@ -1,5 +1,9 @@
 -- ---
--- description: each customer's type for the payment law (business or consumer), served or inferred, and why.
+-- description: >
+--   each customer's type for the payment law (business or consumer), served or inferred, and why: the served
+--   `type`; else a siret (the API contract's own inference) or a VAT number (an intra-community VAT number is
+--   given to taxable persons, VAT directive 2006/112/EC art. 214: a foreign business has one and no siret) make a
+--   business; else consumer. L441-10 and D441-5 apply between professionals only.
 -- materialized: view
 -- grain: [portal_id, customer_id]
 -- ---

@@ -1,9 +1,10 @@
 -- ---
 -- description: >
---   Expected cash in (open receivables, net of each customer's unapplied credit) against cash out (supplier bills
---   approved or awaiting approval; credit balances owed to customers) by due date, ten rows per portal, always all
---   present: `past due` (due before D), `week 1` .. `week 8` (Monday to Sunday, week 1 being D's), `later` (after
---   week 8, or no due date). Disputed bills are on hold, apart.
+--   expected cash in (open receivables net of each customer's unapplied credit notes and payments, deducted up to
+--   what that customer owes, as marts.dso's net figure) against cash out (approved and awaiting bills; the credit
+--   balances owed to customers, the rest of their credit: a liability, Plan comptable général account 419
+--   "clients créditeurs", not a deduction from other customers' debts) by due date, ten periods per portal from
+--   past due to later; disputed bills apart, on hold, outside past due.
 -- grain: [portal_id, period_index]
 -- tests:
 --   not_null: [as_of_date]

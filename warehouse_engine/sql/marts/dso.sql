@@ -1,8 +1,15 @@
 -- ---
 -- description: >
---   Days sales outstanding on D, one row per portal. The headline is the **sales method over 90 days, gross**:
---   `dso_days = open_receivables / invoiced_last_90_days × 90`; beside it the net figure, the count-back and the
---   Banque de France's annual ratio (warehouse_engine/sql/README.md, "Marts").
+--   days sales outstanding on the report date D (one row per portal). Headline `dso_days`, the sales method,
+--   gross: open receivables incl. tax on D / invoices incl. tax emitted in the 90 days ending on D x 90 (the
+--   accounting method of DSO, "méthode comptable"). `net_dso_days`: each customer's unapplied credit notes and
+--   payments deducted up to what that customer owes (the rest, `credit_balances_owed`, is owed to the customer:
+--   a credit balance, PCG account 419 "clients créditeurs", not a deduction from others), over sales net of the
+--   window's credit notes. `count_back_dso_days`: the open receivables exhausted against each month's sales
+--   going back from D ("méthode par épuisement du chiffre d'affaires"). `annual_dso_days_360`: the Banque de France's ratio
+--   (Observatoire des délais de paiement, "délais clients" = customer receivables / annual turnover incl. tax x
+--   360), receivables as a balance sheet shows them (net debit balances) over the 12 months' sales net of
+--   credit notes, for the Benchmarks page.
 -- grain: [portal_id]
 -- tests:
 --   not_null: [as_of_date]

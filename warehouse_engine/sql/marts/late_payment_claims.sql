@@ -1,10 +1,11 @@
 -- ---
 -- description: >
---   One row per customer invoice late on D: overdue, or paid after its due date. Between professionals the law
---   (code de commerce L441-10 II, D441-5) grants, without a reminder, interest at the ECB's main refinancing rate
---   + 10 points from the day after the due date and a flat 40 EUR recovery indemnity per invoice. The rules where
---   the law leaves a choice (credit notes after the due date, partial payments, a due date on a weekend,
---   consumers, other currencies): `warehouse_engine/sql/README.md`, "Late-payment claims".
+--   one row per customer invoice overdue or paid late on the report date: days late, amount late, the flat 40 EUR
+--   recovery indemnity (c. com. D441-5) and the late-payment interest (L441-10 II) a business customer owes;
+--   shown and claiming nothing (claim_excluded_reason): consumers' invoices, debtors in collective proceedings
+--   (L622-7), claims ended more than five years ago (L110-4); paid invoices apart (is_invoice_paid); the user's
+--   claim status (to claim, claimed, waived) from their own file; a contractual rate below three times the legal
+--   interest rate flagged (rate_flag, L441-10 II), with the interest at that floor beside it.
 -- grain: [portal_id, invoice_id]
 -- tests:
 --   not_null: [as_of_date, due_date, days_late, amount_late, customer_type]
@@ -50,6 +51,11 @@
 --   interest_flag: >-
 --     `interest_flag` says why the interest is unknown (`rate table behind`, `no rate for a half-year`)
 --   interest_eur: "the interest in euros (NULL for another currency, or a half-year without a rate)"
+--   is_rate_below_legal_floor: >-
+--     a contractual rate below three times the legal interest rate of a half-year of the claim (L441-10 II); the
+--     interest stays at the contractual rate, flagged
+--   rate_flag: "why the rate is doubtful: below the legal floor, or a half-year's legal rate unknown (not checked)"
+--   interest_amount_at_legal_floor: "the claim's interest at the legal floor, beside the contractual one"
 --   interest_period_count: "number of interest lines"
 --   portal_id: >-
 --     the portal the row belongs to (part of the key: one warehouse may hold many portals, whose ids may collide)
@@ -76,6 +82,10 @@
 -- claim_status: what the user recorded for the claim (reference.claim_statuses, the file of the setting
 -- INVOICING_CLAIM_STATUSES_PATH: claimed, waived), else 'to claim'; with its date and note. it survives every
 -- rebuild because it lives in the user's file, not in the warehouse.
+-- rate_flag: a contractual rate (INVOICING_PENALTY_RATE_PERCENT, INVOICING_PENALTY_RATES_BY_CUSTOMER) below three times
+-- the legal interest rate of a half-year of the claim (reference.legal_interest_rates; L441-10 II's floor): the
+-- interest stays at the contractual rate, flagged, with interest_amount_at_legal_floor (its lines at the floor)
+-- beside it; or a half-year the legal table has no rate for: the rate is not checked, and the flag says so.
 -- is_invoice_paid: the claim of an invoice already paid (its amount is settled; only the penalties are owed)
 -- apart from those of open invoices: the dashboard shows both totals.
 with balances as (
@@ -122,7 +132,11 @@ interest as (
         bool_and(interest_rate_percent is not null) as is_interest_rate_known,
         -- one basis per invoice (its customer's): the rate the letter states
         min(rate_basis) as rate_basis,
-        bool_or(is_rate_table_behind) as is_rate_table_behind
+        bool_or(is_rate_table_behind) as is_rate_table_behind,
+        -- a contractual rate below 3 x the legal interest rate on a line, or a line whose floor is unknown
+        bool_or(is_below_legal_floor) as is_rate_below_legal_floor,
+        bool_or(is_below_legal_floor is null) as is_legal_floor_unknown,
+        sum(coalesce(interest_amount_at_legal_floor, interest_amount)) as interest_amount_at_legal_floor
     from periods
     group by portal_id, invoice_id
 ),
@@ -189,6 +203,17 @@ final as (
             when not claimable.is_claimable then cast(0 as decimal(18, 2))
             when late_invoices.currency = 'EUR' and interest.is_interest_rate_known then interest.interest_amount
         end as interest_eur,
+        -- the contractual rate checked against its floor (L441-10 II): the flag, and the interest at the floor
+        coalesce(interest.is_rate_below_legal_floor, false) as is_rate_below_legal_floor,
+        case
+            when interest.is_rate_below_legal_floor
+                then 'contractual rate below 3 x the legal interest rate (L441-10 II)'
+            when interest.is_legal_floor_unknown then 'legal interest rate unknown: contractual rate not checked'
+        end as rate_flag,
+        case
+            when claimable.is_claimable and interest.is_rate_below_legal_floor and interest.is_interest_rate_known
+                then interest.interest_amount_at_legal_floor
+        end as interest_amount_at_legal_floor,
         coalesce(interest.interest_period_count, 0) as interest_period_count,
         late_invoices.portal_id
     from late_invoices

@@ -1,13 +1,14 @@
 -- ---
 -- description: >
---   The interest lines a reminder letter cites: one per run of days at one amount late and one half-year's rate
---   (the rate in force on 1 January for January-June, on 1 July for July-December), business customers only.
---   Columns: `period_start`, `period_end`, `days_late_in_period`, `amount_late`, `half_year_start`,
---   `ecb_rate_percent` and `ecb_rate_effective_date` (from `reference.ecb_main_refinancing_rates`, the seed
---   `warehouse_engine/seeds/ecb_main_refinancing_rates.csv` or your own through `INVOICING_ECB_RATES_PATH`; NULL,
---   with `is_rate_table_behind`, for a half-year starting after the day the table was last checked against the
---   ECB, its `checked_on` column), `interest_rate_percent` (+ 10 points), `interest_amount` = amount × rate × days
---   / 36500, to the cent.
+--   the late-payment interest of each late invoice of a business customer, one row per run of days at one amount
+--   late and one half-year's rate: the lines a reminder letter cites. The rate (rate_basis): the terms of sale's
+--   (settings, c. com. L441-10 II), else the legal default, the ECB main refinancing rate in force on 1 January /
+--   1 July + 10 points (L441-10 II); a public buyer's, the ECB rate of the half-year the delay began + 8 points,
+--   fixed (public procurement code R2192-31). A half-year starting after the day the ECB table was last checked
+--   has no rate and no interest (is_rate_table_behind). A contractual rate below three times the half-year's legal
+--   interest rate (L441-10 II's floor) is flagged (is_below_legal_floor), with the interest at the floor beside it.
+--   A contractual rate is chosen for the portal or per customer by customer id only: the API contract gives tags to
+--   suppliers and supplier documents, not to customers, so no customer tag can select one.
 -- grain: [portal_id, invoice_id, period_start]
 -- tests:
 --   not_null: [as_of_date, period_start, period_end, days_late_in_period, amount_late, half_year_start]
@@ -32,6 +33,9 @@
 --     the half-year starts after the day the rate table was last checked: rate and interest NULL
 --   interest_rate_percent: "the rate the line uses (ECB + 10 points by default)"
 --   interest_amount: "amount_late x rate x days / 36500, to the cent"
+--   legal_floor_percent: "3 x the half-year's legal interest rate (L441-10 II's floor for a contractual rate)"
+--   is_below_legal_floor: "a contractual rate below that floor; NULL: the half-year's legal rate is unknown"
+--   interest_amount_at_legal_floor: "the line's interest at the floor"
 --   portal_id: >-
 --     the portal the row belongs to (part of the key: one warehouse may hold many portals, whose ids may collide)
 -- ---
@@ -54,8 +58,16 @@
 --   - a rate the terms of sale set (INVOICING_PENALTY_RATES_BY_CUSTOMER for one customer, else
 --     INVOICING_PENALTY_RATE_PERCENT for the portal; variables penalty_rate_customers, penalty_rate_percent): that yearly
 --     rate on every day, whatever the ecb table holds ('contractual': L441-10 II lets the terms of sale set any
---     rate of at least three times the legal interest rate; the product does not check that floor);
+--     rate of at least three times the legal interest rate);
 --   - else the legal default, the half-year's ecb rate + 10 points ('legal: ECB + 10, L441-10 II').
+-- the floor of a contractual rate (L441-10 II: "ne peut toutefois fixer un taux inférieur à trois fois le taux
+-- d'intérêt légal"): 3 x the legal interest rate of the line's half-year for 'all other cases' (c. mon. fin.
+-- L313-2: the creditor is a business; reference.legal_interest_rates). a contractual line below it keeps its
+-- interest at the contractual rate (what the user's terms say, and less than the law allows: claiming less is the
+-- creditor's right) but is flagged is_below_legal_floor, with interest_amount_at_legal_floor, the same line at
+-- the floor, beside it: the clause may be void, and the page and the letter must say so, not use it as valid.
+-- a half-year the legal table has no row for: the floor is unknown, is_below_legal_floor null (not checked).
+-- the floor binds terms of sale only: the legal default and a public buyer's rate are never below it (false).
 with report_date as (
     select * from intermediate.int_report_date
 ),
@@ -66,6 +78,10 @@ balances as (
 
 rates as (
     select * from reference.ecb_main_refinancing_rates
+),
+
+legal_rates as (
+    select * from reference.legal_interest_rates
 ),
 
 rate_table_checked as (
@@ -167,7 +183,8 @@ periods as (
                     then public_buyer_rates.interest_rate_percent end
             when stretches.contractual_rate_percent is not null then stretches.contractual_rate_percent
             else half_year_rates.ecb_rate_percent + 10
-        end as interest_rate_percent
+        end as interest_rate_percent,
+        3 * legal_rates.other_cases_rate_percent as legal_floor_percent
     from stretches
     cross join report_date
     inner join half_year_rates
@@ -175,6 +192,17 @@ periods as (
         and half_year_rates.half_year_end > stretches.balance_from
     left join public_buyer_rates
         on public_buyer_rates.portal_id = stretches.portal_id and public_buyer_rates.invoice_id = stretches.invoice_id
+    left join legal_rates on legal_rates.half_year_start = half_year_rates.half_year_start
+),
+
+floored as (
+    select
+        *,
+        case
+            when rate_basis <> 'contractual' then false
+            when legal_floor_percent is not null then interest_rate_percent < legal_floor_percent
+        end as is_below_legal_floor
+    from periods
 ),
 
 final as (
@@ -198,8 +226,14 @@ final as (
         -- in the invoice's currency (marts.late_payment_claims says when that is not euros)
         cast(round(amount_late * interest_rate_percent * (period_end - period_start + 1) / 36500, 2)
             as decimal(18, 2)) as interest_amount,
+        legal_floor_percent,
+        is_below_legal_floor,
+        -- the same line at the floor, for a contractual rate below it: what the terms of sale could at least claim
+        case when is_below_legal_floor then cast(
+            round(amount_late * legal_floor_percent * (period_end - period_start + 1) / 36500, 2) as decimal(18, 2))
+        end as interest_amount_at_legal_floor,
         portal_id
-    from periods
+    from floored
 )
 
 select * from final

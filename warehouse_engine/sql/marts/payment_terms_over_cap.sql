@@ -1,9 +1,10 @@
 -- ---
 -- description: >
---   The customer invoices and supplier bills issued in that fiscal year whose due date is beyond the caps of
---   L441-10 I (60 days after the invoice date, or 45 days end of month in either reading): `reference`,
---   `counterparty_id`, `counterparty_name`, `emit_date`, `due_date`, `term_days`, `cap_date`, `days_beyond_cap`,
---   `amount_incl_tax`.
+--   customer invoices and supplier bills of the fiscal year ending on the report date whose payment term is
+--   beyond the legal caps of c. com. L441-10 I (60 days after the invoice date, or 45 days end of month; 45 days
+--   after issue for a periodic invoice), business customers only (the caps bind professionals). The API marks no
+--   invoice as periodic: the setting INVOICING_PERIODIC_INVOICES names them by reference or reference prefix
+--   (is_periodic, cap_rule); without it every invoice is judged by the general caps.
 -- grain: [portal_id, side, document_id]
 -- tests:
 --   not_null: [as_of_date, side, document_id, emit_date, due_date, cap_date, days_beyond_cap]
@@ -19,6 +20,8 @@
 --   due_date: "due date"
 --   term_days: "due date - invoice date"
 --   cap_date: "the later of the two caps of L441-10 I (60 days after the invoice date; 45 days end of month)"
+--   is_periodic: "a periodic invoice, named by INVOICING_PERIODIC_INVOICES (the API marks none)"
+--   cap_rule: "the cap applied: 60 days or 45 days end of month, or 45 days after issue for a periodic invoice"
 --   days_beyond_cap: "due date - cap date"
 --   amount_incl_tax: "total incl. tax"
 --   portal_id: >-
@@ -30,9 +33,13 @@
 -- is flagged only when it is beyond all three: cap_date = the latest of emit + 60 days, the last day of the month
 -- of emit + 45 days, and the last day of the emit month + 45 days. sector caps (transport, perishable food, ...)
 -- are not known to the product and are not applied. the caps apply between professionals: customer invoices of
--- business customers only (intermediate.int_customer_types). the 45-day cap of periodic invoices (L441-10 I,
--- invoices under article 289 I 3 of the tax code) is not applied: nothing the api serves says an invoice is
--- periodic, so such an invoice is judged by the general caps (a term between 45 and 60 days is not flagged).
+-- business customers only (intermediate.int_customer_types). periodic invoices (factures périodiques, invoices
+-- under article 289 I 3 of the tax code): L441-10 I caps their term at 45 days after the invoice's date
+-- (cap_date = emit + 45). nothing the api contract serves says an invoice is periodic (document subtypes: credit
+-- notes, proformas, deposit and progress invoices; supplier documents' tags have no fields the contract shows), so
+-- the setting INVOICING_PERIODIC_INVOICES (variables periodic_invoice_references, periodic_invoice_prefixes) lists
+-- their references, exact or as a prefix, on either side; an invoice it does not list is judged by the general
+-- caps, which cannot see a periodic invoice's term of 46 to 60 days.
 -- documents: those issued in the fiscal year of marts.payment_terms_report (intermediate.int_fiscal_year: the
 -- INVOICING_FISCAL_YEAR_START setting, else the twelve months ending on the report date), with a served due date (an assumed one, emit + 30, is never beyond the cap): customer invoices
 -- (intermediate.int_invoices_as_of, side 'issued') and supplier bills (not credit notes, not refused, side
@@ -92,15 +99,35 @@ documents as (
         and not supplier_documents.is_due_date_assumed
 ),
 
+periodic as (
+    select
+        *,
+        coalesce(
+            list_contains(getvariable('periodic_invoice_references'), reference)
+            or list_bool_or(list_transform(
+                getvariable('periodic_invoice_prefixes'), prefix -> starts_with(reference, prefix)
+            )),
+            false
+        ) as is_periodic
+    from documents
+),
+
 capped as (
     select
         documents.*,
-        greatest(
-            documents.emit_date + 60,
-            last_day(documents.emit_date + 45),
-            last_day(documents.emit_date) + 45
-        ) as cap_date
-    from documents
+        case
+            when documents.is_periodic then documents.emit_date + 45
+            else greatest(
+                documents.emit_date + 60,
+                last_day(documents.emit_date + 45),
+                last_day(documents.emit_date) + 45
+            )
+        end as cap_date,
+        case
+            when documents.is_periodic then 'periodic invoice: 45 days after issue (L441-10 I)'
+            else 'general: 60 days after issue or 45 days end of month (L441-10 I)'
+        end as cap_rule
+    from periodic as documents
     cross join report_date
     where documents.emit_date between report_date.fiscal_year_start and report_date.as_of_date
         and documents.due_date is not null
@@ -118,6 +145,8 @@ final as (
         capped.due_date,
         capped.due_date - capped.emit_date as term_days,
         capped.cap_date,
+        capped.is_periodic,
+        capped.cap_rule,
         capped.due_date - capped.cap_date as days_beyond_cap,
         capped.amount_incl_tax,
         capped.portal_id
