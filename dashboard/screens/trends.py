@@ -40,20 +40,19 @@ def _charts(rows: pd.DataFrame, currency: str) -> alt.VConcatChart:
 
 def render(context: PageContext) -> None:
     """Lays out the Trends page."""
-    heading("Trends", context)
-    st.caption(
-        f"Open receivables, the overdue part of them and DSO at each of the last {MONTHS} month-ends up to the "
+    heading(context.tr("Trends"), context)
+    st.caption(context.tr(
+        "Open receivables, the overdue part of them and DSO at each of the last {months} month-ends up to the "
         "report date, each from the SQL models built as of that month-end over the readers' copy (what "
         "`invoicing-warehouse models --as-of` would publish for it). Overdue share: overdue / open "
         "receivables, in percent. The run publishes them with the copy for its report date; another date "
-        "builds them here, once."
-    )
+        "builds them here, once.", months=MONTHS))
     every_portal = cache.trends(context.view.warehouse, context.view.key, context.as_of)
     rows = every_portal[every_portal["portal_id"] == context.view.portal].drop(columns=["portal_id"])
     rows = rows.reset_index(drop=True)
     currency = cache.currency(context.view)
     if rows.empty:
-        st.info("No receivables at any of these month-ends.")
+        st.info(context.tr("No receivables at any of these month-ends."))
     else:
         st.altair_chart(_charts(rows, currency), width="stretch")
     table(rows, "trends", context, money=["open_receivables", "overdue_receivables"], currency=currency)
