@@ -15,7 +15,7 @@ from decimal import Decimal
 
 import pandas as pd
 
-from dashboard.formatting import eur, money
+from dashboard.formatting import FRENCH, eur, money
 from dashboard.page_texts import tr
 
 PUBLIC_BUYER_BASIS = "public buyer: R2192-31"
@@ -67,16 +67,22 @@ def sums(invoices: pd.DataFrame) -> LetterSums:
     )
 
 
-def _rates(lines: pd.DataFrame, references: set[str]) -> str:
+def _rates(lines: pd.DataFrame, references: set[str], style: str) -> str:
+    """The rates applied to the claimed invoices' interest lines, `12,15 / 12,40` (decimal mark of `style`)."""
     rates = sorted({Decimal(str(rate)) for reference, rate in zip(lines["reference"], lines["interest_rate_percent"])
                     if reference in references and _known(rate)})
-    return " / ".join(f"{rate:.2f}" for rate in rates)
+    texts = [f"{rate:.2f}" for rate in rates]
+    return " / ".join(text.replace(".", ",") if style == FRENCH else text for text in texts)
 
 
-def _law(language: str, bases: set[str], rates: str) -> list[str]:
-    """The paragraphs citing the law each rate basis rests on."""
+def _law(language: str, rows: pd.DataFrame, lines: pd.DataFrame, style: str) -> list[str]:
+    """The paragraphs citing the law each rate basis of `rows` rests on, with the rates of its own invoices."""
+    bases = {str(basis) for basis in rows["rate_basis"] if _known(basis)}
+    commercial = {str(reference) for reference, basis in zip(rows["reference"], rows["rate_basis"])
+                  if basis != PUBLIC_BUYER_BASIS}
+    rates = _rates(lines, commercial, style)
     paragraphs = []
-    if bases - {PUBLIC_BUYER_BASIS}:
+    if commercial:
         rate = (tr(language, "at the rate our terms of sale set ({rates} %)", rates=rates)
                 if bases - {PUBLIC_BUYER_BASIS} == {CONTRACTUAL_BASIS}
                 else tr(language, "at the European Central Bank's main refinancing rate plus 10 points ({rates} %)",
@@ -127,13 +133,12 @@ def letter_paragraphs(invoices: pd.DataFrame, lines: pd.DataFrame, language: str
         return [tr(language, "Nothing to claim from this customer: each late invoice is a consumer's, barred by law "
                              "or waived (see Not claimed and Claim status below).")]
     figures = sums(invoices)
-    bases = {str(basis) for basis in rows["rate_basis"] if _known(basis)}
     paragraphs = [
         tr(language, "Subject: overdue invoices, late-payment penalties and fixed indemnity for recovery costs"),
         tr(language, "Dear Sir or Madam,"),
         tr(language, "Unless we are mistaken, the {count} invoice(s) listed below were not paid by their due date.",
            count=figures.invoice_count),
-        *_law(language, bases, _rates(lines, set(map(str, rows["reference"])))),
+        *_law(language, rows, lines, style),
         _demand(language, figures, style, currency),
     ]
     if figures.unknown_interest_count:
