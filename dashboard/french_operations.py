@@ -171,6 +171,8 @@ FRENCH_OPERATIONS: dict[str, str] = {
         "`invoicing-warehouse models --as-of` publierait). Part échue : échu / créances ouvertes, en pourcentage. "
         "L'exécution les publie avec la copie pour sa date d'arrêté ; une autre date les construit ici, une fois.",
     "No receivables at any of these month-ends.": "Aucune créance à ces fins de mois.",
+    "receivables": "créances",
+    "overdue": "échu",
     # Freshness
     "unknown": "inconnue",
     "{count} min ago": "il y a {count} min",

@@ -12,7 +12,7 @@ from dashboard.trends import MONTHS
 from dashboard.widgets import PageContext, heading, table
 
 
-def _charts(rows: pd.DataFrame, currency: str) -> alt.VConcatChart:
+def _charts(rows: pd.DataFrame, currency: str, context: PageContext) -> alt.VConcatChart:
     data = rows.assign(
         month=rows["month_end"].map(lambda d: d.isoformat()[:7]),
         receivables=rows["open_receivables"].astype(float),
@@ -21,17 +21,20 @@ def _charts(rows: pd.DataFrame, currency: str) -> alt.VConcatChart:
     )
     amounts = data.melt(id_vars=["month"], value_vars=["receivables", "overdue"], var_name="figure",
                         value_name="amount")
+    # the legend's names in the page's language
+    figures = [context.tr("receivables"), context.tr("overdue")]
+    amounts["figure"] = amounts["figure"].map(dict(zip(["receivables", "overdue"], figures)))
     money = (
         alt.Chart(amounts).mark_line(point=True)
         .encode(x=alt.X("month:O", title=None), y=alt.Y("amount:Q", title=currency),
-                color=alt.Color("figure:N", scale=alt.Scale(domain=["receivables", "overdue"],
+                color=alt.Color("figure:N", scale=alt.Scale(domain=figures,
                                                             range=["#264653", "#e76f51"])),
                 tooltip=["month", "figure", alt.Tooltip("amount:Q", format=",.2f")])
         .properties(height=240)
     )
     dso = (
         alt.Chart(data).mark_bar(color="#4c9a5f")
-        .encode(x=alt.X("month:O", title=None), y=alt.Y("dso:Q", title="DSO (days)"),
+        .encode(x=alt.X("month:O", title=None), y=alt.Y("dso:Q", title=context.tr("DSO (days)")),
                 tooltip=["month", alt.Tooltip("dso:Q", format=".1f")])
         .properties(height=160)
     )
@@ -54,5 +57,5 @@ def render(context: PageContext) -> None:
     if rows.empty:
         st.info(context.tr("No receivables at any of these month-ends."))
     else:
-        st.altair_chart(_charts(rows, currency), width="stretch")
+        st.altair_chart(_charts(rows, currency, context), width="stretch")
     table(rows, "trends", context, money=["open_receivables", "overdue_receivables"], currency=currency)
