@@ -13,6 +13,8 @@ from typing import Any
 import pandas as pd
 
 # the CSV writer and its neutralisation live with the other file writers; named here too for the pages' tests
+from warehouse_engine.column_labels import column_label
+from warehouse_engine.report_language import ENGLISH as ENGLISH_TEXTS
 from warehouse_engine.table_files import neutralised, to_csv
 
 __all__ = ["neutralised", "to_csv"]  # besides what is defined here
@@ -60,8 +62,15 @@ def days(value: Any, style: str = FRENCH) -> str:
     return text.replace(".", ",") if style == FRENCH else text
 
 
-def cell_text(value: Any, is_money: bool, style: str, currency: str = DEFAULT_CURRENCY) -> str:
-    """A cell as the tables show it (and as a search matches it): money in the style, dates ISO, yes/no."""
+def day(value: date, language: str = ENGLISH_TEXTS) -> str:
+    """A date as a page shows it: `28/11/2026` in French, ISO `2026-11-28` in English."""
+    return value.strftime("%d/%m/%Y") if language == FRENCH else value.isoformat()
+
+
+def cell_text(value: Any, is_money: bool, style: str, currency: str = DEFAULT_CURRENCY,
+              language: str = ENGLISH_TEXTS) -> str:
+    """A cell as the tables show it (and as a search matches it): money in the style, dates per `language`
+    (ISO in English, `28/11/2026` in French), yes/no (oui/non)."""
     if is_money:
         return money(value, style, currency)
     if value is None or (isinstance(value, float) and pd.isna(value)) or value is pd.NaT:
@@ -69,9 +78,9 @@ def cell_text(value: Any, is_money: bool, style: str, currency: str = DEFAULT_CU
     if isinstance(value, datetime):
         return value.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
     if isinstance(value, date):
-        return value.isoformat()
+        return day(value, language)
     if isinstance(value, bool):
-        return "yes" if value else "no"
+        return ("oui" if value else "non") if language == FRENCH else ("yes" if value else "no")
     if isinstance(value, Decimal):  # a day count or a share (money is above): the style's decimal mark, as `days`
         text = format(value, "f")
         return text.replace(".", ",") if style == FRENCH else text
@@ -85,71 +94,33 @@ def html_table(
     style: str = FRENCH,
     labels: dict[str, str] | None = None,
     currency: str = DEFAULT_CURRENCY,
+    language: str = ENGLISH_TEXTS,
 ) -> str:
-    """`frame` as an HTML table `data-table=name`; columns in `money` formatted in `currency` and
-    right-aligned. Each cell carries `data-column` so tests and scripts find a figure by its column name."""
+    """`frame` as an HTML table `data-table=name`, its headers in `language` (warehouse_engine/column_labels.py;
+    `labels` wins); columns in `money` formatted in `currency` and right-aligned. Each cell carries
+    `data-column` so tests and scripts find a figure by its column name."""
     money = set(money)
-    labels = {**LABELS, **(labels or {})}
+    labels = labels or {}
     head = "".join(
-        f'<th class="{"num" if column in money else ""}">{html.escape(labels.get(column, column))}</th>'
+        f'<th class="{"num" if column in money else ""}">'
+        f"{html.escape(labels.get(column) or column_label(column, language))}</th>"
         for column in frame.columns
     )
     body = []
     for row in frame.itertuples(index=False):
         cells = "".join(
             f'<td data-column="{html.escape(column)}" class="{"num" if column in money else ""}">'
-            f"{html.escape(cell_text(value, column in money, style, currency))}</td>"
+            f"{html.escape(cell_text(value, column in money, style, currency, language))}</td>"
             for column, value in zip(frame.columns, row)
         )
         body.append(f"<tr>{cells}</tr>")
-    empty = "" if body else f'<tr><td colspan="{len(frame.columns)}">nothing</td></tr>'
+    nothing = "rien" if language == FRENCH else "nothing"
+    empty = "" if body else f'<tr><td colspan="{len(frame.columns)}">{nothing}</td></tr>'
     return (
         f'<table class="iw-table" data-table="{html.escape(name)}"><thead><tr>{head}</tr></thead>'
         f"<tbody>{''.join(body)}{empty}</tbody></table>"
     )
 
-
-# what people read above a column (the CSV keeps the marts' own column names)
-LABELS = {
-    "customer_name": "Customer", "customer_reference": "Ref.", "overdue_amount": "Overdue",
-    "overdue_invoice_count": "Overdue invoices", "total_open": "Total open",
-    "oldest_overdue_reference": "Oldest overdue", "oldest_due_date": "Due", "oldest_days_past_due": "Days late",
-    "next_reminder_template": "Next reminder", "aging_bucket": "Days past due", "open_amount": "Open",
-    "overdue": "Overdue?", "invoice_count": "Invoices", "reference": "Reference", "emit_date": "Emitted",
-    "due_date": "Due", "total_incl_tax": "Total incl. tax", "paid_by_payments": "Paid",
-    "settled_by_credit_notes": "Credit notes", "days_past_due": "Days late", "supplier_name": "Supplier",
-    "document_type": "Type", "issue_date": "Issued", "amount_due": "Amount due", "week_start": "Week from",
-    "week_end": "to", "falling_due_amount": "Falling due", "undated_amount": "No due date",
-    "total_amount": "Total", "document_count": "Documents", "legal_identifier": "SIRET", "total_due": "Total due",
-    "due_current": "Not yet due", "next_due_date": "Next due", "period_label": "Period",
-    "expected_inflows": "Inflows (net of customers' credit)", "expected_outflows": "Outflows (payables)",
-    "net_flow": "Net", "credit_deducted": "Customers' credit deducted",
-    "credit_balances_owed": "Credit owed to customers (in outflows)", "disputed_outflows": "Disputed bills (on hold)",
-    "cumulative_net": "Cumulative net", "receivable_count": "Receivables", "payable_count": "Payables",
-    "raw_table": "Raw table", "rows": "Rows", "last_loaded_at": "Last loaded", "load_id": "dlt load",
-    "open_current": "Current", "open_1_30": "1-30", "open_31_60": "31-60", "open_61_90": "61-90",
-    "open_90_plus": "90+", "due_1_30": "1-30", "due_31_60": "31-60", "due_61_90": "61-90", "due_90_plus": "90+",
-    "row_count": "Rows", "month_end": "Month end", "overdue_share": "Overdue share (%)",
-    "check": "Check", "asset": "Asset", "passed": "Passed", "severity": "Severity", "detail": "Detail",
-    "portal": "Portal", "open_receivables": "Open receivables", "overdue_receivables": "Overdue",
-    "dso_days": "DSO (days)", "last_sync": "Last sync (UTC)", "failing_checks": "Failing checks",
-    # late-payment claims and the payment-terms table (the French legal terms beside the English ones)
-    "late_invoice_count": "Late invoices", "amount_late": "Amount late", "flat_indemnity_eur": "Indemnity (40 €)",
-    "interest_eur": "Interest (€)", "claim_eur": "Claim (€)", "interest_unknown_count": "Interest unknown",
-    "paid_date": "Paid", "days_late": "Days late", "interest_amount": "Interest",
-    "claim_excluded_reason": "Not claimed", "period_start": "From", "period_end": "To",
-    "days_late_in_period": "Days", "ecb_rate_percent": "ECB rate (%)", "interest_rate_percent": "Rate applied (%)",
-    "delay_bucket": "Days late (tranche de retard)", "amount_incl_tax": "Amount incl. tax (TTC)",
-    "share_of_year_percent": "Share of the year (%)", "year_total_incl_tax": "Year's purchases / sales (TTC)",
-    "side": "Side", "counterparty_name": "Customer / supplier", "term_days": "Term (days)",
-    "cap_date": "Legal cap", "days_beyond_cap": "Days beyond cap",
-    "forecast_inflows": "Expected inflows (payment history)", "forecast_cumulative_net": "Cumulative net (expected)",
-    "forecast_receivable_count": "Receivables (expected)", "expected_payment_date": "Expected payment",
-    "basis": "Basis", "customer_paid_count": "Customer's paid invoices",
-    "expected_days_after_due": "Days after due (expected)", "is_estimate_passed": "Estimate passed",
-    "measure": "Measure", "portal_days": "This portal (days)", "benchmark_days": "Observatory (days)",
-    "benchmark_size": "Observatory size", "figure_year": "Figure year", "report": "Report", "source": "Source", "note": "Note",
-}
 
 TABLE_CSS = """<style>
 table.iw-table { border-collapse: collapse; width: 100%; font-size: 0.9rem; }

@@ -11,25 +11,35 @@ import pandas as pd
 import streamlit as st
 
 from dashboard.cache import View
-from dashboard.formatting import DEFAULT_CURRENCY, LABELS, TABLE_CSS, cell_text, html_table
+from dashboard.formatting import DEFAULT_CURRENCY, TABLE_CSS, cell_text, day, html_table
+from dashboard.page_texts import tr
 from dashboard.queries import Listing
+from warehouse_engine.column_labels import column_label
+from warehouse_engine.report_language import ENGLISH
 from warehouse_engine.table_files import CSV, EXTENSIONS, FRENCH_CSV, MIME_TYPES, XLSX, write
 
 
 @dataclass(frozen=True)
 class PageContext:
-    """What every page needs: the view (copy, date, portal), the report date shown, the amounts' style."""
+    """What every page needs: the view (copy, date, portal), the report date shown, the amounts' style, the
+    language of the texts (warehouse_engine/report_language.py)."""
 
     view: View
     as_of: date
     style: str
+    language: str = ENGLISH
+
+    def tr(self, english: str, **values: object) -> str:
+        """`english` (a catalogue id, dashboard/page_texts.py) in the page's language, `values` filled in."""
+        return tr(self.language, english, **values)
 
 
 def heading(title: str, context: PageContext) -> None:
     """The page title and the report date and portal it shows."""
     st.title(title)
-    source = "published marts" if context.view.as_of is None else "models built for this date, in memory"
-    st.caption(f"As of {context.as_of.isoformat()} · portal {context.view.portal} · {source}")
+    source = context.tr("published marts" if context.view.as_of is None else "models built for this date, in memory")
+    st.caption(context.tr("As of {date} · portal {portal} · {source}", date=day(context.as_of, context.language),
+                          portal=context.view.portal, source=source))
     st.html(TABLE_CSS)
 
 
@@ -51,15 +61,15 @@ def table(
     data = frame if download is None else download
     rows = total if total is not None else len(frame if callable(data) else data)
     shown = _searched_and_sorted(frame, name, context, money, currency, data, rows) if searchable else frame
-    st.html(html_table(shown, name, money, context.style, currency=currency))
+    st.html(html_table(shown, name, money, context.style, currency=currency, language=context.language))
     stem = f"{name}_{context.view.portal}_{context.as_of.isoformat()}"
     csv, french, xlsx, _ = st.columns([2, 2, 2, 3])
-    for column, file_format, label in ((csv, CSV, f"Download CSV ({rows} rows)"),
-                                       (french, FRENCH_CSV, "CSV for French Excel (;)"),
-                                       (xlsx, XLSX, "Download xlsx")):
+    for column, file_format, label in ((csv, CSV, context.tr("Download CSV ({rows} rows)", rows=rows)),
+                                       (french, FRENCH_CSV, context.tr("CSV for French Excel (;)")),
+                                       (xlsx, XLSX, context.tr("Download xlsx"))):
         column.download_button(
             label,
-            _writer(data, file_format, name),
+            _writer(data, file_format, name, context.language),
             file_name=f"{stem}{'_fr' if file_format == FRENCH_CSV else ''}.{EXTENSIONS[file_format]}",
             mime=MIME_TYPES[file_format],
             key=f"download_{file_format}_{name}",
@@ -67,9 +77,11 @@ def table(
         )
 
 
-def _writer(data: pd.DataFrame | Callable[[], pd.DataFrame], file_format: str, name: str) -> Callable[[], bytes]:
-    # always deferred: a file is written only when its button is clicked, never on every rerun of the page
-    return lambda: write(data() if callable(data) else data, file_format, name)
+def _writer(data: pd.DataFrame | Callable[[], pd.DataFrame], file_format: str, name: str,
+            language: str) -> Callable[[], bytes]:
+    # always deferred: a file is written only when its button is clicked, never on every rerun of the page;
+    # the files made for people (French CSV, xlsx) carry the headers in the page's language, the CSV the marts' names
+    return lambda: write(data() if callable(data) else data, file_format, name, language)
 
 
 def _searched_and_sorted(frame: pd.DataFrame, name: str, context: PageContext, money: list[str], currency: str,
@@ -78,13 +90,16 @@ def _searched_and_sorted(frame: pd.DataFrame, name: str, context: PageContext, m
     head a long list shows) that match, in the order chosen, cut to as many rows as `frame` shows."""
     columns = list(frame.columns)
     search_box, sort_box = st.columns([3, 2])
-    text = search_box.text_input(f"Search {name.replace('_', ' ')}", key=f"search_{name}",
-                                 placeholder="Search: any part of any cell", label_visibility="collapsed")
+    text = search_box.text_input(context.tr("Search {table}", table=name.replace('_', ' ')), key=f"search_{name}",
+                                 placeholder=context.tr("Search: any part of any cell"),
+                                 label_visibility="collapsed")
     orders = [None, *[(column, ascending) for column in columns for ascending in (True, False)]]
     order = sort_box.selectbox(
-        f"Sort {name.replace('_', ' ')}", orders, key=f"sort_{name}", label_visibility="collapsed",
-        format_func=lambda o: "Sort: as listed" if o is None else
-        f"Sort: {LABELS.get(o[0], o[0])} {'ascending' if o[1] else 'descending'}",
+        context.tr("Sort {table}", table=name.replace('_', ' ')), orders, key=f"sort_{name}",
+        label_visibility="collapsed",
+        format_func=lambda o: context.tr("Sort: as listed") if o is None else
+        context.tr("Sort: {column} ascending" if o[1] else "Sort: {column} descending",
+                   column=column_label(o[0], context.language)),
     )
     needle = text.strip().casefold()
     if not needle and order is None:
@@ -95,15 +110,18 @@ def _searched_and_sorted(frame: pd.DataFrame, name: str, context: PageContext, m
         texts = pd.Series("", index=whole.index)
         for column in columns:
             texts = texts + "\x1f" + whole[column].map(
-                lambda value, is_money=column in money: cell_text(value, is_money, context.style, currency))
+                lambda value, is_money=column in money: cell_text(value, is_money, context.style, currency,
+                                                                  context.language))
         whole = whole[texts.str.casefold().str.contains(needle, regex=False)]
     if order is not None:
         whole = whole.sort_values(order[0], ascending=order[1], kind="stable", na_position="last")
-    st.caption(f"{len(whole)} of {rows} rows match" + (f", the first {len(frame)} shown" if len(whole) > len(frame)
-                                                          else ""))
+    st.caption(context.tr("{matching} of {rows} rows match", matching=len(whole), rows=rows)
+               + (context.tr(", the first {shown} shown", shown=len(frame)) if len(whole) > len(frame) else ""))
     return whole.head(len(frame)) if len(frame) else whole
 
 
-def shown_of(listing: Listing) -> str:
+def shown_of(listing: Listing, language: str = ENGLISH) -> str:
     """`(first N of M)` when a list is shown cut, else ''."""
-    return f" (first {len(listing.rows)} of {listing.total})" if listing.total > len(listing.rows) else ""
+    if listing.total <= len(listing.rows):
+        return ""
+    return tr(language, " (first {shown} of {total})", shown=len(listing.rows), total=listing.total)

@@ -3,6 +3,7 @@ render benchmark: started, awaited on Streamlit's health endpoint (bounded), alw
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import time
@@ -32,15 +33,18 @@ PAGE_KEY_TABLES = {
 
 
 @contextmanager
-def dashboard_process(warehouse: Path, log_path: Path) -> Iterator[str]:
-    """Runs the dashboard on `warehouse` until the block ends; yields its URL. Output goes to `log_path`."""
+def dashboard_process(warehouse: Path, log_path: Path, language: str | None = "en") -> Iterator[str]:
+    """Runs the dashboard on `warehouse` until the block ends; yields its URL. Output goes to `log_path`.
+    `language`: its INVOICING_LANGUAGE, English by default (the page names above and the tests' texts are
+    English; a French session asks `?lang=fr`); None leaves the setting as the environment has it."""
     port = free_port()
+    environment = dict(os.environ) if language is None else {**os.environ, "INVOICING_LANGUAGE": language}
     url = f"http://127.0.0.1:{port}"
     with open(log_path, "w") as log:
         process = subprocess.Popen(
             [sys.executable, "-m", "invoicing_warehouse.cli", "dashboard", "--warehouse", str(warehouse),
              "--port", str(port)],
-            stdout=log, stderr=subprocess.STDOUT,
+            stdout=log, stderr=subprocess.STDOUT, env=environment,
         )
         try:
             _wait_healthy(process, url, log_path)

@@ -22,11 +22,13 @@ from runs.as_of import AsOfRefused, attached, every_mart, marts_as_of
 from runs.gate import held_marts
 from runs.gate_state import GateState, GateStateError
 from runs.gate_state import load as load_gate_state
+from warehouse_engine.column_labels import labelled
 from warehouse_engine.connection import WarehouseUnavailable
 from warehouse_engine.names import DEFAULT_WAREHOUSE_PATH, MARTS_SCHEMA
 from warehouse_engine.private_files import UnsafeFolderError, check_owned_folder, write_private_file
 from warehouse_engine.publish import default_snapshot_path
 from warehouse_engine.readers import connect_reader
+from warehouse_engine.report_language import LanguageSettingError, report_language
 from warehouse_engine.sql_runner import today_in_portal_zone
 from warehouse_engine.table_files import CSV, EXTENSIONS, FRENCH_CSV, PARQUET, XLSX, to_xlsx, write
 from warehouse_engine.target import WarehouseConfigError, WarehouseTarget, target_from_env
@@ -111,13 +113,27 @@ def mart_frames(connection: duckdb.DuckDBPyConnection) -> dict[str, pd.DataFrame
     return frames
 
 
+def export_language(frames: dict[str, pd.DataFrame]) -> str:
+    """The language of the headers of the files made for people: INVOICING_LANGUAGE, else the portals' (French
+    when every figure is in euros, warehouse_engine/report_language.py), read from marts.cash_outlook's currency."""
+    outlook = frames.get("cash_outlook")
+    currencies = [] if outlook is None or "currency" not in outlook else list(outlook["currency"])
+    return report_language(currencies)
+
+
 def export(target: WarehouseTarget, as_of: date, file_format: str, out: Path) -> list[tuple[Path, int]]:
-    """Writes the marts as of `as_of` in `file_format` into `out`; returns (file, rows) per file written."""
+    """Writes the marts as of `as_of` in `file_format` into `out`; returns (file, rows) per file written. The
+    xlsx and the French CSV head their columns in the report language (`export_language`); CSV and Parquet keep
+    the marts' column names."""
     connection = marts_connection(target, as_of)
     try:
         frames = mart_frames(connection)
     finally:
         connection.close()
+    try:
+        language = export_language(frames)
+    except LanguageSettingError as wrong:
+        raise ExportRefused(str(wrong)) from None
     out.mkdir(parents=True, exist_ok=True)
     try:
         check_owned_folder(out)
@@ -128,12 +144,12 @@ def export(target: WarehouseTarget, as_of: date, file_format: str, out: Path) ->
         if too_long:
             raise ExportRefused(f"{', '.join(too_long)}: more rows than an xlsx sheet holds; use parquet or csv")
         path = out / f"marts_{as_of.isoformat()}.xlsx"
-        write_private_file(path, to_xlsx(frames))
+        write_private_file(path, to_xlsx({name: labelled(frame, language) for name, frame in frames.items()}))
         return [(path, sum(len(frame) for frame in frames.values()))]
     written = []
     for name, frame in frames.items():
         path = out / f"{name}.{EXTENSIONS[file_format]}"
-        write_private_file(path, write(frame, file_format, name))
+        write_private_file(path, write(frame, file_format, name, language))
         written.append((path, len(frame)))
     return written
 

@@ -21,6 +21,8 @@ from typing import Any
 
 import pandas as pd
 
+from warehouse_engine.column_labels import labelled
+
 CSV = "csv"
 FRENCH_CSV = "csv-fr"
 XLSX = "xlsx"
@@ -158,14 +160,16 @@ def to_parquet(frame: pd.DataFrame) -> bytes:
     return buffer.getvalue()
 
 
-def write(frame: pd.DataFrame, file_format: str, name: str = "table") -> bytes:
-    """The frame in `file_format` (CSV, FRENCH_CSV, XLSX: one sheet called `name`, PARQUET)."""
+def write(frame: pd.DataFrame, file_format: str, name: str = "table", language: str | None = None) -> bytes:
+    """The frame in `file_format` (CSV, FRENCH_CSV, XLSX: one sheet called `name`, PARQUET). With a `language`
+    (`fr`, `en`), the files made for people (FRENCH_CSV, XLSX) head their columns with the labels in that
+    language (warehouse_engine/column_labels.py); CSV and Parquet, which programs re-read, keep the marts' names."""
     if file_format == CSV:
         return to_csv(frame)
     if file_format == FRENCH_CSV:
-        return to_french_csv(frame)
+        return to_french_csv(frame if language is None else labelled(frame, language))
     if file_format == XLSX:
-        return to_xlsx({name: frame})
+        return to_xlsx({name: frame if language is None else labelled(frame, language)})
     if file_format == PARQUET:
         return to_parquet(frame)
     raise ValueError(f"unknown file format {file_format!r}: one of {', '.join(EXTENSIONS)}")

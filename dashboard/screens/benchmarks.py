@@ -10,7 +10,7 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import cache
-from dashboard.formatting import days
+from dashboard.formatting import day, days
 from dashboard.observatory import (
     ALL_SIZES,
     FILE_SETTING,
@@ -38,17 +38,19 @@ ROWS = {
 }
 
 
-def _frame(portal: dict | None, chosen: dict[str, Benchmark], size: str) -> pd.DataFrame:
+def _frame(portal: dict | None, chosen: dict[str, Benchmark], size: str, context: PageContext) -> pd.DataFrame:
+    tr = context.tr
     rows = []
     for measure, (label, column) in ROWS.items():
         benchmark = chosen.get(measure)
         value = None if portal is None or column is None else portal.get(column)
         rows.append({
-            "measure": label,
+            "measure": tr(label),
             "portal_days": None if value is None or pd.isna(value) else Decimal(str(value)),
             "benchmark_days": benchmark.value_days if benchmark else None,
-            "benchmark_size": (("all sizes" if benchmark.company_size == ALL_SIZES else benchmark.company_size)
-                               + ("" if benchmark.company_size == size else f" (no {size} figure in the file)"))
+            "benchmark_size": ((tr("all sizes") if benchmark.company_size == ALL_SIZES else benchmark.company_size)
+                               + ("" if benchmark.company_size == size
+                                  else tr(" (no {size} figure in the file)", size=size)))
             if benchmark else "",
             "figure_year": str(benchmark.figure_year) if benchmark else "",
             "report": benchmark.report if benchmark else "",
@@ -60,7 +62,8 @@ def _frame(portal: dict | None, chosen: dict[str, Benchmark], size: str) -> pd.D
 
 def render(context: PageContext) -> None:
     """Lays out the Benchmarks page."""
-    heading("Benchmarks", context)
+    heading(context.tr("Benchmarks"), context)
+    tr = context.tr
     try:
         size = company_size()
         path = benchmarks_file()
@@ -69,28 +72,28 @@ def render(context: PageContext) -> None:
         st.error(str(problem), icon=":material/warning:")
         return
     portal = cache.payment_behaviour(context.view)
-    st.caption(
-        f"This portal's figures as of the report date beside the Banque de France payment-terms observatory's "
-        f"(Observatoire des délais de paiement) for companies of size {size} ({SIZE_SETTING}; the observatory's "
-        f"figure for all sizes when the data file has none for {size}). Figures from {path.name} "
-        f"({FILE_SETTING} names another). Customer payment terms: the portal's figure is computed as the observatory computes its own, "
-        "customer receivables (each customer's balance net of its unapplied credit notes and payments) / turnover "
+    st.caption(tr(
+        "This portal's figures as of the report date beside the Banque de France payment-terms observatory's "
+        "(Observatoire des délais de paiement) for companies of size {size} ({size_setting}; the observatory's "
+        "figure for all sizes when the data file has none for {size}). Figures from {file} "
+        "({file_setting} names another). Customer payment terms: the portal's figure is computed as the "
+        "observatory computes its own, customer receivables (each customer's balance net of its unapplied credit notes and payments) / turnover "
         "incl. tax of the 12 months ending on the report date, net of credit notes, x 360 "
         "(marts.dso.annual_dso_days_360); the Receivables page's headline DSO (sales method over 90 days) is "
         "another method and is not compared here. Average lateness: "
         "marts.payment_behaviour, the invoices paid over the 365 days ending on the report date, each counting "
         "max(0, paid date - due date) days, unweighted (as the payment-behaviour studies count payments); "
         "the amount-weighted figure is below. The observatory's figures are national averages of other years: "
-        "a yardstick, not a target."
-    )
-    table(_frame(portal, chosen, size), "benchmarks", context, searchable=False)
+        "a yardstick, not a target.", size=size, size_setting=SIZE_SETTING, file=path.name,
+        file_setting=FILE_SETTING))
+    table(_frame(portal, chosen, size, context), "benchmarks", context, searchable=False)
     if portal is None or not portal.get("paid_invoice_count"):
-        st.info("No invoice paid in the 365 days ending on the report date: no lateness to compare.")
+        st.info(tr("No invoice paid in the 365 days ending on the report date: no lateness to compare."))
         return
-    st.caption(
-        f"{int(portal['paid_invoice_count'])} invoices paid from {portal['window_start'].isoformat()}, "
-        f"{int(portal['late_invoice_count'])} of them after their due date; "
-        f"average lateness weighted by amount: {days(portal['average_days_late_weighted'], context.style)} days; "
-        f"of the late ones only: {days(portal['average_days_late_when_late'], context.style)} days; "
-        f"median days after due: {days(portal['median_days_after_due'], context.style)}."
-    )
+    st.caption(tr(
+        "{paid} invoices paid from {start}, {late} of them after their due date; average lateness weighted by "
+        "amount: {weighted} days; of the late ones only: {when_late} days; median days after due: {median}.",
+        paid=int(portal["paid_invoice_count"]), start=day(portal["window_start"], context.language),
+        late=int(portal["late_invoice_count"]), weighted=days(portal["average_days_late_weighted"], context.style),
+        when_late=days(portal["average_days_late_when_late"], context.style),
+        median=days(portal["median_days_after_due"], context.style)))

@@ -10,18 +10,20 @@ import streamlit as st
 
 from dashboard import cache
 from dashboard.formatting import money
+from dashboard.page_texts import tr
 from dashboard.widgets import PageContext, heading, shown_of, table
 
 FLOWS = ["inflows by due date", "inflows expected (payment history)", "outflows"]
 
 
-def _chart(rows: pd.DataFrame, currency: str) -> alt.LayerChart | alt.FacetChart:
+def _chart(rows: pd.DataFrame, currency: str, language: str) -> alt.LayerChart | alt.FacetChart:
+    flows_named = [tr(language, flow) for flow in FLOWS]
     order = list(rows["period_label"])
     count = len(rows)
     flows = pd.DataFrame(
         {
             "period": order * 3,
-            "flow": [FLOWS[0]] * count + [FLOWS[1]] * count + [FLOWS[2]] * count,
+            "flow": [flows_named[0]] * count + [flows_named[1]] * count + [flows_named[2]] * count,
             "amount": [float(v) for v in rows["expected_inflows"]] + [float(v) for v in rows["forecast_inflows"]]
             + [-float(v) for v in rows["expected_outflows"]],
         }
@@ -29,7 +31,8 @@ def _chart(rows: pd.DataFrame, currency: str) -> alt.LayerChart | alt.FacetChart
     cumulative = pd.DataFrame(
         {
             "period": order * 2,
-            "line": ["cumulative net by due date"] * count + ["cumulative net expected"] * count,
+            "line": [tr(language, "cumulative net by due date")] * count
+            + [tr(language, "cumulative net expected")] * count,
             "cumulative": [float(v) for v in rows["cumulative_net"]]
             + [float(v) for v in rows["forecast_cumulative_net"]],
         }
@@ -39,10 +42,10 @@ def _chart(rows: pd.DataFrame, currency: str) -> alt.LayerChart | alt.FacetChart
         .mark_bar()
         .encode(
             x=alt.X("period:N", sort=order, title=None),
-            xOffset=alt.XOffset("flow:N", sort=FLOWS),
+            xOffset=alt.XOffset("flow:N", sort=flows_named),
             y=alt.Y("amount:Q", title=currency),
-            color=alt.Color("flow:N", sort=FLOWS,
-                            scale=alt.Scale(domain=FLOWS, range=["#4c9a5f", "#a8d5b5", "#e76f51"])),
+            color=alt.Color("flow:N", sort=flows_named,
+                            scale=alt.Scale(domain=flows_named, range=["#4c9a5f", "#a8d5b5", "#e76f51"])),
             tooltip=["period", "flow", alt.Tooltip("amount:Q", format=",.2f")],
         )
     )
@@ -59,15 +62,15 @@ def _chart(rows: pd.DataFrame, currency: str) -> alt.LayerChart | alt.FacetChart
 
 def _expected_payments(context: PageContext, currency: str) -> None:
     expected = cache.expected_payments(context.view)
-    st.subheader("Expected payments" + shown_of(expected.listing))
+    tr = context.tr
+    st.subheader(tr("Expected payments") + shown_of(expected.listing, context.language))
     bases = ", ".join(f"{basis}: {count}" for basis, count in sorted(expected.bases.items()))
-    st.caption(
+    st.caption(tr(
         "When each open invoice will likely be paid: its due date + the median days the customer paid after the "
         "due date, over its invoices paid by the report date; a customer with fewer than 5 paid invoices borrows "
         "the rest from the portal's median (weight n/5), one with none gets the portal's. An estimate already "
-        f"past moves to the day after the report date (estimate passed). Invoices by basis: {bases or 'none'}. "
-        "Backtest against \"paid on the due date\": bench/RESULTS.md."
-    )
+        "past moves to the day after the report date (estimate passed). Invoices by basis: {bases}. "
+        "Backtest against \"paid on the due date\": bench/RESULTS.md.", bases=bases or tr("none")))
     table(
         expected.listing.rows,
         "expected_payments",
@@ -81,8 +84,9 @@ def _expected_payments(context: PageContext, currency: str) -> None:
 
 def render(context: PageContext) -> None:
     """Lays out the Cash outlook page."""
-    heading("Cash outlook", context)
-    st.caption(
+    heading(context.tr("Cash outlook"), context)
+    tr = context.tr
+    st.caption(tr(
         "Open receivables and supplier payables by due date, and beside them the same receivables by the date "
         "they will likely be paid (from the customers' payment history, see Expected payments below). "
         "Inflows are net of what each customer will deduct: its unapplied credit notes and payments (cash already "
@@ -92,23 +96,21 @@ def render(context: PageContext) -> None:
         "bills are on hold: shown apart, outside the outflows and past due. "
         "Past due: due before the report date (an expected payment is never in the past: it holds none). "
         "Weeks run Monday to Sunday, week 1 being the report date's. Later: after week 8, or without a date. "
-        "Outflows are negative in the chart; the lines are the cumulative net, by due date and expected."
-    )
+        "Outflows are negative in the chart; the lines are the cumulative net, by due date and expected."))
     receivables = cache.receivables(context.view)
     currency = cache.currency(context.view)
     if receivables.assumed_due_count:
         # the server sent no dueDate for these: their period rests on the legal default
-        st.warning(
-            f"Assumed due dates: {receivables.assumed_due_count} open invoice(s), "
-            f"{money(receivables.assumed_due_amount, context.style, currency)} of the inflows, have no due date from the API; "
+        st.warning(tr(
+            "Assumed due dates: {count} open invoice(s), {amount} of the inflows, have no due date from the API; "
             "they are placed by the emit date + 30 days (French commercial code L441-10).",
-            icon=":material/warning:",
-        )
+            count=receivables.assumed_due_count,
+            amount=money(receivables.assumed_due_amount, context.style, currency)), icon=":material/warning:")
     rows = cache.cash_outlook(context.view)
     if rows.empty:
-        st.info("Nothing to receive nor to pay on this date.")
+        st.info(tr("Nothing to receive nor to pay on this date."))
         return
-    st.altair_chart(_chart(rows, currency), width="stretch")
+    st.altair_chart(_chart(rows, currency, context.language), width="stretch")
     table(
         rows.drop(columns=["period_index"]),
         "cash_outlook",

@@ -16,37 +16,40 @@ IDS = ["supplier_document_id", "supplier_id"]  # in the CSV, not on screen
 
 def render(context: PageContext) -> None:
     """Lays out the Payables page."""
-    heading("Payables", context)
+    heading(context.tr("Payables"), context)
+    tr = context.tr
     figures = cache.payables(context.view, context.as_of)
     currency = cache.currency(context.view)
     this_week, next_weeks, past_due, total = st.columns(4)
-    this_week.metric("Due this week", money(figures.due_this_week, context.style, currency),
-                     help="due from the report date to sunday (credit notes negative)")
-    next_weeks.metric(f"Due in the next {WEEKS_AHEAD} weeks", money(figures.due_next_weeks, context.style, currency),
-                      help=f"due from the report date to the end of week {WEEKS_AHEAD}")
-    past_due.metric("Past due", money(figures.past_due, context.style, currency),
-                    help="approved or awaiting approval, due before the report date; disputed bills are on hold and "
-                         "counted apart (Disputed). A bill without a due date is due 30 days after its issue date "
-                         "(L441-10 I, assumed)")
-    total.metric("Total to pay", money(figures.total, context.style, currency),
-                 help=f"every bill received and not paid, approved or not; includes "
-                      f"{money(figures.undated, context.style, currency)} without a due date")
+    this_week.metric(tr("Due this week"), money(figures.due_this_week, context.style, currency),
+                     help=tr("due from the report date to sunday (credit notes negative)"))
+    next_weeks.metric(tr("Due in the next {weeks} weeks", weeks=WEEKS_AHEAD),
+                      money(figures.due_next_weeks, context.style, currency),
+                      help=tr("due from the report date to the end of week {weeks}", weeks=WEEKS_AHEAD))
+    past_due.metric(tr("Past due"), money(figures.past_due, context.style, currency),
+                    help=tr("approved or awaiting approval, due before the report date; disputed bills are on hold "
+                            "and counted apart (Disputed). A bill without a due date is due 30 days after its issue "
+                            "date (L441-10 I, assumed)"))
+    total.metric(tr("Total to pay"), money(figures.total, context.style, currency),
+                 help=tr("every bill received and not paid, approved or not; includes {undated} without a due date",
+                         undated=money(figures.undated, context.style, currency)))
     approved, awaiting, disputed, _ = st.columns(4)
-    approved.metric("Approved", money(figures.approved, context.style, currency), help="of the total to pay")
-    awaiting.metric("Awaiting approval", money(figures.awaiting_approval, context.style, currency),
-                    help="received, not yet approved: owed all the same (of the total to pay)")
-    disputed.metric("Disputed", money(figures.disputed, context.style, currency),
-                    help="owed until settled by a credit note or a refusal (of the total to pay)")
+    approved.metric(tr("Approved"), money(figures.approved, context.style, currency),
+                    help=tr("of the total to pay"))
+    awaiting.metric(tr("Awaiting approval"), money(figures.awaiting_approval, context.style, currency),
+                    help=tr("received, not yet approved: owed all the same (of the total to pay)"))
+    disputed.metric(tr("Disputed"), money(figures.disputed, context.style, currency),
+                    help=tr("owed until settled by a credit note or a refusal (of the total to pay)"))
 
     view = context.view
     _, sunday, _ = week_bounds(context.as_of)
-    st.subheader(f"Due this week{shown_of(figures.this_week)}")
+    st.subheader(tr("Due this week") + shown_of(figures.this_week, context.language))
     table(figures.this_week.rows.drop(columns=IDS), "payables_this_week", context, money=DOCUMENT_MONEY,
           download=lambda: cache.full_list(view, "payables_this_week", (view.portal, context.as_of, sunday)),
           total=figures.this_week.total, currency=currency)
 
-    st.subheader(f"Week by week ({WEEKS_AHEAD} weeks, marts.payables_schedule)")
-    st.caption("The first week also holds what is past due and what has no due date, as the mart counts them.")
+    st.subheader(tr("Week by week ({weeks} weeks, marts.payables_schedule)", weeks=WEEKS_AHEAD))
+    st.caption(tr("The first week also holds what is past due and what has no due date, as the mart counts them."))
     table(
         figures.weeks,
         "payables_weeks",
@@ -56,7 +59,7 @@ def render(context: PageContext) -> None:
         currency=currency,
     )
 
-    st.subheader(f"By supplier{shown_of(figures.by_supplier)}")
+    st.subheader(tr("By supplier") + shown_of(figures.by_supplier, context.language))
     table(figures.by_supplier.rows.drop(columns=["supplier_id"]), "payables_by_supplier", context,
           money=["total_due", "approved_due", "awaiting_approval_due", "disputed_due", "overdue_amount",
                  "due_current"],
@@ -65,18 +68,19 @@ def render(context: PageContext) -> None:
 
     aged = figures.aged
     assert aged is not None and figures.aged_totals is not None  # always read by queries.payables
-    st.subheader(f"Aged balance by supplier{shown_of(aged)}")
-    st.caption(f"What is owed to each supplier by days past due (marts.payables_by_supplier). Not yet due also "
-               f"holds the bills without a due date ({money(figures.undated, context.style, currency)}). The "
-               "totals below are over every supplier and equal Total to pay (all columns) and, 1-30 to 90+, Past due "
-               "plus the disputed bills past due (on hold: counted in Disputed, not in Past due).")
+    st.subheader(tr("Aged balance by supplier") + shown_of(aged, context.language))
+    st.caption(tr("What is owed to each supplier by days past due (marts.payables_by_supplier). Not yet due also "
+                  "holds the bills without a due date ({undated}). The totals below are over every supplier and "
+                  "equal Total to pay (all columns) and, 1-30 to 90+, Past due plus the disputed bills past due (on "
+                  "hold: counted in Disputed, not in Past due).", undated=money(figures.undated, context.style,
+                                                                                currency)))
     table(figures.aged_totals, "aged_payables_totals", context, money=list(AGED_PAYABLES), currency=currency,
           searchable=False)
     table(aged.rows.drop(columns=["supplier_id"]), "aged_payables", context, money=list(AGED_PAYABLES),
           download=lambda: cache.full_list(view, "aged_payables", (view.portal,)), total=aged.total,
           currency=currency)
 
-    st.subheader(f"Past due{shown_of(figures.past_due_documents)}")
+    st.subheader(tr("Past due") + shown_of(figures.past_due_documents, context.language))
     table(figures.past_due_documents.rows.drop(columns=IDS), "payables_past_due", context, money=DOCUMENT_MONEY,
           download=lambda: cache.full_list(view, "payables_past_due", (view.portal,)),
           total=figures.past_due_documents.total, currency=currency)

@@ -10,11 +10,13 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import cache
+from dashboard.formatting import day
 from dashboard.payment_law_queries import MODEL_COLUMNS
 from dashboard.widgets import PageContext, heading, shown_of, table
 
 SIDES = {"received": "Invoices received (suppliers), unpaid and past due",
          "issued": "Invoices issued (customers), unpaid and past due"}
+# the legal model's own French labels (rows, columns, titles) stay as they are in both languages: legal terms
 
 
 def model_tables(rows: pd.DataFrame, name: str, context: PageContext) -> None:
@@ -30,35 +32,37 @@ def model_tables(rows: pd.DataFrame, name: str, context: PageContext) -> None:
 
 def render(context: PageContext) -> None:
     """Lays out the Payment terms page."""
-    heading("Payment terms (D441-6)", context)
+    tr = context.tr
+    heading(tr("Payment terms (D441-6)"), context)
     figures = cache.payment_terms(context.view)
     rows = figures.table
     if rows.empty:
-        st.info("No invoice nor bill on this date.")
+        st.info(tr("No invoice nor bill on this date."))
         return
     start, end = rows["fiscal_year_start"].iloc[0], rows["as_of_date"].iloc[0]
-    st.caption(f"Date de clôture {end.isoformat()}; exercice du {start.isoformat()} au {end.isoformat()} (the "
-               "setting INVOICING_FISCAL_YEAR_START gives the first day of the fiscal year; unset, the twelve months "
-               "ending on the report date: choose the closing date as the report date). Montants TTC (amounts incl. "
-               "tax, what is still unpaid); shares of the year's purchases or turnover incl. tax, net of credit "
-               "notes, as the API holds them (purchases the supplier module does not hold are not counted). The "
-               "model of the arrêté of 20 March 2017 (annexe 4-1): (A) the invoices by days late, \"0 jour "
-               "(indicatif)\" those not yet due; (B) disputed bills, excluded from (A); (C) the reference terms.")
+    st.caption(tr("Date de clôture {end}; exercice du {start} au {end} (the setting INVOICING_FISCAL_YEAR_START "
+                  "gives the first day of the fiscal year; unset, the twelve months ending on the report date: "
+                  "choose the closing date as the report date). Montants TTC (amounts incl. tax, what is still "
+                  "unpaid); shares of the year's purchases or turnover incl. tax, net of credit notes, as the API "
+                  "holds them (purchases the supplier module does not hold are not counted). The model of the "
+                  "arrêté of 20 March 2017 (annexe 4-1): (A) the invoices by days late, \"0 jour (indicatif)\" those "
+                  "not yet due; (B) disputed bills, excluded from (A); (C) the reference terms.",
+                  start=day(start, context.language), end=day(end, context.language)))
     if figures.model_table is not None:
         model_tables(figures.model_table, "d441_6", context)
-    st.subheader("Detail by band")
+    st.subheader(tr("Detail by band"))
     for side, title in SIDES.items():
         part = rows[rows["side"] == side]
-        st.markdown(f"**{title}**")
+        st.markdown(f"**{tr(title)}**")
         table(part.drop(columns=["side", "fiscal_year_start", "as_of_date"]), f"payment_terms_{side}", context,
               money=["amount_incl_tax", "year_total_incl_tax"], download=part, searchable=False)
 
     over_cap = figures.over_cap
-    st.subheader(f"Terms beyond the legal caps{shown_of(over_cap)}")
-    st.caption("Invoices and bills of the fiscal year due later than 60 days after their date and later than 45 days "
-               "end of month, in either reading (code de commerce L441-10 I); business customers only. Periodic "
-               "invoices are capped at 45 days after their date, but the API does not mark them: only those "
-               "INVOICING_PERIODIC_INVOICES names are (column cap_rule). Sector caps are not applied.")
+    st.subheader(tr("Terms beyond the legal caps") + shown_of(over_cap, context.language))
+    st.caption(tr("Invoices and bills of the fiscal year due later than 60 days after their date and later than 45 "
+                  "days end of month, in either reading (code de commerce L441-10 I); business customers only. "
+                  "Periodic invoices are capped at 45 days after their date, but the API does not mark them: only "
+                  "those INVOICING_PERIODIC_INVOICES names are (column cap_rule). Sector caps are not applied."))
     view = context.view
     table(over_cap.rows.drop(columns=["document_id"]), "payment_terms_over_cap", context,
           money=["amount_incl_tax"], download=lambda: cache.payment_law_list(view, "over_cap"), total=over_cap.total)

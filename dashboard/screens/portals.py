@@ -22,12 +22,15 @@ def _figures(warehouse: str, key: str) -> dict:
 
 def render(context: PageContext, portals: list[str]) -> None:
     """Lays out the Portals page: the published marts' figures per portal, and each portal's status."""
-    st.title("Portals")
-    st.caption(f"Published marts · {len(portals)} portals · the status is `invoicing-warehouse status`'s")
+    tr = context.tr
+    st.title(tr("Portals"))
+    st.caption(tr("Published marts · {count} portals · the status is `invoicing-warehouse status`'s",
+                  count=len(portals)))
     source = Source(Path(context.view.warehouse))
     status = warehouse_status(source.target, portals)  # small files beside the warehouse: read on every visit
     rows = portal_rows(_figures(context.view.warehouse, context.view.key), status, context.style)
     late = [line.portal for line in status.portals if not line.ok]
     if late:
-        st.warning(f"Needs attention: {', '.join(late)} (stale, a failing check, or a webhook hint kept dead).")
+        st.warning(tr("Needs attention: {portals} (stale, a failing check, or a webhook hint kept dead).",
+                      portals=", ".join(late)))
     table(rows, "portals", context)

@@ -12,7 +12,7 @@ from dashboard.trends import MONTHS
 from dashboard.widgets import PageContext, heading, table
 
 
-def _charts(rows: pd.DataFrame, currency: str) -> alt.VConcatChart:
+def _charts(rows: pd.DataFrame, currency: str, context: PageContext) -> alt.VConcatChart:
     data = rows.assign(
         month=rows["month_end"].map(lambda d: d.isoformat()[:7]),
         receivables=rows["open_receivables"].astype(float),
@@ -21,17 +21,20 @@ def _charts(rows: pd.DataFrame, currency: str) -> alt.VConcatChart:
     )
     amounts = data.melt(id_vars=["month"], value_vars=["receivables", "overdue"], var_name="figure",
                         value_name="amount")
+    # the legend's names in the page's language
+    figures = [context.tr("receivables"), context.tr("overdue")]
+    amounts["figure"] = amounts["figure"].map(dict(zip(["receivables", "overdue"], figures)))
     money = (
         alt.Chart(amounts).mark_line(point=True)
         .encode(x=alt.X("month:O", title=None), y=alt.Y("amount:Q", title=currency),
-                color=alt.Color("figure:N", scale=alt.Scale(domain=["receivables", "overdue"],
+                color=alt.Color("figure:N", scale=alt.Scale(domain=figures,
                                                             range=["#264653", "#e76f51"])),
                 tooltip=["month", "figure", alt.Tooltip("amount:Q", format=",.2f")])
         .properties(height=240)
     )
     dso = (
         alt.Chart(data).mark_bar(color="#4c9a5f")
-        .encode(x=alt.X("month:O", title=None), y=alt.Y("dso:Q", title="DSO (days)"),
+        .encode(x=alt.X("month:O", title=None), y=alt.Y("dso:Q", title=context.tr("DSO (days)")),
                 tooltip=["month", alt.Tooltip("dso:Q", format=".1f")])
         .properties(height=160)
     )
@@ -40,20 +43,19 @@ def _charts(rows: pd.DataFrame, currency: str) -> alt.VConcatChart:
 
 def render(context: PageContext) -> None:
     """Lays out the Trends page."""
-    heading("Trends", context)
-    st.caption(
-        f"Open receivables, the overdue part of them and DSO at each of the last {MONTHS} month-ends up to the "
+    heading(context.tr("Trends"), context)
+    st.caption(context.tr(
+        "Open receivables, the overdue part of them and DSO at each of the last {months} month-ends up to the "
         "report date, each from the SQL models built as of that month-end over the readers' copy (what "
         "`invoicing-warehouse models --as-of` would publish for it). Overdue share: overdue / open "
         "receivables, in percent. The run publishes them with the copy for its report date; another date "
-        "builds them here, once."
-    )
+        "builds them here, once.", months=MONTHS))
     every_portal = cache.trends(context.view.warehouse, context.view.key, context.as_of)
     rows = every_portal[every_portal["portal_id"] == context.view.portal].drop(columns=["portal_id"])
     rows = rows.reset_index(drop=True)
     currency = cache.currency(context.view)
     if rows.empty:
-        st.info("No receivables at any of these month-ends.")
+        st.info(context.tr("No receivables at any of these month-ends."))
     else:
-        st.altair_chart(_charts(rows, currency), width="stretch")
+        st.altair_chart(_charts(rows, currency, context), width="stretch")
     table(rows, "trends", context, money=["open_receivables", "overdue_receivables"], currency=currency)

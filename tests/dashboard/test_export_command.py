@@ -11,10 +11,12 @@ from datetime import timedelta
 from decimal import Decimal
 
 import duckdb
+import pandas as pd
 from openpyxl import load_workbook
 
 from invoicing_warehouse.cli import main
 from runs.gate import build_and_publish
+from warehouse_engine.column_labels import labelled
 from warehouse_engine.sql_runner import build_models
 from warehouse_engine.target import WarehouseTarget
 
@@ -51,8 +53,27 @@ def _number(text, places: int) -> Decimal:
     return Decimal(0) if text in ("", None) else Decimal(str(text).replace(",", ".")).quantize(Decimal(1).scaleb(-places))
 
 
-def test_export_writes_every_mart_in_each_format_equal_to_the_marts(dashboard, tmp_path, capsys):
+def _headers(database, language: str) -> dict[str, dict[str, str]]:
+    """Per mart: each column's header in the files made for people (xlsx, csv-fr), in `language`."""
+    with duckdb.connect(str(database), read_only=True) as connection:
+        columns = connection.execute("select table_name, column_name from information_schema.columns "
+                                     "where table_schema = 'marts' order by table_name, ordinal_position").fetchall()
+    by_mart: dict[str, list[str]] = {}
+    for mart, column in columns:
+        by_mart.setdefault(mart, []).append(column)
+    return {mart: dict(zip(names, labelled(pd.DataFrame(columns=names), language).columns))
+            for mart, names in by_mart.items()}
+
+
+def _labelled_sums(sums: dict[str, Decimal], headers: dict[str, str]) -> dict[str, Decimal]:
+    return {headers[column]: total for column, total in sums.items()}
+
+
+def test_export_writes_every_mart_in_each_format_equal_to_the_marts(dashboard, tmp_path, capsys, monkeypatch):
+    # unset: the demo's figures are in euros, a French portal: the files for people carry French headers
+    monkeypatch.delenv("INVOICING_LANGUAGE", raising=False)
     truth = _truth(dashboard.snapshot)
+    headers = _headers(dashboard.snapshot, "fr")
     assert {"receivables", "dso", "payables_by_supplier"} <= set(truth) and truth["receivables"][0] > 20
     for file_format in ("parquet", "csv", "csv-fr", "xlsx"):
         out = tmp_path / file_format
@@ -65,6 +86,8 @@ def test_export_writes_every_mart_in_each_format_equal_to_the_marts(dashboard, t
             header = next(workbook["payment_terms_table"].iter_rows(values_only=True))
             assert {"Ligne", "0 jour (indicatif)", "1 à 30 jours", "31 à 60 jours", "61 à 90 jours", "91 jours et plus",
                     "Total (1 jour et plus)", "Précisions"} <= set(header)
+            receivables = next(workbook["receivables"].iter_rows(values_only=True))
+            assert {"Référence", "Restant dû", "Total TTC"} <= set(receivables) and "open_amount" not in receivables
         for mart, (count, sums) in truth.items():
             if file_format == "parquet":
                 with duckdb.connect() as reader:
@@ -75,13 +98,15 @@ def test_export_writes_every_mart_in_each_format_equal_to_the_marts(dashboard, t
             elif file_format == "xlsx":
                 header, *values = list(workbook[mart].iter_rows(values_only=True))
                 rows = [dict(zip(header, row)) for row in values]
-                assert _read_back(rows, sums, _number) == (count, sums), mart
+                labelled_sums = _labelled_sums(sums, headers[mart])
+                assert _read_back(rows, labelled_sums, _number) == (count, labelled_sums), mart
             else:
                 data = (out / f"{mart}.csv").read_bytes()
                 french = file_format == "csv-fr"
                 assert data.startswith(b"\xef\xbb\xbf") == french
                 rows = list(csv.DictReader(io.StringIO(data.decode("utf-8-sig")), delimiter=";" if french else ","))
-                assert _read_back(rows, sums, _number) == (count, sums), mart
+                expected = _labelled_sums(sums, headers[mart]) if french else sums
+                assert _read_back(rows, expected, _number) == (count, expected), mart
 
 
 def test_export_of_a_past_date_equals_the_models_built_as_of_it(dashboard, tmp_path, capsys):
@@ -117,3 +142,24 @@ def test_export_refuses_while_a_blocking_check_holds_the_figures(dashboard, tmp_
     error = capsys.readouterr().err
     assert "held back by the gate" in error and "ids_unique on invoicing_raw.documents" in error, error
     assert not out.exists()
+
+
+def test_export_headers_follow_the_language_setting_and_refuse_an_unknown_one(dashboard, tmp_path, capsys,
+                                                                               monkeypatch):
+    monkeypatch.setenv("INVOICING_LANGUAGE", "en")
+    assert main(["export", "--warehouse", str(dashboard.warehouse), "--as-of", dashboard.as_of.isoformat(),
+                 "--format", "csv-fr", "--out", str(tmp_path / "en")]) == 0, capsys.readouterr().err
+    header = (tmp_path / "en" / "receivables.csv").read_text(encoding="utf-8-sig").splitlines()[0].split(";")
+    assert {"Reference", "Open", "Total incl. tax"} <= set(header) and "open_amount" not in header
+    # the legal model's labels are the same in English
+    assert (tmp_path / "en" / "payment_terms_table.csv").read_text(encoding="utf-8-sig").splitlines()[0].count(
+        "0 jour (indicatif)") == 1
+    assert main(["export", "--warehouse", str(dashboard.warehouse), "--as-of", dashboard.as_of.isoformat(),
+                 "--format", "csv", "--out", str(tmp_path / "plain")]) == 0
+    assert "open_amount" in (tmp_path / "plain" / "receivables.csv").read_text().splitlines()[0].split(",")
+    monkeypatch.setenv("INVOICING_LANGUAGE", "de")
+    capsys.readouterr()
+    assert main(["export", "--warehouse", str(dashboard.warehouse), "--as-of", dashboard.as_of.isoformat(),
+                 "--format", "xlsx", "--out", str(tmp_path / "de")]) == 1
+    assert "INVOICING_LANGUAGE=de: not a language the product speaks (fr or en)" in capsys.readouterr().err
+    assert not (tmp_path / "de").exists()
