@@ -27,6 +27,7 @@ from urllib.parse import unquote, urlsplit
 
 from warehouse_engine.names import DEFAULT_WAREHOUSE_PATH
 from warehouse_engine.redaction import register_secret
+from warehouse_engine.warehouse_files import WarehouseFiles
 
 ENGINE_ENV = "INVOICING_WAREHOUSE_ENGINE"
 CATALOG_ENV = "INVOICING_DUCKLAKE_CATALOG"
@@ -168,8 +169,11 @@ class WarehouseTarget:
     def work_dir(self) -> Path:
         """A local folder for dlt's working state: beside the file, or beside the lake's data folder (on object
         storage: in `state_dir`, `data/<dbname>/.lake.dlt` by default)."""
-        anchor = self.local_anchor().resolve()
-        return anchor.parent / f".{anchor.stem if not self.is_lake else anchor.name}.dlt"
+        return self.files().dlt_work_dir
+
+    def files(self) -> WarehouseFiles:
+        """The files beside this warehouse (its readers' copy, gate state, runs log, hints spool, markers)."""
+        return WarehouseFiles(self.local_anchor(), lake=self.is_lake)
 
 
 def target_from_env(warehouse_path: str | Path | None = None,

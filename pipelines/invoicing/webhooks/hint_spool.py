@@ -43,8 +43,8 @@ from pipelines.invoicing.webhooks import dead_letters
 from pipelines.invoicing.webhooks.dead_letters import DeadLetter
 from pipelines.invoicing.webhooks.spool_stores import PostgresSpool, SpoolLocation, open_spool
 from warehouse_engine.target import WarehouseConfigError, WarehouseTarget, parse_catalog_dsn
+from warehouse_engine.warehouse_files import WarehouseFiles
 
-SPOOL_SUFFIX = ".hints.sqlite"
 KEPT_DELIVERY_IDS = 100_000
 # A PostgreSQL database for the spool of any warehouse (`postgresql://user@host:port/dbname`, password apart):
 # unset, a DuckLake's spool is in its catalog database and a DuckDB file's beside it.
@@ -103,8 +103,7 @@ class Hint:
 
 def spool_path(warehouse_path: str | Path) -> Path:
     """`data/warehouse.duckdb` -> `data/warehouse.hints.sqlite` (beside the warehouse)."""
-    warehouse_path = Path(warehouse_path)
-    return warehouse_path.with_name(warehouse_path.stem + SPOOL_SUFFIX)
+    return WarehouseFiles.beside(warehouse_path).hints_spool
 
 
 def spool_location_for(target: WarehouseTarget, environ: Mapping[str, str] | None = None) -> SpoolLocation:
