@@ -46,7 +46,7 @@ LAKE_LOCK_WAIT_S = Setting(
     "a DuckLake's publication waiting for loads (warehouse_engine/lake_lock.py)")
 
 LAKE_SNAPSHOT_HORIZON_DAYS = Setting(
-    'INVOICING_LAKE_SNAPSHOT_HORIZON_DAYS', number_above(0, "days"), 7.0,
+    'INVOICING_LAKE_SNAPSHOT_HORIZON_DAYS', number_above(0, "days", below=36500), 7.0,
     '`7`',
     "`lake maintain`, Dagster's lake upkeep job")
 

@@ -69,16 +69,16 @@ def _flag(text: str) -> bool:
     return text.lower() not in ("0", "false", "no", "off")
 
 
-def number_above(low: float, unit: str) -> Kind[float]:
-    """A finite number > `low` (in `unit`)."""
+def number_above(low: float, unit: str, below: float | None = None) -> Kind[float]:
+    """A finite number > `low` (and < `below`), in `unit`."""
 
     def parse(text: str) -> float:
         value = float(text)
-        if not (value > low and math.isfinite(value)):
+        if not (value > low and math.isfinite(value)) or (below is not None and value >= below):
             raise ValueError(text)
         return value
 
-    return Kind(f"a number of {unit} > {low:g}", parse)
+    return Kind(f"a number of {unit} > {low:g}" + (f" and < {below:g}" if below is not None else ""), parse)
 
 
 def number_at_least(low: float, unit: str) -> Kind[float]:
