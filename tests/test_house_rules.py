@@ -136,3 +136,21 @@ def test_settings_are_read_only_through_the_door():
             module = path.relative_to(ROOT).as_posix()
             found += settings_read_outside_the_door(path.read_text(encoding="utf-8"), module)
     assert found == [], "settings read outside warehouse_engine/environment/ (docs/settings.md):\n" + "\n".join(found)
+
+
+def test_the_files_beside_a_warehouse_are_named_only_by_warehouse_files():
+    import ast
+    import re
+
+    # a whole string ending like one of WarehouseFiles' names (`".gate.json"`, f"{stem}.runs.json" parts too)
+    sidecar = re.compile(r".*\.(read\.duckdb|gate\.json|runs\.json|hints\.sqlite|unpublished|demo)")
+    found = []
+    for package in SETTINGS_PACKAGES:
+        for path in sorted((ROOT / package).rglob("*.py")):
+            if path.name == "warehouse_files.py":
+                continue
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if isinstance(node, ast.Constant) and isinstance(node.value, str) and "\n" not in node.value \
+                        and len(node.value) < 40 and sidecar.fullmatch(node.value):
+                    found.append(f"{path.relative_to(ROOT)}:{node.lineno} {node.value!r}")
+    assert found == [], "ask warehouse_engine/warehouse_files.py for these files:\n" + "\n".join(found)

@@ -57,8 +57,8 @@ def test_values_are_typed():
 
 
 @pytest.mark.parametrize(("name", "value", "form"), [
-    ("INVOICING_SYNC_INTERVAL_MINUTES", "7", "a whole number of minutes that divides 60"),  # 60 % 7 != 0
-    ("INVOICING_SYNC_INTERVAL_MINUTES", "0", "a whole number of minutes that divides 60"),
+    ("INVOICING_SYNC_INTERVAL_MINUTES", "7", "a whole number of minutes that can divide 60"),  # 60 % 7 != 0
+    ("INVOICING_SYNC_INTERVAL_MINUTES", "0", "a whole number of minutes that can divide 60"),
     ("INVOICING_LAKE_LOCK_WAIT_S", "inf", "a number of seconds > 0"),
     ("INVOICING_LAKE_LOCK_WAIT_S", "-1", "a number of seconds > 0"),
     ("INVOICING_HINTS_LINGER_S", "nan", "a number of seconds >= 0"),

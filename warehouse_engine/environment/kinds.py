@@ -125,7 +125,7 @@ def divisor_of_60() -> Kind[int]:
             raise ValueError(text)
         return int(text)
 
-    return Kind("a whole number of minutes that divides 60 (1, 2, 3, 4, 5, 6, 10, 12, 15, 20, 30, 60)", parse)
+    return Kind("a whole number of minutes that can divide 60 (1, 2, 3, 4, 5, 6, 10, 12, 15, 20, 30, 60)", parse)
 
 
 TEXT: Kind[str] = Kind("text", _text)
