@@ -10,6 +10,7 @@ tolerated, two in a row are not. INVOICING_STALE_AFTER_MINUTES (or `--stale-afte
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -73,13 +74,17 @@ class Status:
         return {"ok": self.ok, **asdict(self)}
 
 
-def stale_after(minutes: float | None = None, environ: dict[str, str] | None = None) -> timedelta:
+def stale_after(minutes: float | str | None = None, environ: Mapping[str, str] | None = None) -> timedelta:
     """The threshold: `minutes`, else INVOICING_STALE_AFTER_MINUTES, else twice INVOICING_SYNC_INTERVAL_MINUTES
     (15 by default). Raises StatusError for a value that is not a positive number."""
-    if minutes is not None:
-        if not minutes > 0:
+    if minutes is not None and minutes != "":
+        try:  # `--stale-after` comes as the command line wrote it
+            number = float(minutes)
+        except ValueError:
+            raise StatusError(f"--stale-after must be a number of minutes, got {minutes!r}") from None
+        if not number > 0:
             raise StatusError(f"--stale-after must be above 0 minutes, got {minutes!r}")
-        return timedelta(minutes=minutes)
+        return timedelta(minutes=number)
     settings = environment(environ)
     try:
         chosen = settings.value(STALE_AFTER_MINUTES)
