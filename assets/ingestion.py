@@ -190,7 +190,7 @@ def _progress_logger(context: AssetExecutionContext):
 
 def table_notes(report: SyncReport, table: str) -> list[dict]:
     """The sync's notes about `table` (their text starts with `<table>: `, or `run: ` for every table), each with
-    its `degraded` flag: the `sync_read_exactly` check (assets/sync_checks.py) fails on a degraded one."""
+    its `degraded` flag: the `sync_read_exactly` check (assets/checks.py) fails on a degraded one."""
     prefixes = (f"{table}: ", "run: ")
     return [{"text": note, "degraded": note in report.degraded_notes}
             for note in report.notes if note.startswith(prefixes)]

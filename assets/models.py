@@ -17,6 +17,8 @@ from dagster import (
     Failure,
     MaterializeResult,
     MetadataValue,
+    TableColumn,
+    TableSchema,
     asset,
 )
 
@@ -79,6 +81,7 @@ def build_model_asset(model: SqlModel, model_keys: set[str]) -> AssetsDefinition
         try:
             with lock, redacted_errors(), warehouse.connect() as connection:
                 rows = build_model(connection, model)
+                schema = column_schema(connection, model)
         except duckdb.IOException:
             raise  # the file is locked or unreachable: transient, the job's retry policy applies
         except duckdb.Error as error:
@@ -87,9 +90,23 @@ def build_model_asset(model: SqlModel, model_keys: set[str]) -> AssetsDefinition
                 description=f"{model.key} ({model.path.name}): {error}", allow_retries=False
             ) from None
         context.log.info(f"built {model.key}: {rows} rows")
-        yield MaterializeResult(metadata={"dagster/row_count": MetadataValue.int(int(rows))})
+        yield MaterializeResult(metadata={"dagster/row_count": MetadataValue.int(int(rows)),
+                                          "dagster/column_schema": MetadataValue.table_schema(schema)})
 
     return _build
+
+
+def column_schema(connection: duckdb.DuckDBPyConnection, model: SqlModel) -> TableSchema:
+    """The built relation's columns with DuckDB's types and the front matter's descriptions (`columns:`), as
+    Dagster's catalog shows them."""
+    rows = connection.execute(
+        "select column_name, data_type from duckdb_columns() where schema_name = ? and table_name = ? "
+        "and database_name = current_database() order by column_index",
+        [model.schema, model.name],
+    ).fetchall()
+    return TableSchema(columns=[TableColumn(name=name, type=data_type,
+                                            description=model.manifest.column_description(name))
+                                for name, data_type in rows])
 
 
 def build_model_assets(sql_dir: Path = SQL_DIR, models_dir: Path | None = None) -> list[AssetsDefinition]:

@@ -25,6 +25,8 @@ from dlt.common.configuration import configspec
 from dlt.sources.helpers.rest_client.auth import OAuth2ClientCredentials
 from dlt.sources.rest_api import RESTAPIConfig, rest_api_source
 
+from pipelines.invoicing.settings import ENDPOINTS, LISTS
+
 # The API sends no total and no has-more flag (api-facts.md), so the paginator can only stop on an empty page.
 PAGE_SIZE = 100
 # The scope the project's pipeline asks for (the ETL never writes), so both contenders read the same.
@@ -33,19 +35,13 @@ SCOPE = "read"
 INITIAL_CURSOR = "1970-01-01T00:00:00Z"
 
 # List endpoints read with the offset paginator and the lastUpdate cursor: (resource name, path).
-LIST_ENDPOINTS: tuple[tuple[str, str], ...] = (
-    ("customers", "customers"),
-    ("items", "items"),
-    ("documents", "documents"),
-    ("transactions", "transactions"),
-    ("transaction_usages", "transaction-usages"),
-    ("suppliers", "suppliers"),
-    ("supplier_documents", "supplier-documents"),
-)
+LIST_ENDPOINTS: tuple[tuple[str, str], ...] = tuple(
+    (name, endpoint.path.lstrip("/")) for name, endpoint in LISTS.items() if endpoint.scope == SCOPE)
 # Not here: /webhooks. The spec gives it no scope of its own, so the default `read write` applies, and the
 # ETL asks for `read` only: the API answers 403 (the project's pipeline skips it with a note for that reason).
 # Single-object endpoints: one request each, no paging.
-SINGLE_ENDPOINTS: tuple[tuple[str, str], ...] = (("user", "me"), ("portal", "portal"))
+SINGLE_ENDPOINTS: tuple[tuple[str, str], ...] = tuple(
+    (name, endpoint.path.lstrip("/")) for name, endpoint in ENDPOINTS.items() if endpoint.mode == "single")
 
 
 @configspec

@@ -8,21 +8,11 @@ from __future__ import annotations
 
 from dagster import Definitions, in_process_executor
 
-from assets.api_checks import total_open_matches_api_due_amount
-from assets.checks import (
-    build_model_checks,
-    documents_customers_exist,
-    raw_ids_unique,
-    usages_invoices_exist,
-)
-from assets.contract_checks import build_contract_checks
-from assets.hint_checks import raw_no_dead_hints
+from assets.checks import all_checks, raw_no_dead_hints
 from assets.ingestion import build_ingestion_assets
 from assets.models import build_model_assets
 from assets.portals import load_portals
 from assets.resources import InvoicingApiResource, api_resource, default_resources
-from assets.schema_checks import build_fields_known_check
-from assets.sync_checks import raw_sync_read_exactly
 from dagster_project.alert_sensors import build_alert_sensors
 from dagster_project.hint_sensor import build_hints_sensor
 from dagster_project.jobs import build_hints_job, build_jobs, build_lake_maintenance_job
@@ -53,17 +43,7 @@ def build_definitions(resources: dict, portals: dict | None = None) -> Definitio
     return Definitions(
         # stale after twice the interval, as `status` says (runs/status.py): one late or failed run is tolerated
         assets=[build_ingestion_assets(portals, stale_after=2 * interval), *model_assets],
-        asset_checks=[
-            *raw_ids_unique,
-            documents_customers_exist,
-            usages_invoices_exist,
-            raw_no_dead_hints,
-            raw_sync_read_exactly,
-            total_open_matches_api_due_amount,
-            *build_model_checks(models),
-            *build_contract_checks(models),
-            build_fields_known_check(),
-        ],
+        asset_checks=all_checks(models),
         jobs=jobs,
         schedules=build_schedules(jobs_by_name, interval, portals, api_values),
         sensors=[*build_publish_sensors([jobs_by_name["sync_job"], jobs_by_name["reconcile_job"],

@@ -45,7 +45,7 @@ from typing import Any
 import duckdb
 
 from harness.served_truth import ABSENT_FIELDS, POSITION, absent_keys, expected_records
-from pipelines.invoicing.settings import EVENTS
+from pipelines.invoicing.settings import ENDPOINTS, EVENTS, RESOURCE_NAMES
 from sandbox.contract import ContractProfile
 from sandbox.served import served_event_item
 from warehouse_engine.connection import connect
@@ -54,10 +54,11 @@ from warehouse_engine.sql_runner import one_row
 from warehouse_engine.target import WarehouseTarget
 
 SCHEMA = RAW_DATASET
-COMPARED = ("user", "portal", "customers", "items", "documents", "transactions", "transaction_usages",
-            "suppliers", "supplier_documents", "supplier_document_events")
-CHILDREN = {"documents": ("lines", "messages"), "suppliers": ("tags",), "supplier_documents": ("tags",)}
-RAW_TABLES = COMPARED  # webhooks need the `write` scope, which the read-only sync never asks for
+# every resource of the catalogue the read scope reaches: webhooks need the `write` scope, which the read-only
+# sync never asks for
+COMPARED = tuple(name for name in RESOURCE_NAMES if (ENDPOINTS.get(name) or EVENTS).scope == "read")
+CHILDREN = {name: tuple(ENDPOINTS[name].nested) for name in COMPARED if name in ENDPOINTS and ENDPOINTS[name].nested}
+RAW_TABLES = COMPARED
 UNLIMITED = 10**9
 API_PORTAL = "api_portal_id"  # where the client keeps the API's `portalId` (portal_id names the portal)
 

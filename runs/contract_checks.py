@@ -5,7 +5,7 @@ its sign) and shows the rest: each check here fails when a value the marts need 
 product understands, and its description names the field and the marts it spoils, so a number is never
 silently wrong. The blocking ones (`usages_dated`, `usages_typed`, ...) hold the figures they protect back at
 the gate (runs/gate.py): without them those figures are wrong, so readers keep the last good ones.
-Plain checks (runs/checks.py): the gate runs them, `assets/contract_checks.py` makes them Dagster checks.
+Plain checks (runs/checks.py): the gate runs them, `assets/checks.py` makes them Dagster checks.
 """
 
 from __future__ import annotations

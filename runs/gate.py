@@ -27,6 +27,7 @@ import duckdb
 
 from pipelines.invoicing.settings import RESOURCE_NAMES
 from runs import gate_state, month_end_trends
+from runs.archive_checks import ARCHIVE_CHECKS
 from runs.checks import (
     DELETED_PARENT_CHECKS,
     REFERENCE_CHECKS,
@@ -36,6 +37,7 @@ from runs.checks import (
     marts_reading,
 )
 from runs.contract_checks import CONTRACT_VALUE_CHECKS
+from runs.due_amount_check import DUE_AMOUNT_CHECK
 from runs.model_checks import model_checks
 from runs.served_fields import SERVED_CHECKS
 from warehouse_engine.connection import WarehouseUnavailable, connect, current_snapshot
@@ -58,7 +60,7 @@ LAKE_QUIET_S = 5.0
 LAKE_SETTLE_S = 180.0  # the longest a publication waits for the lake's other writers to finish
 
 RAW_CHECKS: tuple[WarehouseCheck, ...] = (*(ids_unique(table) for table in RESOURCE_NAMES), *REFERENCE_CHECKS,
-                                          *DELETED_PARENT_CHECKS)
+                                          *DELETED_PARENT_CHECKS, *ARCHIVE_CHECKS)
 
 
 class ChecksFailed(Exception):
@@ -112,7 +114,7 @@ def warehouse_checks(connection: duckdb.DuckDBPyConnection,
     and what each model's front matter declares (its grain, tests, dates at midnight), the analyst's models of
     `models_dir` (default: the setting INVOICING_MODELS_DIR) included."""
     del connection  # every check names its relation; one not built yet passes with a note
-    return [*RAW_CHECKS, *CONTRACT_VALUE_CHECKS, *SERVED_CHECKS,
+    return [*RAW_CHECKS, *CONTRACT_VALUE_CHECKS, *SERVED_CHECKS, DUE_AMOUNT_CHECK,
             *model_checks(models_dir=analyst_models_dir(models_dir))]
 
 

@@ -1,5 +1,5 @@
 """The checks each model declares in its front matter (warehouse_engine/model_manifest.py), without Dagster:
-the gate runs them before every publication (runs/gate.py), assets/checks.py and assets/served_checks.py show
+the gate runs them before every publication (runs/gate.py), assets/checks.py shows
 them in Dagster. Nothing here names a model: a model, the product's or an analyst's, is checked as it says.
 
 - `keys_unique` (blocking): one row per value of the model's `grain`, none of it null; a duplicated row doubles

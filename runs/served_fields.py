@@ -5,7 +5,7 @@ A10).
 
 The gate runs them as flags (`SERVED_CHECKS`: they never hold figures back, the figures they doubt are
 published with the banner's warning); Dagster shows each as an asset check of its raw table or staging model
-(assets/served_checks.py), its severity the worst of the fields found absent.
+(assets/checks.py), its severity the worst of the fields found absent.
 """
 
 from __future__ import annotations

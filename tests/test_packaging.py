@@ -268,3 +268,13 @@ def test_every_relative_link_of_the_docs_resolves_in_the_checkout():
         broken += [f"{document.relative_to(ROOT)}: {hit}" for hit in re.findall(r"`(\.\./[^`]*)`", text)
                    if not (document.parent / hit).resolve().is_relative_to(ROOT)]
     assert broken == []
+
+
+def test_the_readme_is_short_and_every_docs_page_is_linked_from_it():
+    # issue 43, point 7: what it is, the two commands, connecting an account, where to go next; the rest in docs/
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert len(readme.splitlines()) <= 200
+    linked = {(ROOT / target.split("#")[0]).resolve() for target in MARKDOWN_LINK.findall(readme)
+              if not re.match(r"[a-z]+:", target) and not target.startswith("#")}
+    pages = {page.resolve() for page in (ROOT / "docs").glob("*.md")}
+    assert sorted(p.name for p in pages - linked) == []

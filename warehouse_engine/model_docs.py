@@ -1,5 +1,6 @@
 """docs/models.md, generated from each model's front matter (warehouse_engine/model_manifest.py): what it holds,
-its grain, how it is stored, what it reads, its date-only fields and the checks it declares. A test compares the
+its grain, how it is stored, what it reads, its date-only fields, the checks it declares and what each column
+holds. A test compares the
 file with this rendering, so the page cannot fall behind the models.
 
 Regenerate with `python -m warehouse_engine.model_docs > docs/models.md`.
@@ -16,9 +17,22 @@ LAYERS = ("staging", "intermediate", "marts")
 HEADER = """# Models
 
 Generated from each model's front matter by `python -m warehouse_engine.model_docs > docs/models.md`: edit the
-`-- ---` block at the top of the SQL file, not this page. The gate checks each table model's grain
+`-- ---` block at the top of the SQL file, not this page (DuckDB keeps the same texts: `select column_name, comment
+from duckdb_columns() where table_name = 'receivables'`). The gate checks each table model's grain
 (`keys_unique`, blocking) and the tests it declares; `dates_at_midnight` flags the date-only values it lists.
 How to add a model of your own: docs/add-a-model.md.
+
+Every mart carries `portal_id` (its last column) and its key includes it: one warehouse may hold many
+portals, whose ids may collide, and every join of the models stays within one portal. Read one portal with
+`where portal_id = 'acme'` (`default` without a portals file), or all of them together; cumulative figures
+(`payables_schedule.cumulative_amount`) run per portal.
+
+Every mart is computed as of a date D (default today in Paris, the portal's time zone) and carries it in
+`as_of_date`. Date-only fields are calendar dates in Paris, whether a server stores them at midnight UTC or
+at midnight Paris (the check `dates_at_midnight` warns about any other time of day). To reproduce
+last month's report: `.venv/bin/invoicing-warehouse models --as-of 2026-10-31` (what "as of" can and cannot
+reconstruct: `warehouse_engine/sql/README.md`). Aging buckets: `current` (not yet past due), `1-30`, `31-60`, `61-90`,
+`90+` days past due; overdue = at least one day past due, so an invoice due on D is not overdue.
 """
 
 
@@ -32,6 +46,11 @@ def _checks(model: SqlModel) -> str:
     if manifest.date_only:
         checks.append("dates_at_midnight")
     return ", ".join(checks) or "none"
+
+
+def _cell(text: str) -> str:
+    # a table cell: a `|` of the text would open a new cell
+    return text.replace("|", "\\|")
 
 
 def render_models_doc(models: Sequence[SqlModel]) -> str:
@@ -49,6 +68,9 @@ def render_models_doc(models: Sequence[SqlModel]) -> str:
                      f"- checks: {_checks(model)}"]
             if manifest.date_only:
                 lines.append("- date-only: " + ", ".join(f"`{d.raw}` ({d.field})" for d in manifest.date_only))
+            if manifest.columns:
+                lines += ["", "| column | holds |", "|---|---|"]
+                lines += [f"| `{column}` | {_cell(text)} |" for column, text in manifest.columns]
             parts.append("\n".join(lines) + "\n")
     return "".join(parts)
 

@@ -11,11 +11,16 @@ A model file opens with a block of comment lines between two `-- ---` lines, hol
     -- tests:
     --   not_null: [as_of_date]
     --   accepted_range: {period_index: {min: 0, max: 9}}
+    -- columns:                     # what each column holds, in the table's order
+    --   invoice_id: the invoice
+    --   open_amount: total - paid - settled, on the report date
     -- ---
 
 The block sits in the SQL rather than in a sidecar file so that a model is one file that cannot be copied,
 renamed or deleted without its metadata (an analyst's folder holds SQL files only). The gate's checks
-(runs/model_checks.py), the Dagster assets' descriptions (assets/models.py) and docs/models.md are read from it.
+(runs/model_checks.py), the Dagster assets' descriptions and column schemas (assets/models.py), the comments
+DuckDB stores on each relation and column (`COMMENT ON`, warehouse_engine/sql_runner.py) and docs/models.md are
+read from it.
 """
 
 from __future__ import annotations
@@ -31,10 +36,14 @@ import yaml
 from warehouse_engine.sql_names import UnsafeNameError, checked_name
 
 FENCE = "---"
-_KEYS = {"description", "materialized", "grain", "date_only", "tests"}
+_KEYS = {"description", "materialized", "grain", "date_only", "tests", "columns"}
 _TESTS = {"not_null", "accepted_range"}
 # a grain or a test list longer than any table's width is a mistake or an attack (review 2, F14), not a model
 MAX_NAMES = 64
+# a column list is a table's width; a description a sentence or a short paragraph (it lands in COMMENT ON and in
+# Dagster's metadata: bounded like every text taken from a file someone else writes)
+MAX_COLUMNS = 256
+MAX_TEXT = 2000
 
 
 class ManifestError(ValueError):
@@ -62,7 +71,8 @@ class DateOnlyField:
 @dataclass(frozen=True)
 class Manifest:
     """What a model declares about itself. `grain`: the columns one row is unique on (empty: at most one row);
-    `not_null`: columns never null; `accepted_range`: {column: (min or None, max or None)}, inclusive."""
+    `not_null`: columns never null; `accepted_range`: {column: (min or None, max or None)}, inclusive;
+    `columns`: (column, what it holds) pairs, in the table's order."""
 
     description: str
     grain: tuple[str, ...]
@@ -70,6 +80,11 @@ class Manifest:
     date_only: tuple[DateOnlyField, ...] = ()
     not_null: tuple[str, ...] = ()
     accepted_range: dict[str, tuple[float | None, float | None]] = field(default_factory=dict)
+    columns: tuple[tuple[str, str], ...] = ()
+
+    def column_description(self, column: str) -> str | None:
+        """What the front matter says `column` holds, or None when it does not describe it."""
+        return dict(self.columns).get(column)
 
 
 def front_matter(sql: str) -> str | None:
@@ -114,6 +129,8 @@ def _parse_manifest(sql: str, where: str) -> Manifest:
     description = data.get("description")
     if not isinstance(description, str) or not description.strip():
         raise ManifestError(f"{where}: front matter needs a `description`")
+    if len(description) > MAX_TEXT * 4:
+        raise ManifestError(f"{where}: the description is longer than {MAX_TEXT * 4} characters")
     if "grain" not in data or not isinstance(data["grain"], list):
         raise ManifestError(f"{where}: front matter needs a `grain`: the list of columns one row is unique on")
     materialized = str(data.get("materialized", "table")).lower()
@@ -133,6 +150,7 @@ def _parse_manifest(sql: str, where: str) -> Manifest:
         not_null=_names(not_null, "not_null column", where),
         accepted_range={c: _bounds(b, where) for c, b in zip(_names(list(ranges), "accepted_range column", where),
                                                              ranges.values(), strict=True)},
+        columns=_columns(data.get("columns") or {}, where),
     )
 
 
@@ -150,6 +168,26 @@ def _names(items: Any, what: str, where: str) -> tuple[str, ...]:
         return tuple(checked_name(item, what) for item in _bounded(items, what, where))
     except UnsafeNameError as error:
         raise ManifestError(f"{where}: {error}") from None
+
+
+def _columns(columns: Any, where: str) -> tuple[tuple[str, str], ...]:
+    if not isinstance(columns, dict):
+        raise ManifestError(f"{where}: columns is a mapping of column name to what it holds")
+    if len(columns) > MAX_COLUMNS:
+        raise ManifestError(f"{where}: columns describes {len(columns)} columns, more than {MAX_COLUMNS}")
+    described = []
+    for name, text in columns.items():
+        # a name reaches COMMENT ON COLUMN only quoted (sql_names.quoted), and must be a column the model built
+        # (sql_runner.check_declared_columns): printable text of a column's length, such as the legal tables'
+        # French headers ("1 à 30 jours"), is safe; anything else is refused
+        if not isinstance(name, str) or not name or len(name) > 64 or not name.isprintable():
+            raise ManifestError(f"{where}: described column {name!r} is not a column name (1 to 64 printable "
+                                "characters)")
+        column = name
+        if not isinstance(text, str) or not text.strip() or len(text) > MAX_TEXT:
+            raise ManifestError(f"{where}: columns.{column} needs a description of 1 to {MAX_TEXT} characters")
+        described.append((column, " ".join(text.split())))
+    return tuple(described)
 
 
 def _date_only(item: Any, where: str) -> DateOnlyField:

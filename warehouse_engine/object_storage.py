@@ -36,16 +36,12 @@ from warehouse_engine.environment.external_settings import (
 )
 from warehouse_engine.environment.reader import environment
 from warehouse_engine.redaction import register_secret
+from warehouse_engine.sql_names import sql_text
 from warehouse_engine.target import WarehouseTarget
 
 HTTPFS = "httpfs"
 # DuckDB's secret type for each scheme httpfs serves (target.OBJECT_STORE_SCHEMES)
 SECRET_TYPES = {"s3": "s3", "s3a": "s3", "s3n": "s3", "gcs": "gcs", "gs": "gcs", "r2": "r2"}
-
-
-def sql_text(value: str) -> str:
-    """`value` as a SQL string literal."""
-    return "'" + value.replace("'", "''") + "'"
 
 
 def storage_secret_statement(target: WarehouseTarget, environ: Mapping[str, str] | None = None) -> str | None:

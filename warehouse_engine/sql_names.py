@@ -30,6 +30,11 @@ def quoted(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
+def sql_text(value: str) -> str:
+    """`value` as a SQL string literal (quotes doubled; DuckDB's plain literals take backslashes as they are)."""
+    return "'" + value.replace("'", "''") + "'"
+
+
 def quoted_relation(relation: str) -> str:
     """`schema.table` as `"schema"."table"`."""
     schema, table = relation.split(".", 1)

@@ -43,6 +43,7 @@ from warehouse_engine.sql_names import (
     quoted,
     quoted_relation,
     relation_columns,
+    sql_text,
 )
 from warehouse_engine.sql_references import SqlParseError, parse_references
 
@@ -62,9 +63,10 @@ class ModelDefinitionError(ValueError):
 
 
 def declared_columns(model: SqlModel) -> list[str]:
-    """The columns `model`'s front matter names (grain, not_null, accepted_range), each once, in order."""
+    """The columns `model`'s front matter names (grain, not_null, accepted_range, columns), each once, in order."""
     manifest = model.manifest
-    return list(dict.fromkeys([*manifest.grain, *manifest.not_null, *manifest.accepted_range]))
+    described = [name for name, _ in manifest.columns]
+    return list(dict.fromkeys([*manifest.grain, *manifest.not_null, *manifest.accepted_range, *described]))
 
 
 def check_declared_columns(model: SqlModel, columns: Sequence[str]) -> None:
@@ -324,8 +326,18 @@ def build_model(conn: duckdb.DuckDBPyConnection, model: SqlModel, as_of: date | 
         set_report_variables(conn)
         conn.execute(f"create or replace {materialized} {relation} as\n{model.sql}")
     check_declared_columns(model, relation_columns(conn, model.key))
+    write_comments(conn, model, materialized)
     return int(one_row(conn, f"select count(*) from {relation}")[0])
 
+
+def write_comments(conn: duckdb.DuckDBPyConnection, model: SqlModel, materialized: str) -> None:
+    """Stores the front matter's description on the relation and each described column (`COMMENT ON`), so that
+    any DuckDB client of the warehouse or the readers' copy shows what a column holds (`duckdb_columns()`,
+    `describe`). The texts come from a file someone else may write: quoted as SQL string literals."""
+    relation = quoted_relation(model.key)
+    conn.execute(f"comment on {materialized} {relation} is {sql_text(model.manifest.description)}")
+    for column, text in model.manifest.columns:
+        conn.execute(f"comment on column {relation}.{quoted(column)} is {sql_text(text)}")
 
 def drop_stale_analyst_models(conn: duckdb.DuckDBPyConnection, models: Iterable[SqlModel]) -> list[str]:
     """Drops every table or view of the schema `analyst` that is none of `models` (its file is gone, or no

@@ -48,6 +48,16 @@ VALUE_LIST: Columns = {"value": TEXT, "_deleted_at": TIMESTAMP}
 
 
 @dataclass(frozen=True)
+class PdfArchive:
+    """The legal copy of a resource's records: GET `path` (`{id}` filled) answers `{"pdfB64": ...}`, 404 while
+    the PDF is not yet available; `kept` (SQL over the raw table's columns) chooses the records whose PDF is
+    kept (load/pdf_archive.py, docs/archive.md)."""
+
+    path: str
+    kept: str
+
+
+@dataclass(frozen=True)
 class Endpoint:
     """One resource: `mode` is `single` (one object), `window` (lastUpdate windows) or `full` (whole list)."""
 
@@ -65,6 +75,11 @@ class Endpoint:
     # a windowed list whose deletions the server may hide: each run also lists every id and checks the
     # warehouse's ids that are no longer listed one by one (customers are few; reader.py `_id_scan`)
     id_scan: bool = False
+    pdf: PdfArchive | None = None  # the records' PDFs, archived once per record (a version is its own record)
+    paging_named: bool = True  # a list whose `limit`/`skip` the spec names (the ledger's `<list>.limit/skip`)
+    # webhook events that ring for a record of this list: event name -> where `event.data` holds the record's id
+    # (a dotted path; webhooks/hint_events.py). The spec's list, plus `customer.deleted` (api-facts)
+    events: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.assumed:  # declared, so the column exists even before any key is found missing
@@ -99,10 +114,11 @@ ENDPOINTS: dict[str, Endpoint] = {
             **COMMON, name=TEXT, reference=TEXT, type=TEXT, email=TEXT, phone=TEXT, mobile=TEXT, fax=TEXT,
             siret=TEXT, vat=TEXT, **_address("address"), **_address("delivery"), contacts=TEXT,
             due_amount=AMOUNT, documents_count=BIGINT, deleted=BOOL, deleted_at=TIMESTAMP),
-            json_fields=("contacts",), assumed=("deletedAt",), id_scan=True),
+            json_fields=("contacts",), assumed=("deletedAt",), id_scan=True,
+            events={"customer.created": "id", "customer.updated": "id", "customer.deleted": "customerId"}),
         Endpoint("items", "/items", "window", _columns(
             **COMMON, name=TEXT, description=TEXT, reference=TEXT, type=TEXT, unit=TEXT, price=AMOUNT,
-            vat=RATE, buying_price=AMOUNT)),
+            vat=RATE, buying_price=AMOUNT), events={"product.created": "id", "product.updated": "id"}),
         Endpoint("documents", "/documents", "window", _columns(
             **COMMON, customer_id=TEXT, type=TEXT, subtype=TEXT, status=TEXT, reference=TEXT,
             reference_internal=TEXT, title=TEXT, message_top=TEXT, message_bottom=TEXT, emit_date=TIMESTAMP,
@@ -118,7 +134,13 @@ ENDPOINTS: dict[str, Endpoint] = {
                 "messages": {"date": TIMESTAMP, "model": TEXT, "from": TEXT, "to": TEXT, "subject": TEXT,
                              "_deleted_at": TIMESTAMP},
             },
-            assumed=("dueDate", "emitDate", "amountVatNet", "messages")),
+            assumed=("dueDate", "emitDate", "amountVatNet", "messages"),
+            events=dict.fromkeys(("document.created", "document.updated", "document.deleted", "invoice.validated",
+                                  "invoice.paid", "quotation.validated", "quotation.accepted", "quotation.refused"),
+                                 "id"),
+            # issued invoices and credit notes (a proforma is no invoice); a replaced version was issued too
+            pdf=PdfArchive("/documents/{id}/pdf", "type = 'INVOICE' and coalesce(subtype, '') <> 'PROFORMA' and "
+                           "(status in ('VALIDATED', 'PAID') or (status = 'CANCELED' and next_doc is not null))")),
         Endpoint("transactions", "/transactions", "window", _columns(
             **COMMON, customer_id=TEXT, customer_name=TEXT, document_id=TEXT, amount=AMOUNT,
             used_amount=AMOUNT, refunded_amount=AMOUNT, date=TIMESTAMP, method=TEXT, currency=TEXT),
@@ -130,15 +152,19 @@ ENDPOINTS: dict[str, Endpoint] = {
             assumed=("date",)),
         Endpoint("suppliers", "/suppliers", "window", _columns(
             **COMMON, name=TEXT, legal_identifier=TEXT, email=TEXT, phone=TEXT, **_address("address")),
-            nested={"tags": VALUE_LIST}),
+            nested={"tags": VALUE_LIST}, paging_named=False,
+            events={"supplier.created": "id", "supplier.updated": "id", "supplier.deleted": "supplierId"}),
         Endpoint("supplier_documents", "/supplier-documents", "window", _columns(
             **COMMON, supplier_id=TEXT, file_key=TEXT, status=TEXT, reference=TEXT, type=TEXT,
             issue_date=TIMESTAMP, due_date=TIMESTAMP, amount=AMOUNT, vat=AMOUNT, amount_vat=AMOUNT,
             currency=TEXT, origin=TEXT, payment_date=TIMESTAMP),
-            nested={"tags": VALUE_LIST}, assumed=("amountVat", "amount", "dueDate", "issueDate", "paymentDate")),
+            nested={"tags": VALUE_LIST}, assumed=("amountVat", "amount", "dueDate", "issueDate", "paymentDate"),
+            pdf=PdfArchive("/supplier-documents/{id}/pdf", "true"), paging_named=False,
+            events={"supplier-document.created": "id", "supplier-document.updated": "id",
+                    "supplier-document.status-change": "supplierDocument.id"}),  # every bill received, whatever its status
         Endpoint("webhooks", "/webhooks", "full", _columns(
             **COMMON, url=TEXT, enabled=BOOL, failures=BIGINT), nested={"events": VALUE_LIST},
-            scope="read write"),
+            scope="read write", paging_named=False),
     ]
 }
 
@@ -149,6 +175,15 @@ EVENTS = Endpoint("supplier_document_events", "/supplier-documents/{id}/events",
     origin=TEXT, _position=BIGINT), sort_column=None, assumed=("date", "previousStatus", "supplierDocumentId"))
 
 RESOURCE_NAMES: tuple[str, ...] = (*ENDPOINTS, EVENTS.name)
+# the lists a client pages through (every record, by windows or whole), by resource name
+LISTS: dict[str, Endpoint] = {name: endpoint for name, endpoint in ENDPOINTS.items() if endpoint.mode != "single"}
+
+# The archive of the PDFs of the resources with a `pdf` (load/pdf_archive.py): one row per file kept, in the raw
+# dataset beside the records; `sha256` names the file's bytes as downloaded (the gate's pdf_archive_intact).
+PDF_ARCHIVE_TABLE = "pdf_archive"
+PDF_ARCHIVE_COLUMNS: Columns = {
+    "portal_id": TEXT, "resource": TEXT, "record_id": TEXT, "reference": TEXT, "record_last_update": TIMESTAMP,
+    "sha256": TEXT, "size_bytes": BIGINT, "file_path": TEXT, "archived_at": TIMESTAMP}
 
 
 @dataclass(frozen=True)

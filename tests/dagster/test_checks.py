@@ -20,14 +20,8 @@ from dagster import (
 )
 from dagster_expectations import SPEC_RAW_TABLES
 
-from assets.checks import (
-    build_model_checks,
-    documents_customers_exist,
-    raw_ids_unique,
-    usages_invoices_exist,
-)
+from assets.checks import model_checks, raw_checks, raw_sync_read_exactly
 from assets.resources import WarehouseResource
-from assets.sync_checks import raw_sync_read_exactly
 from warehouse_engine.sql_runner import discover_models
 
 
@@ -59,6 +53,11 @@ def _run_checks(
 
 
 RAW_KEYS = [AssetKey(["invoicing_raw", table]) for table in SPEC_RAW_TABLES]
+raw_ids_unique = [step for step in raw_checks() if {k.name for k in step.check_keys} == {"ids_unique"}]
+assert len(raw_ids_unique) == len(SPEC_RAW_TABLES)  # one step per table
+documents_customers_exist, usages_invoices_exist = (
+    next(step for step in raw_checks() if {k.name for k in step.check_keys} == {name})
+    for name in ("customers_exist", "invoices_exist"))
 
 
 def test_ids_unique_fails_on_a_duplicate_id_and_only_there(tmp_path):
@@ -158,7 +157,7 @@ def test_mart_keys_unique_uses_each_marts_grain(tmp_path):
     )
     keys = [AssetKey(["marts", "receivables"]), AssetKey(["marts", "payables_schedule"])]
     models = [m for m in discover_models() if m.key in ("marts.receivables", "marts.payables_schedule")]
-    results = _run_checks(warehouse, build_model_checks(models), keys)
+    results = _run_checks(warehouse, model_checks(models), keys)
     assert results == {
         ("marts/receivables", "keys_unique"): True,
         ("marts/receivables", "not_null"): True,
@@ -206,7 +205,9 @@ def test_the_raw_tables_freshness_policy_fails_when_the_last_sync_is_older_than_
 def test_sync_read_exactly_warns_for_a_table_whose_last_sync_left_a_degraded_note():
     job = define_asset_job("sync_read_only", selection=AssetSelection.checks(raw_sync_read_exactly))
     defs = Definitions(
-        assets=[AssetSpec(key) for key in RAW_KEYS], asset_checks=[raw_sync_read_exactly], jobs=[job]
+        assets=[AssetSpec(key) for key in RAW_KEYS], asset_checks=[raw_sync_read_exactly], jobs=[job],
+        # the step reads no warehouse (a DuckDB file open there would block a writer); the resource is bound only
+        resources={"warehouse": WarehouseResource(path="never-opened.duckdb")},
     )
     degraded = "webhooks: paging parameters refused; read as one answer of 3 records (may be incomplete)"
     with DagsterInstance.ephemeral() as instance:

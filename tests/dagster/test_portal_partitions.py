@@ -86,7 +86,7 @@ def test_a_failing_portal_fails_its_own_run_and_the_other_portal_syncs_exactly(t
         assert mismatches(warehouse, acme.portal, portal_id="acme") == []
         checks = {(e.asset_key.to_user_string(), e.check_name): e.passed
                   for e in succeeded.get_asset_check_evaluations()}
-        assert checks[("marts/receivables_by_customer", "total_open_matches_api_due_amount")] is True
+        assert checks[("marts/receivables_by_customer", "total_open_matches_due_amount")] is True
         assert checks[("marts/receivables", "keys_unique")] is True
         materialized = {e.asset_key for e in succeeded.get_asset_materialization_events()}
         assert {RAW, MART} <= materialized

@@ -14,7 +14,8 @@ import pytest
 from dagster import AssetKey, AssetSelection, AssetSpec, Definitions, define_asset_job
 from model_fixture import D, P, load_fixture
 
-from assets.contract_checks import build_contract_checks
+from assets.checks import contract_checks, model_checks
+from warehouse_engine.sql_runner import discover_models as _discover_models
 from assets.resources import WarehouseResource
 from warehouse_engine.sql_runner import build_models
 
@@ -51,7 +52,7 @@ def marts(path: str, names: list[str] = MARTS) -> dict[str, list[tuple]]:
 
 def checks(path: str, wanted: Callable[[str], bool] = lambda name: True) -> dict[tuple[str, str], tuple]:
     """Runs the contract checks on `path` through Dagster: {(asset, check): (passed, severity, description)}."""
-    contract = build_contract_checks()
+    contract = (contract_checks() + model_checks(_discover_models()))
     targets = {key.asset_key for check in contract for key in check.check_keys}
     job = define_asset_job("contract_checks", selection=AssetSelection.checks(*contract))
     defs = Definitions(
@@ -110,7 +111,7 @@ def test_an_undatable_usage_fails_usages_dated_naming_the_field_and_the_marts(tm
     assert not passed and severity == "ERROR"
     assert "transactionUsage.date" in description and "u9" in description
     assert all(mart in description for mart in RECEIVABLES_MARTS)
-    (usages_dated,) = [c for c in build_contract_checks() if "usages_dated" in {k.name for k in c.check_keys}]
+    (usages_dated,) = [c for c in (contract_checks() + model_checks(_discover_models())) if "usages_dated" in {k.name for k in c.check_keys}]
     assert all(spec.blocking for spec in usages_dated.check_specs)  # the marts keep their last good state
 
 
@@ -415,5 +416,5 @@ def test_the_fixture_as_served_passes_every_contract_check_but_its_off_midnight_
         ("staging/stg_invoicing__transaction_usages", "dates_at_midnight"),
     }
     assert AssetKey(["staging", "stg_invoicing__transaction_usages"]) in {
-        key.asset_key for check in build_contract_checks() for key in check.check_keys
+        key.asset_key for check in (contract_checks() + model_checks(_discover_models())) for key in check.check_keys
     }

@@ -28,7 +28,7 @@ from sandbox.clock import Clock
 from sandbox.config import SandboxConfig
 from sandbox.contract import ContractProfile
 from sandbox.server import SandboxServer
-from warehouse_engine.sql_runner import build_models
+from warehouse_engine.sql_runner import build_models, discover_models
 
 SCALE = 100
 LATE_TEMPLATES = ("RELAUNCH1", "RELAUNCH2")  # the ones that depend on the reminders already sent
@@ -112,8 +112,23 @@ def _assert_dso_and_outlook_match_the_sandbox(conn: duckdb.DuckDBPyConnection, s
     assert {index: (inflow, outflow) for index, inflow, outflow in outlook} == periods
 
 
+def _assert_every_mart_column_described_and_commented(conn: duckdb.DuckDBPyConnection) -> None:
+    # every column a mart builds is described in its front matter, in the table's order, and DuckDB keeps the
+    # same text as the column's comment (what `describe` and any DuckDB client of the readers' copy show)
+    for model in (m for m in discover_models() if m.schema == "marts"):
+        built = conn.execute(
+            "select column_name, comment from duckdb_columns() where schema_name = 'marts' and table_name = ? "
+            "order by column_index", [model.name]).fetchall()
+        assert [name for name, _ in built] == [name for name, _ in model.manifest.columns], model.key
+        assert [comment for _, comment in built] == [text for _, text in model.manifest.columns], model.key
+        table_comment = conn.execute(
+            "select comment from duckdb_tables() where schema_name = 'marts' and table_name = ?",
+            [model.name]).fetchone()
+        assert table_comment == (model.manifest.description,), model.key
+
+
 @pytest.mark.parametrize("contract", ["default", "strict"])
-# seeds 11 and 29, more data varieties of the same assertions, run with `pytest -m soak` (README, "Longer runs")
+# seeds 11 and 29, more data varieties of the same assertions, run with `pytest -m soak` (docs/testing.md, "Longer runs")
 @pytest.mark.parametrize("seed", [3, pytest.param(11, marks=pytest.mark.soak), pytest.param(29, marks=pytest.mark.soak)])
 def test_receivables_and_late_customers_equal_the_api(seed, contract, tmp_path):
     clock = Clock(fixed=START)
@@ -141,6 +156,7 @@ def test_receivables_and_late_customers_equal_the_api(seed, contract, tmp_path):
                 _assert_dso_and_outlook_match_the_sandbox(conn, sb, clock.today().date())
                 late_counts.append(conn.execute("select count(*) from marts.overdue_customers").fetchone()[0])
                 if step == 0:
+                    _assert_every_mart_column_described_and_commented(conn)
                     assert _write_some_activity(sb, conn) >= 3
             clock.advance(timedelta(days=23))
         assert max(late_counts) > 0, "no late customer at all: the comparison would prove little"

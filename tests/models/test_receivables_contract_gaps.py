@@ -22,7 +22,8 @@ import duckdb
 import pytest
 from dagster import AssetSelection, AssetSpec, Definitions, define_asset_job
 
-from assets.contract_checks import build_contract_checks
+from assets.checks import contract_checks, model_checks
+from warehouse_engine.sql_runner import discover_models as _discover_models
 from assets.resources import WarehouseResource
 from harness.marts_truth import compare_marts, sandbox_dso_and_outlook, sandbox_open_invoices
 from harness.regular_build import sync_sandbox
@@ -55,7 +56,7 @@ def _receivables(conn: duckdb.DuckDBPyConnection) -> dict[str, tuple]:
 
 def _check(warehouse, name: str) -> tuple[bool, str, str | None]:
     """Runs the contract check `name` on `warehouse` through Dagster: (passed, severity, description)."""
-    wanted = [check for check in build_contract_checks() if any(k.name == name for k in check.check_keys)]
+    wanted = [check for check in (contract_checks() + model_checks(_discover_models())) if any(k.name == name for k in check.check_keys)]
     targets = {key.asset_key for check in wanted for key in check.check_keys}
     defs = Definitions(
         assets=[AssetSpec(key) for key in targets],

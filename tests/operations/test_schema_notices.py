@@ -14,7 +14,7 @@ import pytest
 from dagster import AssetKey, AssetSelection, AssetSpec, Definitions, define_asset_job
 
 from assets.resources import WarehouseResource
-from assets.schema_checks import build_fields_known_check
+from assets.checks import fields_known_check
 from invoicing_warehouse.cli import main
 from sandbox.contract import ContractProfile
 
@@ -78,7 +78,7 @@ def test_a_standing_note_is_said_again_when_its_condition_comes_back(tmp_path):
 
 def test_dagster_warns_naming_the_new_column(synced):
     warehouse, _, _ = synced
-    check = build_fields_known_check()
+    check = fields_known_check()
     job = define_asset_job("known_only", selection=AssetSelection.checks(check))
     keys = [AssetKey(["invoicing_raw", table]) for table in ("documents", "customers")]
     defs = Definitions(assets=[AssetSpec(key) for key in keys], asset_checks=[check], jobs=[job],

@@ -51,7 +51,7 @@ def mutated_then_settled(start_sandbox, warehouse: str, seed: int, rate: float, 
 
 
 @pytest.mark.parametrize("contract", ["default", "strict"])  # sandbox/contract.py profiles
-# seed 12, a second data variety of the same assertions, runs with `pytest -m soak` (README, "Longer runs")
+# seed 12, a second data variety of the same assertions, runs with `pytest -m soak` (docs/testing.md, "Longer runs")
 @pytest.mark.parametrize("seed", [11, pytest.param(12, marks=pytest.mark.soak)])
 def test_exact_after_syncing_under_mutations_then_a_quiet_sync_and_a_reconcile(
     start_sandbox, warehouse, seed, contract

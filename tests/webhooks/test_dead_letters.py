@@ -11,7 +11,7 @@ import time
 from dagster import AssetCheckSeverity, AssetKey, AssetSelection, AssetSpec, Definitions, define_asset_job
 from streamlit.testing.v1 import AppTest
 
-from assets.hint_checks import DEAD_HINTS_CHECK_NAME, raw_no_dead_hints
+from assets.checks import DEAD_HINTS_CHECK_NAME, raw_no_dead_hints
 from assets.resources import WarehouseResource
 from pipelines.invoicing.webhooks.dead_letters import read_dead_letters
 from pipelines.invoicing.webhooks.hint_spool import DEAD, Hint, HintSpool, spool_path

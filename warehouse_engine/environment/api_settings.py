@@ -84,7 +84,16 @@ HINT_SPOOL_PASSWORD = Setting(
     "the password of `INVOICING_HINT_SPOOL`'s database", secret=True)
 
 
+PDF_ARCHIVE_MAX = Setting(
+    'INVOICING_PDF_ARCHIVE_MAX', whole(0, "PDFs"), 0,
+    '`0` (no archive)',
+    'every sync (pipelines/invoicing/load/pdf_archive.py, [archive.md](archive.md)): the invoice archive, opt-in. '
+    'At most this many PDFs (issued invoices and credit notes, supplier bills) downloaded per run, paced by the '
+    'same limiter, into `<warehouse>.pdfs/<portal>/` beside the warehouse, their sha256 in '
+    '`invoicing_raw.pdf_archive`; the rest by the next runs. A whole number >= 0, anything else stops the sync '
+    'naming the setting')
+
 SETTINGS: tuple[Setting[Any], ...] = (
-    RATE_BUDGET_DIR, RATE_BUDGET_SHARED_DIR, MAX_ANSWER_BYTES, RATE_BUDGET_URL, RATE_BUDGET_PASSWORD,
+    PDF_ARCHIVE_MAX, RATE_BUDGET_DIR, RATE_BUDGET_SHARED_DIR, MAX_ANSWER_BYTES, RATE_BUDGET_URL, RATE_BUDGET_PASSWORD,
     EGRESS_IP, PARENT_FETCH_MAX, WEBHOOK_TOKEN, WEBHOOK_HMAC_SECRET, HINT_SPOOL, HINT_SPOOL_PASSWORD,
 )

@@ -13,6 +13,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from pipelines.invoicing.settings import LISTS
+from warehouse_engine.model_inputs import marts_fed_by
+
 Source = Literal["contract", "api-facts", "assumption"]
 Absent = Literal["derive", "check", "note", "fine"]
 Kind = Literal["field", "parameter", "header", "behaviour"]
@@ -23,17 +26,9 @@ CLAIMS = ("late_payment_claims", "late_payment_interest_periods")
 PAYABLES = ("supplier_payables", "payables_by_supplier", "payables_schedule")
 
 
-# (list, whether the spec names `limit`/`skip` for it, the marts built on its rows)
-PAGED_LISTS: tuple[tuple[str, bool, tuple[str, ...]], ...] = (
-    ("customers", True, RECEIVABLES),
-    ("items", True, ()),
-    ("documents", True, RECEIVABLES + ("dso", "cash_outlook")),
-    ("transactions", True, ("receivables_by_customer", "dso", "cash_outlook")),
-    ("transaction_usages", True, RECEIVABLES + ("dso", "cash_outlook")),
-    ("suppliers", False, PAYABLES),
-    ("supplier_documents", False, PAYABLES + ("cash_outlook",)),
-    ("webhooks", False, ()),
-)
+# (list, whether the spec names `limit`/`skip` for it, the marts built on its rows): from the catalogue and the SQL
+PAGED_LISTS: tuple[tuple[str, bool, tuple[str, ...]], ...] = tuple(
+    (name, endpoint.paging_named, marts_fed_by(name)) for name, endpoint in LISTS.items())
 
 
 @dataclass(frozen=True)
@@ -173,9 +168,9 @@ LEDGER: tuple[LedgerRow, ...] = (
     # --- customers ----------------------------------------------------------------------------------
     _r("customers", "name", "contract", "receivables.sql, overdue_customers.sql", "fine", "", RECEIVABLES,
        "absent: receivables fall back to the document's `to.name`"),
-    _r("customers", "dueAmount", "contract", "api_checks.py", "check", "total_open_matches_api_due_amount",
-       ("receivables_by_customer",), "absent: the live check is skipped for that customer, never compared "
-       "with 0"),
+    _r("customers", "dueAmount", "contract", "due_amount_check.py", "check", "total_open_matches_due_amount",
+       ("receivables_by_customer",), "absent: the check passes with a note for that customer (the stored "
+       "value is null), never compared with 0"),
     _r("customers", "deleted", "api-facts", "rows.py, stg_invoicing__customers.sql", "fine", "",
        ("receivables_by_customer", "overdue_customers"),
        "a `deleted: true` customer is flagged `is_deleted`; overdue_customers leaves it out"),
@@ -370,16 +365,7 @@ LEDGER: tuple[LedgerRow, ...] = (
 )
 
 # the lists the doctor samples, by the ledger's resource name
-LIST_PATHS = {
-    "items": "/items",
-    "customers": "/customers",
-    "documents": "/documents",
-    "transactions": "/transactions",
-    "transaction_usages": "/transaction-usages",
-    "suppliers": "/suppliers",
-    "supplier_documents": "/supplier-documents",
-    "webhooks": "/webhooks",
-}
+LIST_PATHS = {name: endpoint.path for name, endpoint in LISTS.items()}
 
 
 def field_rows() -> tuple[LedgerRow, ...]:

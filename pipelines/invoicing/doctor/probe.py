@@ -31,6 +31,7 @@ from pipelines.invoicing.doctor.probe_lists import (
 )
 from pipelines.invoicing.errors import InvoicingApiError
 from pipelines.invoicing.record_ids import child_path, record_path
+from pipelines.invoicing.settings import ENDPOINTS, EVENTS
 
 FALLBACK_PAGE = 100
 MAX_CUSTOMER_PAGES = 4  # customers are read in full for the deletion probe (the sync does the same)
@@ -67,7 +68,7 @@ def _consequence(error: InvoicingApiError) -> str:
 
 
 def _probe_access(session: ProbeSession, findings: dict) -> None:
-    me = session.get("/me")
+    me = session.get(ENDPOINTS["user"].path)
     if me.error is not None:
         raise me.error
     token = session.token_answer() or {}
@@ -75,7 +76,7 @@ def _probe_access(session: ProbeSession, findings: dict) -> None:
     granted = str(token.get("scope") or "")
     if granted and "read" not in granted.split():
         findings["fatal"] = {"kind": "scope", "message": f"the token grants {granted!r}, not 'read'",
-                             "consequence": _consequence(InvoicingApiError("scope", "/me"))}
+                             "consequence": _consequence(InvoicingApiError("scope", ENDPOINTS["user"].path))}
     findings["envelope"] = {"data": True}
     findings["headers"] = {name: me.headers.get(name) for name in OBSERVED_HEADERS}
     findings["server_time"] = me.headers.get("date")
@@ -131,11 +132,11 @@ def _probe_page_size(session: ProbeSession) -> dict[str, Any]:
     """Effective size for an oversized `limit`, clamp or 400, and the default size without `limit`."""
     result: dict[str, Any] = {"asked": ASKED_PAGE, "policy": None, "served": None, "max": None,
                               "max_is_exact": False, "default": None, "message": None}
-    big = session.get("/documents", {"limit": ASKED_PAGE})
+    big = session.get(ENDPOINTS["documents"].path, {"limit": ASKED_PAGE})
     if big.refused:
         assert big.error is not None  # a refusal is a 400 error
         result.update(policy="reject", message=big.error.api_message)
-        big = session.get("/documents", {"limit": FALLBACK_PAGE})
+        big = session.get(ENDPOINTS["documents"].path, {"limit": FALLBACK_PAGE})
         if big.error is not None:
             return result
     elif big.error is not None:
@@ -144,7 +145,7 @@ def _probe_page_size(session: ProbeSession) -> dict[str, Any]:
     result["served"] = served
     result["policy"] = result["policy"] or ("clamp" if served < ASKED_PAGE else "honoured")
     result["max"] = served or None  # exact once the list shows more records than one page (below)
-    plain = session.get("/documents")
+    plain = session.get(ENDPOINTS["documents"].path)
     result["default"] = len(plain.records) if plain.error is None else None
     return result
 
@@ -168,7 +169,7 @@ def _all_customers(session: ProbeSession, probe: ListProbe, page: int) -> list[d
 
 def _events(session: ProbeSession, documents: list[dict]) -> list[dict]:
     for document in documents[:3]:
-        answer = session.get(child_path("/supplier-documents/{id}/events", str(document.get("id"))))
+        answer = session.get(child_path(EVENTS.path, str(document.get("id"))))
         if answer.records:
             return answer.records
     return []
@@ -215,7 +216,7 @@ def _probe_deleted(session: ProbeSession, samples: dict[str, list[dict]], known:
     candidates = sorted((known | referenced) - listed)
     hidden = gone = 0
     for customer_id in candidates[:MAX_BY_ID]:
-        answer = session.get(record_path("/customers", customer_id))
+        answer = session.get(record_path(ENDPOINTS["customers"].path, customer_id))
         if answer.error is not None and answer.error.status == 404:
             gone += 1
         elif isinstance(answer.data, dict) and answer.data.get("deleted") is True:

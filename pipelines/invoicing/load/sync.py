@@ -29,6 +29,7 @@ from pipelines.invoicing.errors import InvoicingApiError
 from pipelines.invoicing.http.client import InvoicingClient
 from pipelines.invoicing.load.lake import lake_destination, shares_writers
 from pipelines.invoicing.load.parents import close_references, parent_fetch_max
+from pipelines.invoicing.load.pdf_archive import PDF_ARCHIVE_MAX_ENV, archive_pdfs, pdf_archive_max
 from pipelines.invoicing.load.portal_upgrade import upgrade_to_portals
 from pipelines.invoicing.load.raw_upkeep import (
     apply_tombstones,
@@ -97,6 +98,7 @@ class SyncReport:
     # than the chunks committed, their cursors kept, read again by the next run; the other tables were read
     failed: dict[str, str] = field(default_factory=dict)
     tables: list[str] = field(default_factory=list)  # the tables this run read (its selection of resources)
+    archived: dict[str, int] = field(default_factory=dict)  # PDFs stored per resource (load/pdf_archive.py)
 
     @property
     def total_requests(self) -> int:
@@ -122,6 +124,7 @@ class SyncReport:
         self.degraded_notes += [note for note in other.degraded_notes if note not in self.degraded_notes]
         self.capabilities = other.capabilities or self.capabilities
         self.parents_loaded = other.parents_loaded
+        self.archived = other.archived
         self.failed = other.failed  # the second pass reads a failed list again from its kept cursor
 
     @property
@@ -132,7 +135,8 @@ class SyncReport:
         A run that read no new or changed record loads no row (single objects are compared by digest),
         so this is False for it; dlt's state still advances in its own small load."""
         return (any(self.rows.values()) or any(self.tombstoned.values()) or bool(self.created)
-                or self.finished_pending or bool(self.removed) or any(self.parents_loaded.values()))
+                or self.finished_pending or bool(self.removed) or any(self.parents_loaded.values())
+                or any(self.archived.values()))
 
 
 def pipeline_name(portal_id: str) -> str:
@@ -283,6 +287,7 @@ def run_sync(
     _limit_normalize_buffer()
     names = _selection(resources)
     parents_limit = _parents_limit()  # a bad setting stops the run before the warehouse is touched
+    archive_limit = _archive_limit()
     portal_id = portal_of(pipeline)
     settings = resolve_settings(base_url, client_id, client_secret)
     client = InvoicingClient(settings.base_url, settings.client_id, settings.client_secret,
@@ -351,6 +356,11 @@ def run_sync(
                 report.parents_loaded[name] = report.parents_loaded.get(name, 0) + len(ids)
             for note in closed.notes():
                 feed.note(note)
+            if archive_limit:  # after the references: the records to keep are loaded whole by now
+                archived = retry(lambda: archive_pdfs(pipeline, client, portal_id, limit=archive_limit))
+                report.archived = dict(archived.stored)
+                for note in archived.notes():
+                    feed.note(note)
         if settle:
             wait_out_lag(feed)
     finally:
@@ -380,6 +390,15 @@ def _parents_limit() -> int:
     except ValueError as error:
         raise InvoicingApiError("configuration", PARENT_FETCH_MAX.name, detail=str(error),
                                 hint="set it to a whole number of ids, or unset it (500)") from None
+
+
+def _archive_limit() -> int:
+    """INVOICING_PDF_ARCHIVE_MAX (load/pdf_archive.py), or an InvoicingApiError naming the setting."""
+    try:
+        return pdf_archive_max()
+    except ValueError as error:
+        raise InvoicingApiError("configuration", PDF_ARCHIVE_MAX_ENV, detail=str(error),
+                                hint="set it to a whole number of PDFs per run, or unset it (0: no archive)") from None
 
 
 def _failed_tables(feed: Feed, names: list[str]) -> dict[str, str]:

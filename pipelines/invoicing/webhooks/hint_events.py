@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from pipelines.invoicing.record_ids import record_id_problem
+from pipelines.invoicing.settings import ENDPOINTS
 from pipelines.invoicing.webhooks.hint_spool import Hint
 
 
@@ -19,40 +20,23 @@ class UnknownEvent(ValueError):
     """An event name this product does not subscribe to, or a payload without the id it must carry."""
 
 
-def _field(name: str) -> Callable[[dict], object]:
-    return lambda data: data.get(name)
+def _at(path: str) -> Callable[[dict], object]:
+    """Reads the dotted `path` (`supplierDocument.id`) of a payload; None where a step is not an object."""
+
+    def read(data: dict) -> object:
+        value: object = data
+        for key in path.split("."):
+            value = value.get(key) if isinstance(value, dict) else None
+        return value
+
+    return read
 
 
-def _status_change(data: dict) -> object:
-    document = data.get("supplierDocument")
-    return document.get("id") if isinstance(document, dict) else None
-
-
-_RECORD_ID = _field("id")
-# event name -> (resource, how to read the record's id from `event.data`)
+# event name -> (resource, how to read the record's id from `event.data`): from the catalogue (settings.py)
 EVENTS: dict[str, tuple[str, Callable[[dict], object]]] = {
-    "document.created": ("documents", _RECORD_ID),
-    "document.updated": ("documents", _RECORD_ID),
-    "document.deleted": ("documents", _RECORD_ID),
-    "invoice.validated": ("documents", _RECORD_ID),
-    "invoice.paid": ("documents", _RECORD_ID),
-    "quotation.validated": ("documents", _RECORD_ID),
-    "quotation.accepted": ("documents", _RECORD_ID),
-    "quotation.refused": ("documents", _RECORD_ID),
-    "customer.created": ("customers", _RECORD_ID),
-    "customer.updated": ("customers", _RECORD_ID),
-    "customer.deleted": ("customers", _field("customerId")),
-    "product.created": ("items", _RECORD_ID),
-    "product.updated": ("items", _RECORD_ID),
-    "supplier-document.created": ("supplier_documents", _RECORD_ID),
-    "supplier-document.updated": ("supplier_documents", _RECORD_ID),
-    "supplier-document.status-change": ("supplier_documents", _status_change),
-    "supplier.created": ("suppliers", _RECORD_ID),
-    "supplier.updated": ("suppliers", _RECORD_ID),
-    "supplier.deleted": ("suppliers", _field("supplierId")),
-}
+    event: (name, _at(path)) for name, endpoint in ENDPOINTS.items() for event, path in endpoint.events.items()}
 # Events after which the record may be gone: the applying run confirms (404 or `deleted: true`).
-DELETION_EVENTS = frozenset({"document.deleted", "customer.deleted", "supplier.deleted"})
+DELETION_EVENTS = frozenset(event for event in EVENTS if event.endswith(".deleted"))
 
 
 def hint_for_event(portal_id: str, event: str, data: object) -> Hint:

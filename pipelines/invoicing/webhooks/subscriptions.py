@@ -24,9 +24,10 @@ from pipelines.invoicing.hook_urls import masked
 from pipelines.invoicing.http.client import InvoicingClient
 from pipelines.invoicing.portals import Portal
 from pipelines.invoicing.record_ids import record_path
+from pipelines.invoicing.settings import ENDPOINTS
 from pipelines.invoicing.webhooks.hint_events import EVENTS
 
-PATH = "/webhooks"
+PATH = ENDPOINTS["webhooks"].path
 SCOPE = "read write"
 PAGE = 100
 MAX_PAGES = 100  # 10,000 subscriptions: far more than any portal has; the loop stays bounded

@@ -1,12 +1,41 @@
 -- ---
 -- description: >
---   expected cash in (open receivables net of each customer's unapplied credit) against cash out (approved and
---   awaiting bills, credit balances owed to customers) by due date, ten periods per portal from past due to
---   later; disputed bills apart.
+--   Expected cash in (open receivables, net of each customer's unapplied credit) against cash out (supplier bills
+--   approved or awaiting approval; credit balances owed to customers) by due date, ten rows per portal, always all
+--   present: `past due` (due before D), `week 1` .. `week 8` (Monday to Sunday, week 1 being D's), `later` (after
+--   week 8, or no due date). Disputed bills are on hold, apart.
 -- grain: [portal_id, period_index]
 -- tests:
 --   not_null: [as_of_date]
 --   accepted_range: {period_index: {min: 0, max: 9}}
+-- columns:
+--   as_of_date: "the period (0 past due, 1-8 weeks, 9 later; dates for weeks only)"
+--   period_index: "0 past due, 1-8 the weeks, 9 later"
+--   period_label: "`past due`, `week 1` .. `week 8`, `later`"
+--   week_start: "the week's Monday (weeks only)"
+--   week_end: "the week's Sunday (weeks only)"
+--   expected_inflows: "`open_receivables` − it"
+--   expected_outflows: >-
+--     amounts due to suppliers in the period, approved or awaiting approval (credit notes negative), plus in
+--     `later` the credit balances owed to customers
+--   net_flow: "inflows − outflows"
+--   cumulative_net: "running over the periods, past due included"
+--   receivable_count: "number of those invoices"
+--   payable_count: "number of those supplier documents"
+--   forecast_inflows: "the same open receivables placed by their expected payment date (`marts.expected_payments`)"
+--   forecast_net_flow: "`forecast_inflows` − outflows"
+--   forecast_cumulative_net: "running over the periods"
+--   forecast_receivable_count: "past due holds none"
+--   open_receivables: "open amounts of invoices due in the period (the ten rows add up to the open receivables)"
+--   credit_deducted: >-
+--     each customer's unapplied credit notes and payments on its oldest due invoices, up to what it owes
+--   credit_balances_owed: "what customers' credit exceeds their debt by: owed back to them (in `later`'s outflows)"
+--   disputed_outflows: "disputed bills by due date: on hold, not in the outflows"
+--   currency: >-
+--     the currency of the portal's receivables and payables (`EUR` when none is served); two joined by `/` (e.g.
+--     `EUR/USD`) fail `cash_outlook_single_currency` (blocking)
+--   portal_id: >-
+--     the portal the row belongs to (part of the key: one warehouse may hold many portals, whose ids may collide)
 -- ---
 -- expected cash in (open receivables, net of what each customer will deduct) against cash out (supplier payables:
 -- the bills approved or awaiting approval, as marts.supplier_payables holds them, and the credit balances owed to

@@ -1,18 +1,39 @@
 -- ---
 -- description: >
---   days sales outstanding on the report date D (one row per portal). Headline `dso_days`, the sales method,
---   gross: open receivables incl. tax on D / invoices incl. tax emitted in the 90 days ending on D x 90 (the
---   accounting method of DSO, "méthode comptable"). `net_dso_days`: each customer's unapplied credit notes and
---   payments deducted up to what that customer owes (the rest, `credit_balances_owed`, is owed to the customer:
---   a credit balance, PCG account 4191, not a deduction from others), over sales net of the window's credit
---   notes. `count_back_dso_days`: the open receivables exhausted against each month's sales going back from D
---   ("méthode par épuisement du chiffre d'affaires"). `annual_dso_days_360`: the Banque de France's ratio
---   (Observatoire des délais de paiement, "délais clients" = customer receivables / annual turnover incl. tax x
---   360), receivables as a balance sheet shows them (net debit balances) over the 12 months' sales net of
---   credit notes, for the Benchmarks page.
+--   Days sales outstanding on D, one row per portal. The headline is the **sales method over 90 days, gross**:
+--   `dso_days = open_receivables / invoiced_last_90_days × 90`; beside it the net figure, the count-back and the
+--   Banque de France's annual ratio (warehouse_engine/sql/README.md, "Marts").
 -- grain: [portal_id]
 -- tests:
 --   not_null: [as_of_date]
+-- columns:
+--   as_of_date: "D; the window D − 89 .. D"
+--   window_start: "D − 89, first day of the 90-day window"
+--   window_end: "D, last day of the window"
+--   open_receivables: "open amount of `marts.receivables`"
+--   overdue_receivables: "its overdue part"
+--   open_invoice_count: "open invoices"
+--   unapplied_credit_notes: "credit notes not yet applied on D (`receivables_by_customer`)"
+--   unapplied_payments: "payments not yet applied on D (`receivables_by_customer`)"
+--   credit_deducted: "per customer, that credit up to what the customer owes"
+--   credit_balances_owed: "the rest, owed to customers"
+--   net_receivables: "`open_receivables` − `credit_deducted` (each customer's net debit balance)"
+--   invoiced_last_90_days: >-
+--     total incl. tax of the invoices emitted in the window (the receivables' definition of an invoice: deposits
+--     in, credit notes and proformas out, paid or not)
+--   invoice_count_last_90_days: "number of those invoices"
+--   credit_notes_last_90_days: "credit notes emitted in the window, by their size"
+--   credit_note_count_last_90_days: "number of those credit notes"
+--   net_sales_last_90_days: "invoices less credit notes emitted in the 90 days ending on D"
+--   net_sales_last_12_months: "invoices less credit notes emitted in the 12 months ending on D"
+--   dso_days: >-
+--     the headline: `open_receivables / invoiced_last_90_days × 90`; NULL when nothing was invoiced in the window
+--   net_dso_days: "`net_receivables / net_sales_last_90_days × 90`; NULL when net sales are not positive"
+--   count_back_dso_days: >-
+--     count-back: receivables exhausted against each month's sales going back from D; NULL beyond 36 months
+--   annual_dso_days_360: "the Banque de France's ratio: `net_receivables / net_sales_last_12_months × 360`"
+--   portal_id: >-
+--     the portal the row belongs to (part of the key: one warehouse may hold many portals, whose ids may collide)
 -- ---
 -- days sales outstanding on the report date D, one row per portal (docs/models.md, "DSO", states the sources):
 --   dso_days (the headline, sales method, gross) = open receivables incl. tax on D

@@ -1,11 +1,38 @@
 -- ---
 -- description: >
---   one row per open invoice on the report date with the date it will likely be paid, from the customer's own
---   payment history (shrunk toward the portal's when the customer has few paid invoices).
+--   Every open invoice of `marts.receivables` with the date it will likely be paid: its due date + the median days
+--   the customer paid after the due date over its invoices paid by D, shrunk toward the portal's median when the
+--   customer has fewer than 5 paid invoices (the rule and its backtest: warehouse_engine/sql/README.md, "Expected
+--   payment dates"; bench/RESULTS.md).
 -- grain: [portal_id, invoice_id]
 -- tests:
 --   not_null: [as_of_date, basis, customer_paid_count, portal_paid_count, expected_days_after_due]
 --   accepted_range: {customer_weight: {min: 0, max: 1}}
+-- columns:
+--   as_of_date: "the report date D"
+--   invoice_id: "as in `marts.receivables`"
+--   reference: "as in `marts.receivables`"
+--   customer_id: "as in `marts.receivables`"
+--   customer_name: "as in `marts.receivables`"
+--   emit_date: "as in `marts.receivables`"
+--   due_date: "as in `marts.receivables`"
+--   open_amount: "as in `marts.receivables`"
+--   is_overdue: "as in `marts.receivables`"
+--   basis: >-
+--     `customer` (5 paid invoices or more), `customer+portal` (1-4), `portal` (none), `due date` (the portal has
+--     no paid invoice)
+--   customer_paid_count: "the customer's invoices paid in full by D (`marts.payment_history`)"
+--   customer_median_days_after_due: "median of their paid date − due date"
+--   portal_paid_count: "the portal's invoices paid in full by D"
+--   portal_median_days_after_due: "median of their paid date − due date"
+--   customer_weight: "min(n, 5) / 5"
+--   expected_days_after_due: "the rounded blend"
+--   expected_payment_date: "due date + it, never on or before D"
+--   is_estimate_passed: "the estimate fell on or before D: moved to D + 1"
+--   is_due_date_assumed: "as in `marts.receivables`"
+--   currency: "the invoice's currency as served, `EUR` when none is"
+--   portal_id: >-
+--     the portal the row belongs to (part of the key: one warehouse may hold many portals, whose ids may collide)
 -- ---
 -- when each invoice open on the report date D (marts.receivables) will likely be paid, learnt from the portal's
 -- own history of invoices paid in full on or before D (marts.payment_history: the last payment

@@ -5,6 +5,33 @@
 -- grain: [portal_id, invoice_id, balance_from]
 -- tests:
 --   not_null: [as_of_date, due_date, balance_until, amount_late, customer_type]
+-- columns:
+--   as_of_date: "the report date D"
+--   portal_id: >-
+--     the portal the row belongs to (part of the key: one warehouse may hold many portals, whose ids may collide)
+--   invoice_id: "the late invoice"
+--   reference: "its reference"
+--   customer_id: "its customer"
+--   emit_date: "emit date (Paris calendar)"
+--   due_date: "due date: served, else emit date + 30 days (L441-10)"
+--   is_due_date_assumed: "the due date is the legal default"
+--   currency: "the invoice's currency as served, `EUR` when none is"
+--   total_incl_tax: "total incl. tax after the global discount"
+--   amount_late_at_due: >-
+--     unpaid at the end of the due date: total - payments dated by then - every credit note applied by D
+--   credited_amount: "credit notes applied to the invoice by D"
+--   closed_date: "the day the invoice was closed as PAID, if it was"
+--   paid_date: "the day the amount late reached 0 (NULL: unpaid on D)"
+--   is_paid_date_assumed: "closed as PAID with a residual: dated on its last change"
+--   open_amount: "unpaid on D"
+--   claim_end: "the claim's last day: paid_date, else D"
+--   customer_name: "the customer's name"
+--   customer_type: "`business` or `consumer` (served, else inferred)"
+--   customer_type_basis: "`served`, `siret`, `vat number` or `no siret nor vat number`"
+--   is_customer_type_inferred: "the type was inferred"
+--   balance_from: "start of the stretch: the due date, then each late payment's date"
+--   balance_until: "end of the stretch (included): the next payment's date, else claim_end"
+--   amount_late: "the amount late over the stretch"
 -- ---
 -- a table, not an intermediate view: both marts.late_payment_claims and marts.late_payment_interest_periods read it,
 -- and the invoices and usages as of the report date it starts from are the costly part of the build.

@@ -1,14 +1,58 @@
 -- ---
 -- description: >
---   one row per customer invoice overdue or paid late on the report date: days late, amount late, the flat 40 EUR
---   recovery indemnity (c. com. D441-5) and the late-payment interest (L441-10 II) a business customer owes;
---   shown and claiming nothing (claim_excluded_reason): consumers' invoices, debtors in collective proceedings
---   (L622-7), claims ended more than five years ago (L110-4); paid invoices apart (is_invoice_paid); the user's
---   claim status (to claim, claimed, waived) from their own file.
+--   One row per customer invoice late on D: overdue, or paid after its due date. Between professionals the law
+--   (code de commerce L441-10 II, D441-5) grants, without a reminder, interest at the ECB's main refinancing rate
+--   + 10 points from the day after the due date and a flat 40 EUR recovery indemnity per invoice. The rules where
+--   the law leaves a choice (credit notes after the due date, partial payments, a due date on a weekend,
+--   consumers, other currencies): `warehouse_engine/sql/README.md`, "Late-payment claims".
 -- grain: [portal_id, invoice_id]
 -- tests:
 --   not_null: [as_of_date, due_date, days_late, amount_late, customer_type]
 --   accepted_range: {days_late: {min: 1}, amount_late: {min: 0.01}}
+-- columns:
+--   as_of_date: "the invoice (due date: served, else emit + 30 days)"
+--   invoice_id: "the late invoice"
+--   reference: "its reference"
+--   customer_id: "its customer"
+--   customer_name: "the customer's name"
+--   customer_type: "`business` or `consumer`: served, else inferred (a siret or a VAT number: business)"
+--   customer_type_basis: "`served`, `siret`, `vat number`, `no siret nor vat number`"
+--   is_customer_type_inferred: "the type was inferred"
+--   emit_date: "emit date"
+--   due_date: "due date: served, else emit + 30 days"
+--   is_due_date_assumed: "the due date is the legal default"
+--   paid_date: "the day the amount late reached 0 (NULL: still unpaid on D)"
+--   is_paid_date_assumed: "assumed: closed as PAID with a residual, on its last change"
+--   days_late: "(`paid_date`, else D) − `due_date`"
+--   total_incl_tax: "the total"
+--   credited_amount: "credit notes applied"
+--   amount_late: "unpaid at the end of the due date (credit notes deducted)"
+--   open_amount: "unpaid on D"
+--   currency: "the invoice's currency"
+--   is_invoice_paid: "the invoice is paid (only the penalties are owed)"
+--   claim_status: >-
+--     `to claim`, `claimed` or `waived`, from your own file (`INVOICING_CLAIM_STATUSES_PATH`, docs/settings.md),
+--     kept across rebuilds
+--   claim_status_date: "the date your file gives the status"
+--   claim_status_note: "your file's note"
+--   claim_excluded_reason: >-
+--     `consumer`, `collective proceedings (L622-7)` (`INVOICING_COLLECTIVE_PROCEEDINGS`), `time-barred (L110-4)`
+--     (paid more than five years before D): nothing claimed; `interest not converted to EUR`; else NULL
+--   rate_basis: >-
+--     the rate its interest uses: `legal: ECB + 10, L441-10 II`, `contractual`
+--     (`INVOICING_PENALTY_RATES_BY_CUSTOMER`, `INVOICING_PENALTY_RATE_PERCENT`), `public buyer: R2192-31`
+--     (`INVOICING_PUBLIC_BUYERS`)
+--   flat_indemnity_eur: "40 for a claim the law allows, 0 otherwise (`claim_excluded_reason`)"
+--   interest_amount: "interest in the invoice's currency (the sum of its lines in `late_payment_interest_periods`)"
+--   is_interest_rate_known: "every line of the claim has a rate"
+--   is_rate_table_behind: >-
+--     a half-year of the claim starts after the day the rate table was last checked: interest NULL
+--   interest_flag: >-
+--     `interest_flag` says why the interest is unknown (`rate table behind`, `no rate for a half-year`)
+--   interest_eur: "the interest in euros (NULL for another currency, or a half-year without a rate)"
+--   interest_period_count: "number of interest lines"
+--   portal_id: >-
+--     the portal the row belongs to (part of the key: one warehouse may hold many portals, whose ids may collide)
 -- ---
 -- an invoice is late when money was still owed at the end of its due date: overdue on the report date, or paid
 -- after its due date (marts.late_payment_balances, whose rules warehouse_engine/sql/README.md states).

@@ -1,15 +1,39 @@
 -- ---
 -- description: >
---   the late-payment interest of each late invoice of a business customer, one row per run of days at one amount
---   late and one half-year's rate: the lines a reminder letter cites. The rate (rate_basis): the terms of sale's
---   (settings, c. com. L441-10 II), else the legal default, the ECB main refinancing rate in force on 1 January /
---   1 July + 10 points (L441-10 II); a public buyer's, the ECB rate of the half-year the delay began + 8 points,
---   fixed (public procurement code R2192-31). A half-year starting after the day the ECB table was last checked
---   has no rate and no interest (is_rate_table_behind).
+--   The interest lines a reminder letter cites: one per run of days at one amount late and one half-year's rate
+--   (the rate in force on 1 January for January-June, on 1 July for July-December), business customers only.
+--   Columns: `period_start`, `period_end`, `days_late_in_period`, `amount_late`, `half_year_start`,
+--   `ecb_rate_percent` and `ecb_rate_effective_date` (from `reference.ecb_main_refinancing_rates`, the seed
+--   `warehouse_engine/seeds/ecb_main_refinancing_rates.csv` or your own through `INVOICING_ECB_RATES_PATH`; NULL,
+--   with `is_rate_table_behind`, for a half-year starting after the day the table was last checked against the
+--   ECB, its `checked_on` column), `interest_rate_percent` (+ 10 points), `interest_amount` = amount × rate × days
+--   / 36500, to the cent.
 -- grain: [portal_id, invoice_id, period_start]
 -- tests:
 --   not_null: [as_of_date, period_start, period_end, days_late_in_period, amount_late, half_year_start]
 --   accepted_range: {days_late_in_period: {min: 1, max: 184}, amount_late: {min: 0.01}}
+-- columns:
+--   as_of_date: "the report date D"
+--   invoice_id: "the late invoice"
+--   customer_id: "its customer"
+--   reference: "its reference"
+--   due_date: "its due date"
+--   period_start: "first day of the line"
+--   period_end: "last day of the line (included)"
+--   days_late_in_period: "days of the line"
+--   amount_late: "the amount late over the line"
+--   currency: "the invoice's currency as served, `EUR` when none is"
+--   half_year_start: "1 January or 1 July: the half-year whose rate applies"
+--   ecb_rate_percent: >-
+--     the ECB main refinancing rate in force on the half-year's first day (NULL with is_rate_table_behind)
+--   ecb_rate_effective_date: "the day that rate took effect"
+--   rate_basis: "`legal: ECB + 10, L441-10 II`, `contractual` or `public buyer: R2192-31`"
+--   is_rate_table_behind: >-
+--     the half-year starts after the day the rate table was last checked: rate and interest NULL
+--   interest_rate_percent: "the rate the line uses (ECB + 10 points by default)"
+--   interest_amount: "amount_late x rate x days / 36500, to the cent"
+--   portal_id: >-
+--     the portal the row belongs to (part of the key: one warehouse may hold many portals, whose ids may collide)
 -- ---
 -- interest runs from the day after the due date, without a reminder, at the rate of the european central bank's
 -- most recent main refinancing operation + 10 points: the rate in force on 1 january for the days of january to

@@ -1,8 +1,30 @@
 -- ---
--- description: the customers with at least one overdue invoice on the report date, with what collections needs.
+-- description: >
+--   Exactly the customers of `GET /customers?documentStatus=LATE` (on D): not deleted, at least one overdue
+--   invoice.
 -- grain: [portal_id, customer_id]
 -- tests:
 --   not_null: [as_of_date]
+-- columns:
+--   as_of_date: "the customer"
+--   customer_id: "the customer's id"
+--   customer_name: "the customer's name"
+--   customer_reference: "the customer's reference"
+--   email: "contact e-mail"
+--   phone: "mobile, else landline"
+--   overdue_amount: "open amount of the overdue invoices"
+--   overdue_invoice_count: "overdue invoices"
+--   total_open: "everything open"
+--   oldest_overdue_invoice_id: "the oldest overdue invoice (earliest due date)"
+--   oldest_overdue_reference: "its reference"
+--   oldest_due_date: "its due date"
+--   oldest_days_past_due: "D − its due date"
+--   last_payment_date: "latest payment on or before D"
+--   next_reminder_template: >-
+--     template the API would pick for the oldest overdue invoice: `RELAUNCH1`, or `RELAUNCH2` once a
+--     `RELAUNCH1`/`RELAUNCH2` mail was sent about it; NULL when its `messages` were not served (unknown)
+--   portal_id: >-
+--     the portal the row belongs to (part of the key: one warehouse may hold many portals, whose ids may collide)
 -- ---
 -- the customers the api lists for GET /customers?documentStatus=LATE on the report date: not deleted, with
 -- at least one overdue invoice (open, due date strictly before the report date), with what collections needs.

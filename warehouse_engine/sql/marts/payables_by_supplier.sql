@@ -5,6 +5,29 @@
 -- grain: [portal_id, supplier_id]
 -- tests:
 --   not_null: [as_of_date]
+-- columns:
+--   as_of_date: "the supplier"
+--   supplier_id: "the supplier's id"
+--   supplier_name: "the supplier's name"
+--   legal_identifier: "the supplier's legal identifier"
+--   due_current: "amount due, not yet past due"
+--   due_1_30: "amount due 1-30 days past due"
+--   due_31_60: "amount due 31-60 days past due"
+--   due_61_90: "amount due 61-90 days past due"
+--   due_90_plus: "amount due more than 90 days past due"
+--   total_due: "everything due to the supplier"
+--   approved_due: "the part of `total_due` approved"
+--   awaiting_approval_due: "the part of `total_due` awaiting approval"
+--   disputed_due: "the part of `total_due` disputed"
+--   awaiting_approval_document_count: "documents awaiting approval"
+--   disputed_document_count: "disputed documents"
+--   overdue_amount: "amount due on documents past due on D"
+--   overdue_document_count: "documents past due on D"
+--   document_count: "documents owed to the supplier on D"
+--   oldest_due_date: "earliest due date"
+--   next_due_date: "earliest due date on or after D"
+--   portal_id: >-
+--     the portal the row belongs to (part of the key: one warehouse may hold many portals, whose ids may collide)
 -- ---
 -- one row per supplier with documents owed on the report date (marts.supplier_payables: approved, awaiting
 -- approval or disputed): amounts due per aging bucket and per approval state (credit notes negative), what is

@@ -1,8 +1,25 @@
 -- ---
--- description: what falls due to suppliers each week from the week of the report date onwards.
+-- description: >
+--   What falls due each week (weeks start on Monday), from the week of D onwards. Documents already past due on D,
+--   and documents without a due date, are counted in the **week of D** (columns `overdue_amount` and
+--   `undated_amount`); the others in the week of their due date.
 -- grain: [portal_id, week_start]
 -- tests:
 --   not_null: [as_of_date]
+-- columns:
+--   as_of_date: "the week (Monday to Sunday)"
+--   week_start: "the week's Monday"
+--   week_end: "the week's Sunday"
+--   overdue_amount: "past due on D (week of D only)"
+--   undated_amount: "no due date (week of D only)"
+--   falling_due_amount: "due in that week, on or after D"
+--   awaiting_approval_amount: "the part of `total_amount` awaiting approval"
+--   disputed_amount: "the part of `total_amount` disputed"
+--   total_amount: "the three amounts together"
+--   document_count: "number of documents (every owed bill)"
+--   cumulative_amount: "running total up to that week"
+--   portal_id: >-
+--     the portal the row belongs to (part of the key: one warehouse may hold many portals, whose ids may collide)
 -- ---
 -- what falls due each week (weeks start on monday), from the week of the report date onwards.
 -- documents already past due on the report date, and those without a due date, are counted in the week

@@ -1,12 +1,25 @@
 -- ---
 -- description: >
---   how the portal's customers paid over the year ending on the report date: invoices paid, share paid late,
---   average days late (unweighted and weighted by amount), one row per portal; the Benchmarks page sets it
---   beside the Banque de France observatory's figures.
+--   How customers paid over the 365 days ending on D, one row per portal, for the dashboard's Benchmarks page.
 -- grain: [portal_id]
 -- tests:
 --   not_null: [as_of_date, paid_invoice_count, late_invoice_count]
 --   accepted_range: {late_share: {min: 0, max: 1}}
+-- columns:
+--   as_of_date: "the report date D"
+--   window_start: "D − 364"
+--   paid_invoice_count: "invoices paid in full in the window (dated by their last payment)"
+--   late_invoice_count: "those paid after their due date"
+--   late_share: "late_invoice_count / paid_invoice_count"
+--   paid_amount: "total incl. tax of the invoices paid in the window"
+--   average_days_late: "mean of max(0, paid date − due date) over every paid invoice, unweighted (on time counts 0)"
+--   average_days_late_weighted: "weighted by total incl. tax"
+--   average_days_late_when_late: "over the late ones only"
+--   median_days_after_due: "median of paid date − due date"
+--   dso_days: "`marts.dso`'s headline"
+--   annual_dso_days_360: "`marts.dso`'s Banque de France ratio (the Benchmarks page's)"
+--   portal_id: >-
+--     the portal the row belongs to (part of the key: one warehouse may hold many portals, whose ids may collide)
 -- ---
 -- the portal's payment behaviour over the 365 days ending on the report date D (D - 364 to D), from the
 -- invoices paid in full in that window (marts.payment_history: dated by their last payment;

@@ -1,10 +1,24 @@
 -- ---
 -- description: >
---   the portal's payment history on the report date: each invoice paid in full on or before it, with its
---   last payment date and the days it was paid after its due date and after its emit date.
+--   The payment history on D: every invoice paid in full on or before D (its payments and credit notes dated by D
+--   cover it, or it is `PAID` by D), dated by its last payment; invoices settled by credit notes alone are left
+--   out (no payment). What `expected_payments` and `payment_behaviour` learn from.
 -- grain: [portal_id, invoice_id]
 -- tests:
 --   not_null: [as_of_date, paid_date, days_after_due]
+-- columns:
+--   as_of_date: "the report date D"
+--   invoice_id: "the invoice"
+--   customer_id: "its customer"
+--   emit_date: "its emit date"
+--   due_date: "its due date"
+--   total_incl_tax: "its total incl. tax"
+--   paid_by_payments: "payments dated by D"
+--   paid_date: "the last one's date"
+--   days_after_due: "`paid_date` − due date (negative: early)"
+--   days_after_emit: "`paid_date` − emit date"
+--   portal_id: >-
+--     the portal the row belongs to (part of the key: one warehouse may hold many portals, whose ids may collide)
 -- ---
 -- the payment history the expected payment dates (marts.expected_payments) and the portal's lateness
 -- (marts.payment_behaviour) learn from, as of the report date D: only what was paid on or before D counts.

@@ -1,11 +1,28 @@
 -- ---
 -- description: >
---   customer invoices and supplier bills of the fiscal year ending on the report date whose payment term is
---   beyond the legal caps of c. com. L441-10 I (60 days after the invoice date, or 45 days end of month).
+--   The customer invoices and supplier bills issued in that fiscal year whose due date is beyond the caps of
+--   L441-10 I (60 days after the invoice date, or 45 days end of month in either reading): `reference`,
+--   `counterparty_id`, `counterparty_name`, `emit_date`, `due_date`, `term_days`, `cap_date`, `days_beyond_cap`,
+--   `amount_incl_tax`.
 -- grain: [portal_id, side, document_id]
 -- tests:
 --   not_null: [as_of_date, side, document_id, emit_date, due_date, cap_date, days_beyond_cap]
 --   accepted_range: {days_beyond_cap: {min: 1}}
+-- columns:
+--   as_of_date: "the report date D"
+--   side: "`issued` (customer invoices) or `received` (supplier bills)"
+--   document_id: "the customer invoice or supplier bill"
+--   reference: "its reference"
+--   counterparty_id: "the customer or supplier"
+--   counterparty_name: "its name"
+--   emit_date: "invoice date"
+--   due_date: "due date"
+--   term_days: "due date - invoice date"
+--   cap_date: "the later of the two caps of L441-10 I (60 days after the invoice date; 45 days end of month)"
+--   days_beyond_cap: "due date - cap date"
+--   amount_incl_tax: "total incl. tax"
+--   portal_id: >-
+--     the portal the row belongs to (part of the key: one warehouse may hold many portals, whose ids may collide)
 -- ---
 -- L441-10 I: the agreed term may not exceed 60 days after the invoice's date; by way of exception, 45 days end of
 -- month when the contract says so. the law does not say which reading of "45 days end of month" holds, and the

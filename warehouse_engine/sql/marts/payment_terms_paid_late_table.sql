@@ -1,13 +1,33 @@
 -- ---
 -- description: >
---   the alternative payment-terms table of the management report (c. com. D441-6 II; model of the arrêté of 20
---   March 2017, annexe 4-1, second table): invoices received and issued paid during the fiscal year, by days paid
---   after their due date, in number and amount incl. tax, each as a share of the number and amount of the
---   invoices received or issued in the year; French labels and columns as the model has them.
+--   The alternative table of D441-6 II in the model's layout: the invoices paid during the fiscal year by days
+--   paid after their due date (`0 jour (indicatif)`: on time), rows (A) number, amount TTC, share of the number
+--   and of the amount of the invoices issued or received in the year; (B) bills of the year disputed on D; (C) the
+--   reference terms.
 -- grain: [portal_id, side, row_order]
 -- tests:
 --   not_null: [as_of_date, fiscal_year_start, side, row_order]
 --   accepted_range: {row_order: {min: 1, max: 7}}
+-- columns:
+--   as_of_date: "the report date D"
+--   fiscal_year_start: >-
+--     first day of the fiscal year ending on D (`INVOICING_FISCAL_YEAR_START`, else D minus twelve months plus
+--     one day)
+--   side: "`issued` (customer invoices) or `received` (supplier bills)"
+--   "Tableau": "the table's title for the side, as in the arrêté of 20 March 2017"
+--   row_order: "the row's place in the legal model (1-6)"
+--   "Ligne": "the row's label: (A) number, amount TTC, share of the year; (B) excluded invoices; (C) reference terms"
+--   "0 jour (indicatif)": "not yet due on D (indicative column of the model)"
+--   "1 à 30 jours": "1 to 30 days past due"
+--   "31 à 60 jours": "31 to 60 days past due"
+--   "61 à 90 jours": "61 to 90 days past due"
+--   "91 jours et plus": "91 days or more past due"
+--   "Total (1 jour et plus)": "every invoice at least one day past due"
+--   "Précisions": >-
+--     for row (C): the reference terms used (contractual for served due dates, legal for assumed ones, with their
+--     counts)
+--   portal_id: >-
+--     the portal the row belongs to (part of the key: one warehouse may hold many portals, whose ids may collide)
 -- ---
 -- "factures reçues et émises ayant connu un retard de paiement au cours de l'exercice": a company may present this
 -- table instead of the one of D441-6 I (marts.payment_terms_table). the year: intermediate.int_fiscal_year.

@@ -1,14 +1,34 @@
 -- ---
 -- description: >
---   the figures of the payment-terms table of the management report (c. com. D441-6 I, "tableau des délais de
---   paiement"), one row per band: on the closing date (the report date), invoices received and issued unpaid, not
---   yet due (0 days, indicative) and past due by days late (1-30, 31-60, 61-90, 91+, total of 1 day and more),
---   with their number, amount incl. tax and share of the fiscal year's purchases or sales; the disputed ones
---   apart (row B). marts.payment_terms_table lays them out as the legal model does.
+--   The figures of the payment-terms table of the management report (D441-6 I) for the closing date D: `side`
+--   `received` (supplier bills) or `issued` (customer invoices), `delay_bucket` `0` (unpaid, not yet due: the
+--   model's "0 jour (indicatif)"), `1-30`, `31-60`, `61-90`, `91+`, `total` (1 day and more) and `disputed
+--   (excluded)` (row (B): disputed bills, due or not; no share), `bucket_order` (0 to 6); `invoice_count` and
+--   `amount_incl_tax` of the invoices unpaid on D (their unpaid part); `assumed_due_date_count` (due date not
+--   served: the legal 30 days); `year_total_incl_tax`, the purchases or sales incl. tax of the fiscal year
+--   `fiscal_year_start` .. D (net of credit notes), and `share_of_year_percent`. The fiscal year starts on
+--   `INVOICING_FISCAL_YEAR_START` (docs/settings.md), else it is the twelve months ending on D. Build it as of
+--   your closing date: `models --as-of 2025-12-31`.
 -- grain: [portal_id, side, delay_bucket]
 -- tests:
 --   not_null: [as_of_date, fiscal_year_start, side, delay_bucket, bucket_order, invoice_count, amount_incl_tax]
 --   accepted_range: {bucket_order: {min: 0, max: 6}, invoice_count: {min: 0}, assumed_due_date_count: {min: 0}}
+-- columns:
+--   as_of_date: "the report date D"
+--   fiscal_year_start: >-
+--     first day of the fiscal year ending on D (`INVOICING_FISCAL_YEAR_START`, else D minus twelve months plus
+--     one day)
+--   side: "`issued` (customer invoices) or `received` (supplier bills)"
+--   bucket_order: "the bucket's place (0 to 6)"
+--   delay_bucket: >-
+--     `0` (not yet due), `1-30`, `31-60`, `61-90`, `91+`, `total` (1 day and more), `disputed (excluded)`
+--   invoice_count: "invoices unpaid on D in the bucket"
+--   amount_incl_tax: "their unpaid part incl. tax"
+--   year_total_incl_tax: "purchases or sales incl. tax of the fiscal year, net of credit notes"
+--   assumed_due_date_count: "invoices whose due date was not served (the legal 30 days)"
+--   share_of_year_percent: "amount_incl_tax / year_total_incl_tax x 100 (none for the excluded row)"
+--   portal_id: >-
+--     the portal the row belongs to (part of the key: one warehouse may hold many portals, whose ids may collide)
 -- ---
 -- the model of the table is the one of the arrêté of 20 march 2017 (annexe 4-1 of the commercial code's
 -- regulatory part): section (A), the late invoices by days late; section (B), the invoices left out of (A) because

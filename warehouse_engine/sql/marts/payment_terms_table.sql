@@ -1,15 +1,36 @@
 -- ---
 -- description: >
---   the payment-terms table of the management report in the legal model's own layout (c. com. D441-6 I; model of
---   the arrêté of 20 March 2017, annexe 4-1 to A441-2), French labels as the model has them: per side (invoices
---   received, issued), rows (A) number, amount incl. tax and share of the year's purchases or turnover, (B) the
---   invoices excluded (disputed), (C) the reference payment terms used; columns "0 jour (indicatif)", "1 à 30
---   jours", "31 à 60 jours", "61 à 90 jours", "91 jours et plus", "Total (1 jour et plus)". Figures of
---   marts.payment_terms_report.
+--   The same table in the legal model's own layout (arrêté of 20 March 2017, annexe 4-1), French labels, ready to
+--   paste into the management report (the xlsx export and the page's downloads carry them): `Tableau` (the side's
+--   title), `row_order` 1-6 and `Ligne`: (A) number of invoices (under "0 jour" and the total only, as the model
+--   has it), amount TTC, share of the year's purchases or turnover TTC; (B) number and amount of the disputed
+--   invoices excluded (in the total column); (C) the reference terms (`Précisions`: contractual for the served due
+--   dates, legal for the assumed ones, with their counts); columns `0 jour (indicatif)`, `1 à 30 jours`, `31 à 60
+--   jours`, `61 à 90 jours`, `91 jours et plus`, `Total (1 jour et plus)`.
 -- grain: [portal_id, side, row_order]
 -- tests:
 --   not_null: [as_of_date, fiscal_year_start, side, row_order]
 --   accepted_range: {row_order: {min: 1, max: 6}}
+-- columns:
+--   as_of_date: "the report date D"
+--   fiscal_year_start: >-
+--     first day of the fiscal year ending on D (`INVOICING_FISCAL_YEAR_START`, else D minus twelve months plus
+--     one day)
+--   side: "`issued` (customer invoices) or `received` (supplier bills)"
+--   "Tableau": "the table's title for the side, as in the arrêté of 20 March 2017"
+--   row_order: "the row's place in the legal model (1-6)"
+--   "Ligne": "the row's label: (A) number, amount TTC, share of the year; (B) excluded invoices; (C) reference terms"
+--   "0 jour (indicatif)": "not yet due on D (indicative column of the model)"
+--   "1 à 30 jours": "1 to 30 days past due"
+--   "31 à 60 jours": "31 to 60 days past due"
+--   "61 à 90 jours": "61 to 90 days past due"
+--   "91 jours et plus": "91 days or more past due"
+--   "Total (1 jour et plus)": "every invoice at least one day past due"
+--   "Précisions": >-
+--     for row (C): the reference terms used (contractual for served due dates, legal for assumed ones, with their
+--     counts)
+--   portal_id: >-
+--     the portal the row belongs to (part of the key: one warehouse may hold many portals, whose ids may collide)
 -- ---
 -- the model (JO of 21 March 2017, texte 17; D441-6 III: say whether amounts are excl. or incl. tax, here incl.
 -- tax, "TTC"): the number of invoices is given under "0 jour" and the total only (the model's other cells of that

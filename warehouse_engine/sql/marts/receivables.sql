@@ -1,10 +1,46 @@
 -- ---
 -- description: >
---   one row per invoice with money still owed on the report date: open amount, aging bucket, overdue,
---   next reminder.
+--   One row per invoice with money owed on D: type `INVOICE`, any subtype but `CREDIT_NOTE` and `PROFORMA`
+--   (deposit and progress invoices count whatever their spelling; `document_subtypes_known` warns about a subtype
+--   the product does not know), live version (not `CANCELED`), not a draft, status `VALIDATED` or `PAID`, emitted
+--   on or before D, open amount > 0.
 -- grain: [portal_id, invoice_id]
 -- tests:
 --   not_null: [as_of_date]
+-- columns:
+--   as_of_date: "the report date D"
+--   invoice_id: "the invoice's id"
+--   reference: "the invoice's reference (number)"
+--   is_deposit: "a deposit or progress invoice"
+--   customer_id: "the customer's id"
+--   customer_name: "the customer's name from the customer record, else the invoice's `to.name`"
+--   emit_date: "emit date (Paris calendar)"
+--   due_date: >-
+--     due date (Paris calendar); without a served `dueDate`, the legal default `emit_date` + 30 days (C. com.
+--     L441-10)
+--   total_incl_tax: "`amountVatNet`: total incl. tax after the global discount"
+--   paid_by_payments: "usages of type `TRANSACTION` dated on or before D (those left on a replaced version included)"
+--   settled_by_credit_notes: >-
+--     usages of type `CREDIT_NOTE` dated on or before D, by size (a server may serve them negative)
+--   open_amount: >-
+--     total − paid − settled, 0 once the invoice is `PAID` (a residual is a write-off, named by
+--     `paid_invoices_settled`); equals the API's `remaining` when D is today and the invoice is not `PAID`
+--   days_past_due: "D − due date"
+--   aging_bucket: "`current`, `1-30`, `31-60`, `61-90` or `90+` days past due"
+--   is_overdue: "due before D"
+--   next_reminder_template: >-
+--     what POST /documents/{id}/messages would pick on D: `STANDARD` (due > 7 days away or no due date),
+--     `PRELAUNCH` (due in 0-7 days), `RELAUNCH1` (overdue), `RELAUNCH2` (overdue and a `RELAUNCH1`/`RELAUNCH2`
+--     mail sent on or before D); NULL = unknown: overdue, and the server did not serve the invoice's `messages`
+--     (the check `fields_served` warns)
+--   is_due_date_assumed: >-
+--     true when the server sent no `dueDate` and `due_date` is the legal default (the dashboard shows how much
+--     rests on it)
+--   currency: >-
+--     the invoice's `currency` as served, `EUR` when none is (`receivables_single_currency`, blocking, fails when
+--     a portal mixes currencies)
+--   portal_id: >-
+--     the portal the row belongs to (part of the key: one warehouse may hold many portals, whose ids may collide)
 -- ---
 -- one row per invoice with money still owed on the report date (as_of_date, default today in the portal's
 -- time zone). an invoice: intermediate.int_invoices_as_of (the check document_subtypes_known names subtypes

@@ -1,8 +1,42 @@
 -- ---
--- description: one row per customer who owes money or holds unapplied money on the report date.
+-- description: >
+--   One row per customer who owes something on D or holds unapplied money (a customer absent from the table owes
+--   0). `total_open` equals the API's customer `dueAmount` when D is today. Unapplied money is shown beside
+--   `total_open`, never subtracted from it (the API's `dueAmount` does not subtract it either); the net position
+--   is `total_open - unapplied_payments - unapplied_credit_notes`.
 -- grain: [portal_id, customer_id]
 -- tests:
 --   not_null: [as_of_date]
+-- columns:
+--   as_of_date: >-
+--     the customer; `is_deleted`: soft-deleted upstream (`deleted`) or gone (`_deleted_at`): its invoices are
+--     still owed
+--   customer_id: "the customer's id"
+--   customer_name: "the customer's name"
+--   customer_reference: "the customer's reference"
+--   is_deleted: "soft-deleted upstream (`deleted`) or gone (`_deleted_at`): its invoices are still owed"
+--   open_current: "open amount not yet due"
+--   open_1_30: "open amount 1-30 days past due"
+--   open_31_60: "open amount 31-60 days past due"
+--   open_61_90: "open amount 61-90 days past due"
+--   open_90_plus: "open amount more than 90 days past due"
+--   total_open: "sum of the buckets"
+--   overdue_amount: "open amount of the overdue invoices (all buckets but `current`)"
+--   overdue_invoice_count: "overdue invoices"
+--   open_invoice_count: "open invoices"
+--   oldest_due_date: "earliest due date of the open invoices"
+--   last_payment_date: "latest payment (transaction with amount > 0) dated on or before D"
+--   unapplied_payments: >-
+--     Σ over payments dated on or before D of amount − used on or before D, less the refunds of payments:
+--     negative transactions dated on or before D that name no credit note, and any `refundedAmount` no negative
+--     transaction shows (docs/contract.md, "Refunds")
+--   unapplied_credit_notes: >-
+--     Σ over credit notes (subtype `CREDIT_NOTE`) emitted on or before D of amount − applied on or before D −
+--     paid back (refunds naming it, dated on or before D; else its `totalPayments` beyond its usages), by size
+--     whatever their sign (free credit notes included)
+--   currency: "the customer's invoices' (else payments') currency, `EUR` when none is served"
+--   portal_id: >-
+--     the portal the row belongs to (part of the key: one warehouse may hold many portals, whose ids may collide)
 -- ---
 -- one row per customer who owes money or holds unapplied money on the report date.
 -- total_open equals the api's customer `dueAmount` (sum of `remaining` of open invoices) as of today.

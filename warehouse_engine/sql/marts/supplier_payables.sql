@@ -1,11 +1,42 @@
 -- ---
 -- description: >
---   one row per supplier document owed on the report date (approved, awaiting approval or disputed); a bill without
---   a due date is due 30 days after its issue date (c. com. L441-10 I, is_due_date_assumed); a disputed bill is on
---   hold (is_disputed), outside past due.
+--   One row per supplier document owed on D, issued on or before D: a received bill is a liability whether its
+--   status on D is `approved` (no payment declared), `toApprove` or `disputed` (`approval_state` says which;
+--   refused and paid bills are not owed; warehouse_engine/sql/README.md, "Payables"). Credit notes count negative
+--   in `amount_due` whatever sign the server gives them. Type and status spellings are compared by letters, case-
+--   free (`creditNote`, `CREDIT_NOTE`); a document whose status on D cannot be known (changed after D, no dated
+--   history, no payment date) is left out and `supplier_status_as_of_known` names it.
 -- grain: [portal_id, supplier_document_id]
 -- tests:
 --   not_null: [as_of_date]
+-- columns:
+--   as_of_date: "the document (`invoice` or `creditNote`, as served)"
+--   supplier_document_id: "the supplier document's id"
+--   supplier_id: "the supplier's id"
+--   supplier_name: "the supplier's name"
+--   reference: "the document's reference"
+--   document_type: "`invoice` or `creditNote`, as served"
+--   issue_date: "issue date (Paris calendar)"
+--   due_date: >-
+--     due date (Paris calendar); a bill without a served due date is due 30 days after its issue date (L441-10 I)
+--   is_due_date_assumed: "the due date is that legal default"
+--   amount_excl_tax: "amount excl. tax as received (a credit note's by its size)"
+--   amount_incl_tax: "amount incl. tax as received (a credit note's by its size)"
+--   amount_due: >-
+--     `amount_incl_tax`, negative for a credit note (0 without any amount: `payables_have_amount` names it)
+--   approval_state: "`approved`, `awaiting_approval` (`toApprove`) or `disputed` on D"
+--   currency: >-
+--     as served, `EUR` when none is (spec: euros on creation); `payables_single_currency` (blocking) fails when
+--     the payables mix currencies
+--   days_until_due: "due date − D"
+--   days_past_due: "D − due date"
+--   portal_id: >-
+--     the portal the row belongs to (part of the key: one warehouse may hold many portals, whose ids may collide)
+--   aging_bucket: "same buckets as receivables"
+--   is_overdue: "overdue = due before D"
+--   is_disputed: >-
+--     a disputed bill is on hold: the cash outlook, the schedule's `overdue_amount` and the dashboard's Past due
+--     leave it out
 -- ---
 -- one row per supplier document owed on the report date, issued on or before it: a received bill is a
 -- liability whether it is approved (no payment declared yet), awaiting approval (toApprove) or disputed;
