@@ -8,19 +8,19 @@ own run, never another portal's.
 
 from __future__ import annotations
 
-import os
-
 from dagster import StaticPartitionsDefinition
 
 from pipelines.invoicing.portals import Portal, configured_portals
+from warehouse_engine.environment.reader import current_environment
+from warehouse_engine.environment.run_settings import PORTALS_PATH
 from warehouse_engine.names import DEFAULT_PORTALS_PATH
 
-PORTALS_PATH_ENV = "INVOICING_PORTALS_PATH"
+PORTALS_PATH_ENV = PORTALS_PATH.name
 
 
 def load_portals() -> dict[str, Portal]:
     """The configured portals (a named INVOICING_PORTALS_PATH must exist; the default file may not)."""
-    named = os.environ.get(PORTALS_PATH_ENV)
+    named = current_environment().text(PORTALS_PATH)
     return configured_portals(named or DEFAULT_PORTALS_PATH, required=bool(named))
 
 

@@ -16,17 +16,19 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import duckdb
-from dagster import ConfigurableResource, EnvVar, ResourceDefinition
+from dagster import ConfigurableResource, ResourceDefinition
 from pydantic import Field
 
 from pipelines.invoicing.credentials import ApiSettings, resolve_settings
 from pipelines.invoicing.errors import InvoicingApiError
 from pipelines.invoicing.url_policy import shown, url_problem
 from warehouse_engine.connection import connect
+from warehouse_engine.environment.engine_settings import WAREHOUSE_PATH
+from warehouse_engine.environment.reader import current_environment
 from warehouse_engine.names import DEFAULT_WAREHOUSE_PATH
 from warehouse_engine.target import WarehouseTarget, target_from_env
 
-WAREHOUSE_PATH_ENV = "INVOICING_WAREHOUSE_PATH"
+WAREHOUSE_PATH_ENV = WAREHOUSE_PATH.name
 DEFAULT_RATE_LIMIT_PER_S = 10.0  # the real service allows 10 requests/s per source IP
 
 
@@ -100,7 +102,7 @@ def default_resources() -> dict:
     return {
         "invoicing_api": InvoicingApiResource(),
         "warehouse": WarehouseResource(
-            path=EnvVar(WAREHOUSE_PATH_ENV).get_value(default=DEFAULT_WAREHOUSE_PATH)
+            path=current_environment().value(WAREHOUSE_PATH)
             or DEFAULT_WAREHOUSE_PATH
         ),
     }

@@ -16,14 +16,14 @@ resource's, else dlt's `sources.invoicing.base_url` (read when the definitions l
 
 from __future__ import annotations
 
-import os
 import socket
 from collections.abc import Mapping
 from urllib.parse import urlsplit
 
 from assets.resources import InvoicingApiResource
-from pipelines.invoicing.http.egress import EGRESS_ENV
 from pipelines.invoicing.portals import Portal
+from warehouse_engine.environment.api_settings import EGRESS_IP
+from warehouse_engine.environment.reader import environment
 
 EGRESS_TAG = "invoicing-warehouse/egress"
 PORTAL_TAG = "invoicing-warehouse/portal"
@@ -34,8 +34,7 @@ UNKNOWN_API_HOST = "unconfigured-api"  # the portal `default` before its base_ur
 def egress_name(environ: Mapping[str, str] | None = None) -> str:
     """This host's egress: INVOICING_EGRESS_IP (the setting the rate budget is keyed by, egress.py), else the
     host's name."""
-    env = os.environ if environ is None else environ
-    return (env.get(EGRESS_ENV) or "").strip() or socket.gethostname()
+    return environment(environ).text(EGRESS_IP) or socket.gethostname()
 
 
 def api_host(portal: Portal, api: InvoicingApiResource | None = None) -> str:

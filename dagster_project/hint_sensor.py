@@ -14,7 +14,6 @@ only make it end. The interval is INVOICING_HINTS_SENSOR_INTERVAL_S (default 3).
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 
 from dagster import (
@@ -34,18 +33,17 @@ from assets.writer_queue import WAREHOUSE_TAG, waiting_writer
 from pipelines.invoicing.portals import Portal
 from runs.hints import spool_for
 from runs.linger import Linger
+from warehouse_engine.environment.reader import current_environment
+from warehouse_engine.environment.run_settings import HINTS_SENSOR_INTERVAL_S
 
-INTERVAL_ENV = "INVOICING_HINTS_SENSOR_INTERVAL_S"
+INTERVAL_ENV = HINTS_SENSOR_INTERVAL_S.name
 HINTS_KEY_TAG = "invoicing-warehouse/hints"
 ENDED_BADLY = [DagsterRunStatus.FAILURE, DagsterRunStatus.CANCELED]
 
 
 def sensor_interval_s() -> int:
     """Seconds between two evaluations (INVOICING_HINTS_SENSOR_INTERVAL_S, default 3, at least 1)."""
-    raw = os.environ.get(INTERVAL_ENV, "3")
-    if not raw.isdigit() or int(raw) < 1:
-        raise ValueError(f"{INTERVAL_ENV} must be a whole number of seconds >= 1, got {raw!r}")
-    return int(raw)
+    return current_environment().value(HINTS_SENSOR_INTERVAL_S)
 
 
 def build_hints_sensor(job, portals: dict[str, Portal] | list[str],

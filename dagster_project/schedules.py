@@ -17,22 +17,19 @@ from __future__ import annotations
 from collections.abc import Iterator
 from datetime import timedelta
 
-from dagster import EnvVar, RunRequest, ScheduleDefinition, ScheduleEvaluationContext
+from dagster import RunRequest, ScheduleDefinition, ScheduleEvaluationContext
 
 from assets.resources import InvoicingApiResource
 from assets.run_tags import portal_run_tags
 from pipelines.invoicing.portals import Portal
+from warehouse_engine.environment.engine_settings import LAKE_MAINTENANCE_CRON
+from warehouse_engine.environment.reader import current_environment
+from warehouse_engine.environment.run_settings import RECONCILE_CRON, SYNC_INTERVAL_MINUTES
 
 
 def sync_interval() -> timedelta:
     """The incremental sync interval (INVOICING_SYNC_INTERVAL_MINUTES, default 15 minutes)."""
-    raw = EnvVar("INVOICING_SYNC_INTERVAL_MINUTES").get_value(default="15")
-    minutes = int(raw) if raw and raw.isdigit() else 0
-    if minutes < 1 or 60 % minutes:
-        raise ValueError(
-            f"INVOICING_SYNC_INTERVAL_MINUTES must divide 60 (1, 2, 3, 5, 10, 15, 20, 30, 60), got {raw!r}"
-        )
-    return timedelta(minutes=minutes)
+    return timedelta(minutes=current_environment().value(SYNC_INTERVAL_MINUTES))
 
 
 def _every(interval: timedelta, offset_minutes: int = 0) -> str:
@@ -61,10 +58,10 @@ def build_schedules(jobs_by_name: dict, interval: timedelta, portals: dict[str, 
     `portals` (raw tables only; the models follow once per tick, model_sensor.py), its API host that of the
     portal or of `api` (run_tags.py); the lake's upkeep once a day (INVOICING_LAKE_MAINTENANCE_CRON, default
     04:30 UTC)."""
-    reconcile_cron = EnvVar("INVOICING_RECONCILE_CRON").get_value(default="30 3 * * *") or "30 3 * * *"
+    settings = current_environment()
+    reconcile_cron = settings.value(RECONCILE_CRON)
     # an hour after the reconcile, out of office hours
-    maintenance_cron = (EnvVar("INVOICING_LAKE_MAINTENANCE_CRON").get_value(default="30 4 * * *")
-                        or "30 4 * * *")
+    maintenance_cron = settings.value(LAKE_MAINTENANCE_CRON)
     return [
         ScheduleDefinition(
             name="sync_schedule",

@@ -13,14 +13,17 @@ when the file has one, else the figure for all sizes, saying which.
 from __future__ import annotations
 
 import csv
-import os
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 
+from warehouse_engine.environment.kinds import SettingError
+from warehouse_engine.environment.reader import environment
+from warehouse_engine.environment.run_settings import COMPANY_SIZE, PAYMENT_BENCHMARKS_FILE
+
 SHIPPED_FILE = Path(__file__).with_name("payment_terms_observatory.csv")
-FILE_SETTING = "INVOICING_PAYMENT_BENCHMARKS_FILE"
-SIZE_SETTING = "INVOICING_COMPANY_SIZE"
+FILE_SETTING = PAYMENT_BENCHMARKS_FILE.name
+SIZE_SETTING = COMPANY_SIZE.name
 DEFAULT_SIZE = "PME"
 SIZES = ("micro", "PME", "ETI", "GE")
 ALL_SIZES = "all"
@@ -50,18 +53,15 @@ class Benchmark:
 
 def company_size(environ: dict[str, str] | None = None) -> str:
     """The company size the portal is compared with: INVOICING_COMPANY_SIZE (case-free), default PME."""
-    value = (os.environ if environ is None else environ).get(SIZE_SETTING, "").strip()
-    if not value:
-        return DEFAULT_SIZE
-    for size in SIZES:
-        if value.casefold() == size.casefold():
-            return size
-    raise BenchmarksFileError(f"{SIZE_SETTING}={value!r} is not a company size: one of {', '.join(SIZES)}")
+    try:
+        return environment(environ).value(COMPANY_SIZE)
+    except SettingError as error:
+        raise BenchmarksFileError(str(error)) from None
 
 
 def benchmarks_file(environ: dict[str, str] | None = None) -> Path:
     """The data file read: INVOICING_PAYMENT_BENCHMARKS_FILE when set, else the shipped one."""
-    value = (os.environ if environ is None else environ).get(FILE_SETTING, "").strip()
+    value = environment(environ).text(PAYMENT_BENCHMARKS_FILE)
     return Path(value) if value else SHIPPED_FILE
 
 

@@ -13,13 +13,15 @@ Unset (the default), the dashboard shows every portal of the lake.
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Mapping
 
 import duckdb
 
-PORTALS_ENV = "INVOICING_DASHBOARD_PORTALS"
+from warehouse_engine.environment.reader import environment
+from warehouse_engine.environment.run_settings import DASHBOARD_PORTALS
+
+PORTALS_ENV = DASHBOARD_PORTALS.name
 SCOPE_CATALOG = "portal_scope"
 _PORTAL_NAME = re.compile(r"[a-z0-9_]+")  # the portals file's rule (pipelines/invoicing/portals.py)
 
@@ -31,7 +33,7 @@ class PortalScopeError(ValueError):
 def allowed_portals(environ: Mapping[str, str] | None = None) -> frozenset[str] | None:
     """The portals this dashboard may show (None: every portal). Raises PortalScopeError on a name that is not a
     portal name (`[a-z0-9_]+`) or an empty list."""
-    text = ((os.environ if environ is None else environ).get(PORTALS_ENV) or "").strip()
+    text = environment(environ).text(DASHBOARD_PORTALS) or ""
     if not text:
         return None
     names = [name.strip() for name in text.split(",") if name.strip()]

@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 from warehouse_engine.names import DEFAULT_WAREHOUSE_PATH
+from warehouse_engine.warehouse_files import WarehouseFiles
 
 DEFAULT_SCALE = 2000
 DEMO_JOB = "sync_job"
@@ -52,7 +53,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def demo_marker(warehouse: Path) -> Path:
     """The file beside a warehouse that says the demo made it (so a later demo may replace it)."""
-    return warehouse.with_name(warehouse.name + ".demo")
+    return WarehouseFiles.beside(warehouse).demo_marker
 
 
 def prepare_empty_warehouse(warehouse: Path, replace: bool) -> None:

@@ -21,13 +21,16 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from warehouse_engine.environment.reader import current_environment
+from warehouse_engine.environment.run_settings import SYNC_INTERVAL_MINUTES
+
 if TYPE_CHECKING:
     from pipelines.invoicing.http.client import InvoicingClient
     from pipelines.invoicing.portals import Portal
 
-SYNC_INTERVAL_ENV = "INVOICING_SYNC_INTERVAL_MINUTES"
+SYNC_INTERVAL_ENV = SYNC_INTERVAL_MINUTES.name
 INTERCEPT_SIGNALS_ENV = "RUNTIME__INTERCEPT_SIGNALS"  # dlt's runtime.intercept_signals
-DEFAULT_SYNC_MINUTES = 15.0
+DEFAULT_SYNC_MINUTES = float(SYNC_INTERVAL_MINUTES.default)
 
 
 def add_follow_arguments(parser: argparse.ArgumentParser) -> None:
@@ -46,8 +49,7 @@ def sync_every_s(args: argparse.Namespace) -> float:
     """The safety net's interval in seconds (`--sync-every-minutes`, else the schedule's setting, else 15 min)."""
     minutes = args.sync_every_minutes
     if minutes is None:
-        raw = os.environ.get(SYNC_INTERVAL_ENV, "")
-        minutes = float(raw) if raw.replace(".", "", 1).isdigit() else DEFAULT_SYNC_MINUTES
+        minutes = float(current_environment().value(SYNC_INTERVAL_MINUTES))  # SettingError: a ValueError
     if minutes <= 0:
         raise ValueError("--sync-every-minutes must be above 0")
     return minutes * 60.0

@@ -19,13 +19,14 @@ from __future__ import annotations
 
 import argparse
 import logging
-import os
 import socket
 import sqlite3
 import sys
 from collections.abc import Mapping
 
 from invoicing_warehouse.sync_command import add_portal_arguments, chosen_portals
+from warehouse_engine.environment.api_settings import WEBHOOK_HMAC_SECRET, WEBHOOK_TOKEN
+from warehouse_engine.environment.reader import current_environment, environment
 from warehouse_engine.names import DEFAULT_PORTALS_PATH, DEFAULT_WAREHOUSE_PATH
 
 DEFAULT_PORT = 8787
@@ -90,20 +91,20 @@ def receiver_settings(args: argparse.Namespace, environ: Mapping[str, str] | Non
     and the spool of the configured warehouse (`target_from_env`: the DuckLake's when the engine says so, the
     same path the applying runs use, `hint_spool.spool_location_for`). Raises ServeRefused."""
     from pipelines.invoicing.errors import InvoicingApiError
-    from pipelines.invoicing.hook_urls import HMAC_SECRET_ENV, TOKEN_ENV, hmac_secret_problem, token_problem
+    from pipelines.invoicing.hook_urls import hmac_secret_problem, token_problem
     from pipelines.invoicing.portals import configured_portals
     from pipelines.invoicing.webhooks.hint_spool import spool_location_for
     from pipelines.invoicing.webhooks.receiver import ReceiverSettings
     from warehouse_engine.target import WarehouseConfigError, target_from_env
 
-    env = os.environ if environ is None else environ
-    token = env.get(TOKEN_ENV)
-    secret = env.get(HMAC_SECRET_ENV) or None
+    settings = environment(environ)
+    token = settings.text(WEBHOOK_TOKEN)
+    secret = settings.text(WEBHOOK_HMAC_SECRET)
     problem = token_problem(token) or hmac_secret_problem(secret)
     if problem is not None or token is None:
         raise ServeRefused(2, str(problem))
     try:
-        target = target_from_env(args.warehouse, environ=dict(env))
+        target = target_from_env(args.warehouse, environ=environ)
     except WarehouseConfigError as error:
         raise ServeRefused(2, str(error)) from None
     try:
@@ -111,7 +112,7 @@ def receiver_settings(args: argparse.Namespace, environ: Mapping[str, str] | Non
     except InvoicingApiError as error:
         raise ServeRefused(1, str(error)) from None
     try:
-        spool = spool_location_for(target, env)
+        spool = spool_location_for(target, environ)
     except WarehouseConfigError as error:
         raise ServeRefused(2, str(error)) from None
     return ReceiverSettings(token, spool, frozenset(portals), secret)
@@ -180,7 +181,7 @@ def _hook_url(args: argparse.Namespace, portal_name: str | None) -> tuple[str | 
 
     url = getattr(args, "url", None)
     receiver = getattr(args, "receiver", None)
-    token = os.environ.get(TOKEN_ENV)
+    token = current_environment().text(WEBHOOK_TOKEN)
     legacy: tuple[str, ...] = ()
     if receiver is not None:
         problem = token_problem(token)

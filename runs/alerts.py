@@ -20,7 +20,6 @@ cannot be sent never fails the run that evaluated it.
 
 from __future__ import annotations
 
-import os
 import re
 import threading
 from collections.abc import Mapping
@@ -31,11 +30,13 @@ from typing import Any
 from pipelines.invoicing.url_policy import url_problem
 from runs import gate_state, run_log
 from runs.status import PortalStatus, warehouse_status
+from warehouse_engine.environment.reader import environment
+from warehouse_engine.environment.run_settings import ALERT_APPRISE_URLS, ALERT_URL
 from warehouse_engine.redaction import redact, register_secret
 from warehouse_engine.target import WarehouseTarget
 
-ALERT_URL_ENV = "INVOICING_ALERT_URL"
-APPRISE_URLS_ENV = "INVOICING_ALERT_APPRISE_URLS"
+ALERT_URL_ENV = ALERT_URL.name
+APPRISE_URLS_ENV = ALERT_APPRISE_URLS.name
 SEND_TIMEOUT_S = 10.0  # per channel: a slow receiver delays a run by at most this much
 TITLE = "invoicing-warehouse"
 
@@ -59,9 +60,9 @@ class AlertChannels:
 
 def channels_from_env(environ: Mapping[str, str] | None = None) -> AlertChannels:
     """The channels the environment sets; raises AlertSettingsError naming a setting that cannot be used."""
-    env = os.environ if environ is None else environ
-    webhook = (env.get(ALERT_URL_ENV) or "").strip() or None
-    apprise_urls = tuple(url for url in re.split(r"[\s,]+", env.get(APPRISE_URLS_ENV) or "") if url)
+    settings = environment(environ)
+    webhook = settings.text(ALERT_URL)
+    apprise_urls = tuple(url for url in re.split(r"[\s,]+", settings.text(ALERT_APPRISE_URLS) or "") if url)
     for secret in (webhook, *apprise_urls):
         register_secret(secret)
     if webhook is not None and (problem := url_problem(webhook)):

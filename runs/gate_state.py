@@ -24,8 +24,6 @@ import filelock
 
 from warehouse_engine.target import WarehouseTarget
 
-SUFFIX = ".gate.json"
-
 
 class GateStateError(RuntimeError):
     """The gate's file cannot be read; the message says which file and what to do."""
@@ -72,8 +70,7 @@ def now_iso() -> str:
 def state_path(target: WarehouseTarget) -> Path:
     """`data/warehouse.duckdb` -> `data/warehouse.gate.json` (beside a DuckLake's data folder for a lake,
     in its local state folder for a lake on object storage: `data/<dbname>/lake.gate.json`)."""
-    where = Path(str(target.local_anchor()).rstrip("/"))
-    return where.with_name(where.stem + SUFFIX)
+    return target.files().gate_state
 
 
 def load(target: WarehouseTarget) -> GateState:

@@ -19,7 +19,6 @@ published, then acknowledged), so a crash while lingering loses nothing.
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -29,12 +28,14 @@ from pipelines.invoicing.http.client import InvoicingClient
 from pipelines.invoicing.portals import Portal
 from pipelines.invoicing.webhooks.hint_spool import HintSpool
 from runs.hints import HintRun, apply_pending, spool_for
+from warehouse_engine.environment.reader import current_environment
+from warehouse_engine.environment.run_settings import HINTS_LINGER_S, HINTS_RUN_MAX_S
 from warehouse_engine.target import WarehouseTarget
 
-LINGER_ENV = "INVOICING_HINTS_LINGER_S"
-RUN_MAX_ENV = "INVOICING_HINTS_RUN_MAX_S"
-DEFAULT_LINGER_S = 60.0
-DEFAULT_RUN_MAX_S = 600.0
+LINGER_ENV = HINTS_LINGER_S.name
+RUN_MAX_ENV = HINTS_RUN_MAX_S.name
+DEFAULT_LINGER_S = HINTS_LINGER_S.default
+DEFAULT_RUN_MAX_S = HINTS_RUN_MAX_S.default
 POLL_S = 0.25  # a look at the spool: one SQLite read
 SETTLE_QUIET_S = 0.3  # a burst's deliveries come milliseconds apart; a single change waits this much more
 SETTLE_MAX_S = 1.5
@@ -61,20 +62,8 @@ class Linger:
         """INVOICING_HINTS_LINGER_S (seconds without a new hint before a run ends; 0 = not at all) and
         INVOICING_HINTS_RUN_MAX_S (a run's whole length); raises ValueError on a value that is not a number
         of seconds >= 0."""
-        return cls(idle_s=_seconds(LINGER_ENV, DEFAULT_LINGER_S), max_s=_seconds(RUN_MAX_ENV, DEFAULT_RUN_MAX_S))
-
-
-def _seconds(name: str, default: float) -> float:
-    raw = os.environ.get(name, "").strip()
-    if not raw:
-        return default
-    try:
-        value = float(raw)
-    except ValueError:
-        value = -1.0
-    if not value >= 0 or value == float("inf"):
-        raise ValueError(f"{name} must be a number of seconds >= 0, got {raw!r}")
-    return value
+        settings = current_environment()
+        return cls(idle_s=settings.value(HINTS_LINGER_S), max_s=settings.value(HINTS_RUN_MAX_S))
 
 
 @dataclass

@@ -18,7 +18,6 @@ publishes no table, and the page says why.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Mapping, Sequence
 from datetime import date, timedelta
 from functools import cache
@@ -27,6 +26,8 @@ import duckdb
 
 from runs import month_end_inputs
 from runs.checks import WarehouseCheck
+from warehouse_engine.environment.engine_settings import PUBLISH_TRENDS
+from warehouse_engine.environment.reader import current_environment
 from warehouse_engine.scratch_catalog import leave, raw_views
 from warehouse_engine.sql_runner import build_models, discover_models
 
@@ -35,7 +36,7 @@ TREND_MART = "marts.dso"
 REPORT_DATE = "intermediate.int_report_date"
 TABLE = "marts.month_end_trends"
 COLUMNS = ["portal_id", "month_end", "open_receivables", "overdue_receivables", "overdue_share", "dso_days"]
-PUBLISH_SETTING = "INVOICING_PUBLISH_TRENDS"
+PUBLISH_SETTING = PUBLISH_TRENDS.name
 
 
 class TrendRefused(Exception):
@@ -45,7 +46,7 @@ class TrendRefused(Exception):
 def publish_trends_enabled() -> bool:
     """The setting INVOICING_PUBLISH_TRENDS: on unless `0`, `false`, `no` or `off` (a firm whose hint runs must
     publish within seconds at millions of documents turns it off; the page then builds on its first visit)."""
-    return os.environ.get(PUBLISH_SETTING, "1").strip().lower() not in ("0", "false", "no", "off")
+    return current_environment().value(PUBLISH_TRENDS)
 
 
 def month_ends(as_of: date, count: int = MONTHS) -> list[date]:

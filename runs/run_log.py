@@ -16,16 +16,13 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from runs.gate_state import exclusive_lock, now_iso, state_path
+from runs.gate_state import exclusive_lock, now_iso
 from warehouse_engine.target import WarehouseTarget
-
-SUFFIX = ".runs.json"
 
 
 def log_path(target: WarehouseTarget) -> Path:
     """`data/warehouse.duckdb` -> `data/warehouse.runs.json` (beside the gate's state)."""
-    gate = state_path(target)
-    return gate.with_name(gate.name.removesuffix(".gate.json") + SUFFIX)
+    return target.files().runs_log
 
 
 def read_log(target: WarehouseTarget) -> dict[str, Any]:

@@ -10,7 +10,7 @@ tolerated, two in a row are not. INVOICING_STALE_AFTER_MINUTES (or `--stale-afte
 
 from __future__ import annotations
 
-import os
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -18,11 +18,14 @@ from typing import Any
 from pipelines.invoicing.webhooks.dead_letters import counts_by_portal
 from pipelines.invoicing.webhooks.hint_spool import spool_location_for
 from runs import gate_state, run_log
+from warehouse_engine.environment.kinds import SettingError
+from warehouse_engine.environment.reader import environment
+from warehouse_engine.environment.run_settings import STALE_AFTER_MINUTES, SYNC_INTERVAL_MINUTES
 from warehouse_engine.publish import default_snapshot_path
 from warehouse_engine.target import WarehouseTarget
 
-STALE_AFTER_ENV = "INVOICING_STALE_AFTER_MINUTES"
-SYNC_INTERVAL_ENV = "INVOICING_SYNC_INTERVAL_MINUTES"
+STALE_AFTER_ENV = STALE_AFTER_MINUTES.name
+SYNC_INTERVAL_ENV = SYNC_INTERVAL_MINUTES.name
 DEFAULT_SYNC_MINUTES = 15.0
 
 
@@ -71,23 +74,23 @@ class Status:
         return {"ok": self.ok, **asdict(self)}
 
 
-def stale_after(minutes: float | None = None, environ: dict[str, str] | None = None) -> timedelta:
+def stale_after(minutes: float | str | None = None, environ: Mapping[str, str] | None = None) -> timedelta:
     """The threshold: `minutes`, else INVOICING_STALE_AFTER_MINUTES, else twice INVOICING_SYNC_INTERVAL_MINUTES
     (15 by default). Raises StatusError for a value that is not a positive number."""
-    env = os.environ if environ is None else environ
-    for value, name in ((minutes, "--stale-after"), (env.get(STALE_AFTER_ENV), STALE_AFTER_ENV)):
-        if value is None or value == "":
-            continue
-        try:
-            number = float(value)
+    if minutes is not None and minutes != "":
+        try:  # `--stale-after` comes as the command line wrote it
+            number = float(minutes)
         except ValueError:
-            raise StatusError(f"{name} must be a number of minutes, got {value!r}") from None
+            raise StatusError(f"--stale-after must be a number of minutes, got {minutes!r}") from None
         if not number > 0:
-            raise StatusError(f"{name} must be above 0 minutes, got {value!r}")
+            raise StatusError(f"--stale-after must be above 0 minutes, got {minutes!r}")
         return timedelta(minutes=number)
-    raw = env.get(SYNC_INTERVAL_ENV, "")
-    interval = float(raw) if raw.replace(".", "", 1).isdigit() and float(raw) > 0 else DEFAULT_SYNC_MINUTES
-    return timedelta(minutes=2 * interval)
+    settings = environment(environ)
+    try:
+        chosen = settings.value(STALE_AFTER_MINUTES)
+        return timedelta(minutes=chosen if chosen is not None else 2 * settings.value(SYNC_INTERVAL_MINUTES))
+    except SettingError as error:
+        raise StatusError(str(error)) from None
 
 
 def _parse(moment: str | None) -> datetime | None:

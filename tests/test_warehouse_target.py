@@ -45,7 +45,7 @@ def test_ducklake_from_the_environment_keeps_the_password_out_of_every_text(tmp_
 
 
 @pytest.mark.parametrize(("env", "says"), [
-    ({ENGINE_ENV: "sqlite"}, "choose one of duckdb, ducklake"),
+    ({ENGINE_ENV: "sqlite"}, f"{ENGINE_ENV} must be one of duckdb, ducklake, got 'sqlite'"),
     ({ENGINE_ENV: "ducklake"}, f"needs {CATALOG_ENV} and {DATA_PATH_ENV}"),
     ({ENGINE_ENV: "ducklake", CATALOG_ENV: "postgresql://u@h/db"}, f"needs {DATA_PATH_ENV}"),
     ({ENGINE_ENV: "ducklake", CATALOG_ENV: f"mysql://u:{SECRET}@h/db", DATA_PATH_ENV: "d"},

@@ -22,8 +22,11 @@ import os
 import stat
 from pathlib import Path
 
+from warehouse_engine.environment.reader import environment
+from warehouse_engine.environment.run_settings import ENV_FILE as ENV_FILE_SETTING
+
 ENV_FILE = ".env"
-ENV_FILE_ENV = "INVOICING_ENV_FILE"
+ENV_FILE_ENV = ENV_FILE_SETTING.name
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 log = logging.getLogger(__name__)
 
@@ -34,7 +37,7 @@ class EnvFileRefused(RuntimeError):
 
 def env_file_path(environ: dict[str, str] | None = None, project_root: Path | None = None) -> tuple[Path, bool]:
     """(the settings file to read, whether it was named explicitly by `INVOICING_ENV_FILE`)."""
-    named = ((os.environ if environ is None else environ).get(ENV_FILE_ENV) or "").strip()
+    named = environment(environ).text(ENV_FILE_SETTING) or ""
     if named:
         return Path(named).expanduser(), True
     return (PROJECT_ROOT if project_root is None else Path(project_root)) / ENV_FILE, False

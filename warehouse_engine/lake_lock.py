@@ -18,17 +18,18 @@ publishes whatever this one did not). A DuckDB file needs none of this (one writ
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 
 import duckdb
 
 from warehouse_engine.connection import WarehouseUnavailable, give_catalog_password, open_lake_instance, scrub
+from warehouse_engine.environment.engine_settings import LAKE_LOCK_WAIT_S
+from warehouse_engine.environment.reader import current_environment
 from warehouse_engine.target import WarehouseTarget
 
-LOCK_WAIT_ENV = "INVOICING_LAKE_LOCK_WAIT_S"
-LOCK_WAIT_S = 900.0  # a publication waits this long for the loads under way (a first load of a big portal is longer)
+LOCK_WAIT_ENV = LAKE_LOCK_WAIT_S.name
+LOCK_WAIT_S = LAKE_LOCK_WAIT_S.default  # a publication waits this long for the loads under way (a first load of a big portal is longer)
 # pg_advisory_xact_lock(class, object): 'IWWH' (invoicing-warehouse) and the one lock of the lake's database
 LOCK_CLASS = 0x49575748
 LOCK_OBJECT = 1
@@ -44,16 +45,7 @@ class LakeBusy(WarehouseUnavailable):
 def lock_wait_s() -> float:
     """The bound of a wait for the lake's lock (INVOICING_LAKE_LOCK_WAIT_S, default LOCK_WAIT_S); raises
     ValueError naming the variable when it is not a positive number."""
-    raw = os.environ.get(LOCK_WAIT_ENV)
-    if raw is None or not raw.strip():
-        return LOCK_WAIT_S
-    try:
-        value = float(raw)
-    except ValueError:
-        value = float("nan")
-    if not value > 0 or value == float("inf"):
-        raise ValueError(f"{LOCK_WAIT_ENV} must be a number of seconds > 0, not {raw!r}")
-    return value
+    return current_environment().value(LAKE_LOCK_WAIT_S)
 
 
 @contextmanager

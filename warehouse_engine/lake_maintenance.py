@@ -20,7 +20,6 @@ The upkeep holds the lake's lock exclusive (lake_lock.py): no load or publicatio
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from itertools import pairwise
@@ -28,14 +27,16 @@ from itertools import pairwise
 import duckdb
 
 from warehouse_engine.connection import connect
+from warehouse_engine.environment.engine_settings import LAKE_MONTH_ENDS_KEPT, LAKE_SNAPSHOT_HORIZON_DAYS
+from warehouse_engine.environment.reader import current_environment
 from warehouse_engine.lake_conflicts import retry_on_conflict
 from warehouse_engine.lake_lock import EXCLUSIVE, lake_lock
 from warehouse_engine.readers import PUBLISHED
 from warehouse_engine.target import LAKE_NAME, WarehouseTarget
 
-HORIZON_ENV = "INVOICING_LAKE_SNAPSHOT_HORIZON_DAYS"
+HORIZON_ENV = LAKE_SNAPSHOT_HORIZON_DAYS.name
 DEFAULT_HORIZON = timedelta(days=7)  # a week of time travel: last week's reports read back exactly
-MONTH_ENDS_ENV = "INVOICING_LAKE_MONTH_ENDS_KEPT"
+MONTH_ENDS_ENV = LAKE_MONTH_ENDS_KEPT.name
 DEFAULT_MONTH_ENDS = 12  # a year of month-end closes, each read back as it was published
 # A data file is rewritten without its deleted rows once this share of them is deleted (DuckLake's own default,
 # 0.95, waits until a file is nearly empty; a portal's 15-minute merges delete a few rows of the same files each
@@ -79,18 +80,12 @@ class MaintenanceReport:
 
 def horizon_from_env() -> timedelta:
     """INVOICING_LAKE_SNAPSHOT_HORIZON_DAYS (default 7); raises ValueError naming it when not a number > 0."""
-    raw = os.environ.get(HORIZON_ENV)
-    return DEFAULT_HORIZON if raw is None or not raw.strip() else parse_horizon_days(raw, HORIZON_ENV)
+    return timedelta(days=current_environment().value(LAKE_SNAPSHOT_HORIZON_DAYS))
 
 
 def month_ends_from_env() -> int:
     """INVOICING_LAKE_MONTH_ENDS_KEPT (default 12); raises ValueError naming it unless a whole number >= 0."""
-    raw = os.environ.get(MONTH_ENDS_ENV)
-    if raw is None or not raw.strip():
-        return DEFAULT_MONTH_ENDS
-    if not raw.strip().isdigit() or int(raw) > 1200:
-        raise ValueError(f"{MONTH_ENDS_ENV} must be a whole number of months >= 0 (0 keeps none), not {raw!r}")
-    return int(raw)
+    return current_environment().value(LAKE_MONTH_ENDS_KEPT)
 
 
 def month_end_snapshots(snapshots: list[Snapshot], months: int, now: datetime) -> list[int]:

@@ -1,4 +1,5 @@
-"""Names shared by every layer: the warehouse's schemas and files. Kept here, the lowest layer that
+"""Names shared by every layer: the warehouse's schemas and default paths (the files beside a warehouse are
+warehouse_files.py's). Kept here, the lowest layer that
 needs them, so that the extraction, the models, the assets and the commands cannot disagree."""
 
 from __future__ import annotations
@@ -12,8 +13,6 @@ REFERENCE_SCHEMA = "reference"
 
 # The warehouse every command and the Dagster resources use unless told otherwise.
 DEFAULT_WAREHOUSE_PATH = "data/warehouse.duckdb"
-# The readers' copy sits beside the warehouse: `data/warehouse.duckdb` -> `data/warehouse.read.duckdb`.
-SNAPSHOT_SUFFIX = ".read.duckdb"
 # `invoicing-warehouse doctor` writes its findings here; `sync` reads them when they are of its server.
 DOCTOR_FINDINGS_PATH = "data/doctor.json"
 

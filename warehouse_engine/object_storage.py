@@ -20,12 +20,21 @@ The keys never appear in a text the product prints: `register_secret` masks them
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from urllib.parse import urlsplit
 
 import duckdb
 
+from warehouse_engine.environment.external_settings import (
+    AWS_ACCESS_KEY_ID,
+    AWS_DEFAULT_REGION,
+    AWS_ENDPOINT_URL,
+    AWS_ENDPOINT_URL_S3,
+    AWS_REGION,
+    AWS_SECRET_ACCESS_KEY,
+    AWS_SESSION_TOKEN,
+)
+from warehouse_engine.environment.reader import environment
 from warehouse_engine.redaction import register_secret
 from warehouse_engine.sql_names import sql_text
 from warehouse_engine.target import WarehouseTarget
@@ -38,23 +47,23 @@ SECRET_TYPES = {"s3": "s3", "s3a": "s3", "s3n": "s3", "gcs": "gcs", "gs": "gcs",
 def storage_secret_statement(target: WarehouseTarget, environ: Mapping[str, str] | None = None) -> str | None:
     """`CREATE OR REPLACE TEMPORARY SECRET ...` for the lake's bucket from the AWS variables, or None when
     `AWS_ACCESS_KEY_ID` is not set (DuckDB then uses a secret of its own, if the operator made one)."""
-    env = os.environ if environ is None else environ
-    key_id = env.get("AWS_ACCESS_KEY_ID", "").strip()
+    settings = environment(environ)
+    key_id = settings.text(AWS_ACCESS_KEY_ID) or ""
     if target.data_url is None or not key_id:
         return None
     scheme, bucket = urlsplit(target.data_url).scheme, urlsplit(target.data_url).netloc
-    secret = env.get("AWS_SECRET_ACCESS_KEY", "")
-    token = env.get("AWS_SESSION_TOKEN", "")
+    secret = settings.text(AWS_SECRET_ACCESS_KEY) or ""
+    token = settings.text(AWS_SESSION_TOKEN) or ""
     for value in (secret, token):  # the key id names the key (AWS prints it too); these two are the secret
         register_secret(value)
     options = [f"TYPE {SECRET_TYPES[scheme]}", f"KEY_ID {sql_text(key_id)}", f"SECRET {sql_text(secret)}",
                f"SCOPE {sql_text(f'{scheme}://{bucket}')}"]
     if token:
         options.append(f"SESSION_TOKEN {sql_text(token)}")
-    region = env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION")
+    region = settings.text(AWS_REGION) or settings.text(AWS_DEFAULT_REGION)
     if region:
         options.append(f"REGION {sql_text(region)}")
-    endpoint = env.get("AWS_ENDPOINT_URL_S3") or env.get("AWS_ENDPOINT_URL")
+    endpoint = settings.text(AWS_ENDPOINT_URL_S3) or settings.text(AWS_ENDPOINT_URL)
     if endpoint:
         parts = urlsplit(endpoint if "://" in endpoint else f"https://{endpoint}")
         options += [f"ENDPOINT {sql_text(parts.netloc + parts.path.rstrip('/'))}", "URL_STYLE 'path'",

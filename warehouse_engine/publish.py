@@ -32,21 +32,19 @@ from pathlib import Path
 
 import duckdb
 
-from warehouse_engine.names import SNAPSHOT_SUFFIX
 from warehouse_engine.private_files import FILE_MODE, private_dir, private_umask
+from warehouse_engine.warehouse_files import WarehouseFiles
 
 
 def default_snapshot_path(warehouse_path: Path) -> Path:
     """`data/warehouse.duckdb` -> `data/warehouse.read.duckdb` (beside the warehouse)."""
-    warehouse_path = Path(warehouse_path)
-    return warehouse_path.with_name(warehouse_path.stem + SNAPSHOT_SUFFIX)
+    return WarehouseFiles.beside(warehouse_path).readers_copy
 
 
 def unpublished_mark(warehouse_path: Path) -> Path:
     """`data/warehouse.duckdb` -> `data/.warehouse.duckdb.unpublished`: there while the warehouse may hold
     changes its snapshot does not."""
-    warehouse_path = Path(warehouse_path)
-    return warehouse_path.with_name(f".{warehouse_path.name}.unpublished")
+    return WarehouseFiles.beside(warehouse_path).unpublished_marker
 
 
 def mark_unpublished(warehouse_path: Path) -> bool:

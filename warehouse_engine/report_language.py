@@ -12,14 +12,16 @@ dashboard reads only marts (issue 43): the currency is what every reader of the 
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable
+
+from warehouse_engine.environment.engine_settings import LANGUAGE
+from warehouse_engine.environment.reader import current_environment
 
 FRENCH = "fr"
 ENGLISH = "en"
 LANGUAGES = (FRENCH, ENGLISH)
 LANGUAGE_NAMES = {FRENCH: "Français", ENGLISH: "English"}
-LANGUAGE_SETTING = "INVOICING_LANGUAGE"
+LANGUAGE_SETTING = LANGUAGE.name
 # the currency of a French portal's figures (documents are created in euros)
 FRENCH_PORTAL_CURRENCY = "EUR"
 
@@ -31,7 +33,7 @@ class LanguageSettingError(ValueError):
 def chosen_language() -> str | None:
     """INVOICING_LANGUAGE as `fr` or `en` (case-free), or None when unset. Raises LanguageSettingError, naming the
     setting and the accepted values, for anything else."""
-    chosen = (os.environ.get(LANGUAGE_SETTING) or "").strip().lower()
+    chosen = (current_environment().text(LANGUAGE) or "").strip().lower()
     if not chosen:
         return None
     if chosen not in LANGUAGES:

@@ -9,15 +9,18 @@ through the setting: the law's rate table changes twice a year, a release of the
 from __future__ import annotations
 
 import csv
-import os
 from datetime import date
 from pathlib import Path
 
 import duckdb
 
+from warehouse_engine.environment.engine_settings import CLAIM_STATUSES_PATH, ECB_RATES_PATH, LEGAL_INTEREST_RATES_PATH
+from warehouse_engine.environment.kinds import Setting
+from warehouse_engine.environment.reader import current_environment
+
 SEEDS_DIR: Path = Path(__file__).resolve().parent / "seeds"
 # the ECB's main refinancing rate, one row per change (reference.ecb_main_refinancing_rates)
-ECB_RATES_SETTING = "INVOICING_ECB_RATES_PATH"
+ECB_RATES_SETTING = ECB_RATES_PATH.name
 ECB_RATES_FILE = SEEDS_DIR / "ecb_main_refinancing_rates.csv"
 # the optional column that records the day the table was last checked against the ECB's decisions (the latest value
 # on any row counts): the interest of a half-year starting after it is unknown, never computed from an old rate
@@ -26,14 +29,14 @@ ECB_CHECKED_COLUMN = "checked_on"
 
 # what became of each late-payment claim, kept in the user's own file across rebuilds (reference.claim_statuses);
 # the shipped one is empty: every claim is 'to claim' until the user says otherwise
-CLAIM_STATUSES_SETTING = "INVOICING_CLAIM_STATUSES_PATH"
+CLAIM_STATUSES_SETTING = CLAIM_STATUSES_PATH.name
 CLAIM_STATUSES_FILE = SEEDS_DIR / "claim_statuses.csv"
 CLAIM_STATUSES = ("to claim", "claimed", "waived")
 
 # the French legal interest rate (taux de l'intérêt légal), one row per half-year (reference.legal_interest_rates):
 # L441-10 II lets terms of sale set a penalty rate of at least three times it, so a contractual rate is checked
 # against it; a half-year without a row has no known floor (flagged, never taken as met)
-LEGAL_INTEREST_RATES_SETTING = "INVOICING_LEGAL_INTEREST_RATES_PATH"
+LEGAL_INTEREST_RATES_SETTING = LEGAL_INTEREST_RATES_PATH.name
 LEGAL_INTEREST_RATES_FILE = SEEDS_DIR / "legal_interest_rates.csv"
 LEGAL_INTEREST_RATES_COLUMNS = ("half_year_start", "individuals_rate_percent", "other_cases_rate_percent", "source")
 
@@ -42,21 +45,21 @@ class SeedFileError(ValueError):
     """A setting names a seed file that does not exist, or one whose content the models cannot use."""
 
 
-def _chosen_path(setting: str, shipped: Path, columns: str) -> Path:
+def _chosen_path(setting: Setting[str | None], shipped: Path, columns: str) -> Path:
     """The file `setting` names, else the shipped seed; SeedFileError naming the setting when it is no file."""
-    chosen = os.environ.get(setting) or None
+    chosen = current_environment().text(setting)
     if chosen is None:
         return shipped
     path = Path(chosen).expanduser()
     if not path.is_file():
-        raise SeedFileError(f"{setting}={chosen}: no such file (a CSV with the columns {columns}; see "
+        raise SeedFileError(f"{setting.name}={chosen}: no such file (a CSV with the columns {columns}; see "
                             "warehouse_engine/seeds/README.md)")
     return path
 
 
 def ecb_rates_path() -> Path:
     """The ECB rate table the models read: the file INVOICING_ECB_RATES_PATH names, else the shipped seed."""
-    return _chosen_path(ECB_RATES_SETTING, ECB_RATES_FILE,
+    return _chosen_path(ECB_RATES_PATH, ECB_RATES_FILE,
                         "effective_date, rate_percent, source and optionally checked_on")
 
 
@@ -64,7 +67,7 @@ def claim_statuses_path() -> Path:
     """The claim statuses the models read: the file INVOICING_CLAIM_STATUSES_PATH names, else the shipped (empty)
     one. Raises SeedFileError naming the file and line for a status other than CLAIM_STATUSES, a date that is
     not one, or a claim listed twice: a typo must not silently leave a claim 'to claim'."""
-    path = _chosen_path(CLAIM_STATUSES_SETTING, CLAIM_STATUSES_FILE, "portal_id, reference, status, status_date, note")
+    path = _chosen_path(CLAIM_STATUSES_PATH, CLAIM_STATUSES_FILE, "portal_id, reference, status, status_date, note")
     seen: set[tuple[str, str]] = set()
     with path.open(newline="", encoding="utf-8-sig") as file:
         for line, row in enumerate(csv.DictReader(file), start=2):
@@ -89,7 +92,7 @@ def legal_interest_rates_path() -> Path:
     shipped seed. Raises SeedFileError naming the file and line for a missing column, a half-year that does not
     start on 1 January or 1 July, one listed twice, or a rate that is not a percentage from 0 to 100: a wrong floor
     would pass or flag contractual rates wrongly."""
-    path = _chosen_path(LEGAL_INTEREST_RATES_SETTING, LEGAL_INTEREST_RATES_FILE,
+    path = _chosen_path(LEGAL_INTEREST_RATES_PATH, LEGAL_INTEREST_RATES_FILE,
                         ", ".join(LEGAL_INTEREST_RATES_COLUMNS) + " and optionally checked_on")
     seen: set[date] = set()
     with path.open(newline="", encoding="utf-8-sig") as file:

@@ -18,7 +18,6 @@ previous marts or the new ones, never a half-built set (staging views always rea
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -30,6 +29,8 @@ from zoneinfo import ZoneInfo
 import duckdb
 
 from warehouse_engine.analyst_sandbox import build_in_sandbox
+from warehouse_engine.environment.engine_settings import MODELS_DIR
+from warehouse_engine.environment.reader import current_environment
 from warehouse_engine.model_manifest import Manifest, ManifestError, parse_manifest
 from warehouse_engine.model_selection import UnknownModelError, resolve_selection
 from warehouse_engine.names import RAW_DATASET as RAW_SCHEMA
@@ -54,7 +55,7 @@ PORTAL_TIME_ZONE = "Europe/Paris"
 # An analyst's own models: built into this schema, after the product's, from a folder named by the setting
 # (read by the CLI and by Dagster alike) or by `models --models-dir`.
 ANALYST_SCHEMA = "analyst"
-MODELS_DIR_SETTING = "INVOICING_MODELS_DIR"
+MODELS_DIR_SETTING = MODELS_DIR.name
 
 
 class ModelDefinitionError(ValueError):
@@ -137,8 +138,9 @@ class SqlModel:
 def analyst_models_dir(explicit: Path | str | None = None) -> Path | None:
     """The analyst's folder of models: `explicit` (`--models-dir`), else the setting INVOICING_MODELS_DIR, else
     None. The CLI and Dagster both call this, so a folder named once is built and checked on every path."""
-    chosen = explicit if explicit is not None else os.environ.get(MODELS_DIR_SETTING) or None
-    return Path(chosen).expanduser() if chosen is not None else None
+    if explicit is not None:
+        return Path(explicit).expanduser()
+    return current_environment().value(MODELS_DIR)
 
 
 def _read_model(path: Path, schema: str, schemas: set[str]) -> SqlModel:

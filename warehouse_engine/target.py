@@ -20,19 +20,29 @@ Chosen by the environment (read by `target_from_env`):
 
 from __future__ import annotations
 
-import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
+from warehouse_engine.environment.engine_settings import (
+    DUCKLAKE_CATALOG,
+    DUCKLAKE_DATA_PATH,
+    DUCKLAKE_PASSWORD,
+    DUCKLAKE_STATE_DIR,
+    WAREHOUSE_ENGINE,
+)
+from warehouse_engine.environment.kinds import SettingError
+from warehouse_engine.environment.reader import environment
 from warehouse_engine.names import DEFAULT_WAREHOUSE_PATH
 from warehouse_engine.redaction import register_secret
+from warehouse_engine.warehouse_files import WarehouseFiles
 
-ENGINE_ENV = "INVOICING_WAREHOUSE_ENGINE"
-CATALOG_ENV = "INVOICING_DUCKLAKE_CATALOG"
-DATA_PATH_ENV = "INVOICING_DUCKLAKE_DATA_PATH"
-PASSWORD_ENV = "INVOICING_DUCKLAKE_PASSWORD"
-STATE_DIR_ENV = "INVOICING_DUCKLAKE_STATE_DIR"
+ENGINE_ENV = WAREHOUSE_ENGINE.name
+CATALOG_ENV = DUCKLAKE_CATALOG.name
+DATA_PATH_ENV = DUCKLAKE_DATA_PATH.name
+PASSWORD_ENV = DUCKLAKE_PASSWORD.name
+STATE_DIR_ENV = DUCKLAKE_STATE_DIR.name
 DEFAULT_STATE_DIR = Path(DEFAULT_WAREHOUSE_PATH).parent  # data/, where the DuckDB file's working files are too
 # The object stores DuckDB's httpfs extension reads and writes (az:// and abfss:// need its azure extension,
 # which the product does not ship).
@@ -168,26 +178,30 @@ class WarehouseTarget:
     def work_dir(self) -> Path:
         """A local folder for dlt's working state: beside the file, or beside the lake's data folder (on object
         storage: in `state_dir`, `data/<dbname>/.lake.dlt` by default)."""
-        anchor = self.local_anchor().resolve()
-        return anchor.parent / f".{anchor.stem if not self.is_lake else anchor.name}.dlt"
+        return self.files().dlt_work_dir
+
+    def files(self) -> WarehouseFiles:
+        """The files beside this warehouse (its readers' copy, gate state, runs log, hints spool, markers)."""
+        return WarehouseFiles(self.local_anchor(), lake=self.is_lake)
 
 
 def target_from_env(warehouse_path: str | Path | None = None,
-                    environ: dict[str, str] | None = None) -> WarehouseTarget:
+                    environ: Mapping[str, str] | None = None) -> WarehouseTarget:
     """The configured warehouse: DuckLake when `INVOICING_WAREHOUSE_ENGINE=ducklake`, else the DuckDB file
     `warehouse_path` (default data/warehouse.duckdb). Raises WarehouseConfigError naming what is missing."""
-    env = os.environ if environ is None else environ
-    engine = (env.get(ENGINE_ENV) or "duckdb").strip().lower()
-    if engine not in ENGINES:
-        raise WarehouseConfigError(f"{ENGINE_ENV}={engine!r}: choose one of {', '.join(ENGINES)}")
+    settings = environment(environ)
+    try:
+        engine = settings.value(WAREHOUSE_ENGINE)
+    except SettingError as error:
+        raise WarehouseConfigError(str(error)) from None
     if engine == "duckdb":
         return WarehouseTarget.duckdb_file(warehouse_path or DEFAULT_WAREHOUSE_PATH)
-    missing = [name for name in (CATALOG_ENV, DATA_PATH_ENV) if not env.get(name)]
-    if missing:
+    catalog, data_path = settings.text(DUCKLAKE_CATALOG), settings.text(DUCKLAKE_DATA_PATH)
+    if catalog is None or data_path is None:
+        missing = [s.name for s, v in ((DUCKLAKE_CATALOG, catalog), (DUCKLAKE_DATA_PATH, data_path)) if v is None]
         raise WarehouseConfigError(f"{ENGINE_ENV}=ducklake needs {' and '.join(missing)}")
-    return WarehouseTarget.ducklake(env[CATALOG_ENV], env[DATA_PATH_ENV],
-                                    env.get(PASSWORD_ENV) or _dlt_secret_password(),
-                                    state_dir=env.get(STATE_DIR_ENV) or None)
+    return WarehouseTarget.ducklake(catalog, data_path, settings.text(DUCKLAKE_PASSWORD) or _dlt_secret_password(),
+                                    state_dir=settings.text(DUCKLAKE_STATE_DIR))
 
 
 def object_store_url(data_path: str | Path) -> str | None:
@@ -222,10 +236,11 @@ def _dlt_secret_password() -> str | None:
     return str(value) if value else None
 
 
-def catalog_from_env(environ: dict[str, str] | None = None) -> CatalogDsn | None:
+def catalog_from_env(environ: Mapping[str, str] | None = None) -> CatalogDsn | None:
     """The lake's catalog DSN with its password (as `target_from_env` finds them) when the DuckLake engine is
     configured with a catalog, else None: other stores (the shared rate budget) may live in that database."""
-    env = os.environ if environ is None else environ
-    if (env.get(ENGINE_ENV) or "duckdb").strip().lower() != "ducklake" or not env.get(CATALOG_ENV):
+    settings = environment(environ)
+    catalog = settings.text(DUCKLAKE_CATALOG)
+    if (settings.text(WAREHOUSE_ENGINE) or "").lower() != "ducklake" or catalog is None:
         return None
-    return parse_catalog_dsn(env[CATALOG_ENV], env.get(PASSWORD_ENV) or _dlt_secret_password())
+    return parse_catalog_dsn(catalog, settings.text(DUCKLAKE_PASSWORD) or _dlt_secret_password())

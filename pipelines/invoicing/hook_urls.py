@@ -17,11 +17,12 @@ import hashlib
 import hmac
 import re
 
+from warehouse_engine.environment.api_settings import WEBHOOK_HMAC_SECRET, WEBHOOK_TOKEN
 from warehouse_engine.names import DEFAULT_PORTAL
 
 HOOKS_PREFIX = "/hooks/"
-TOKEN_ENV = "INVOICING_WEBHOOK_TOKEN"
-HMAC_SECRET_ENV = "INVOICING_WEBHOOK_HMAC_SECRET"
+TOKEN_ENV = WEBHOOK_TOKEN.name
+HMAC_SECRET_ENV = WEBHOOK_HMAC_SECRET.name
 # The token sits in a URL path: URL-safe characters only, and long enough not to be guessed.
 TOKEN_PATTERN = re.compile(r"[A-Za-z0-9_.~-]+")
 # 32 characters: what `secrets.token_urlsafe(24)` makes (192 bits). The token is the only lock on an unsigned

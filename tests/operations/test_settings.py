@@ -118,3 +118,11 @@ def test_cli_and_dagster_read_dot_env_and_the_environment_wins(project, monkeypa
                                                                 "dotenv-secret")
     assert dagster == cli
     assert warehouse == "from-dotenv.duckdb"
+
+
+def test_the_settings_page_is_the_one_the_catalogue_generates():
+    from warehouse_engine.environment.docs import render_settings_doc
+
+    committed = (PROJECT / "docs/settings.md").read_text(encoding="utf-8")
+    assert committed == render_settings_doc(), (
+        "docs/settings.md differs from the catalogue: python -m warehouse_engine.environment.docs > docs/settings.md")

@@ -17,16 +17,18 @@ where an amount was). Each is now one error of kind `malformed` naming the endpo
 from __future__ import annotations
 
 import json
-import os
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
 import httpx
 
 from pipelines.invoicing.errors import InvoicingApiError
+from warehouse_engine.environment.api_settings import MAX_ANSWER_BYTES
+from warehouse_engine.environment.kinds import SettingError
+from warehouse_engine.environment.reader import environment
 
-MAX_BYTES_ENV = "INVOICING_MAX_ANSWER_BYTES"
-DEFAULT_MAX_BYTES = 64 * 1024 * 1024
+MAX_BYTES_ENV = MAX_ANSWER_BYTES.name
+DEFAULT_MAX_BYTES = MAX_ANSWER_BYTES.default
 MAX_MAGNITUDE = Decimal("1e14")
 MAX_DIGITS = 15  # of a whole number below MAX_MAGNITUDE
 # headers that described the body as it came over the wire, not as it is kept (decoded, whole)
@@ -40,14 +42,11 @@ class _Refused(ValueError):
 def max_answer_bytes(environ: dict[str, str] | None = None) -> int:
     """The cap on one answer's bytes: `INVOICING_MAX_ANSWER_BYTES` (a whole number >= 1024), else 64 MiB. Raises
     InvoicingApiError (configuration) naming the setting for anything else."""
-    env = os.environ if environ is None else environ
-    raw = (env.get(MAX_BYTES_ENV) or "").strip()
-    if not raw:
-        return DEFAULT_MAX_BYTES
-    if not raw.isdigit() or int(raw) < 1024:
+    try:
+        return environment(environ).value(MAX_ANSWER_BYTES)
+    except SettingError as error:
         raise InvoicingApiError("configuration", MAX_BYTES_ENV,
-                                detail=f"{raw[:40]!r} is not a whole number of bytes >= 1024 (default {DEFAULT_MAX_BYTES})")
-    return int(raw)
+                                detail=f"{error} (default {DEFAULT_MAX_BYTES})") from None
 
 
 def read_capped(response: httpx.Response, endpoint: str, cap: int) -> httpx.Response:

@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import os
 import threading
 import time
 from collections.abc import Iterator
@@ -45,6 +44,8 @@ from psycopg2.extras import Json
 from pipelines.invoicing.errors import InvoicingApiError
 from pipelines.invoicing.http.egress import egress_for
 from pipelines.invoicing.http.host_budget import STALE_S, host_key
+from warehouse_engine.environment.api_settings import RATE_BUDGET_PASSWORD, RATE_BUDGET_URL
+from warehouse_engine.environment.reader import environment
 from warehouse_engine.redaction import redact, register_secret
 from warehouse_engine.target import catalog_from_env
 
@@ -52,8 +53,8 @@ log = logging.getLogger(__name__)
 
 __all__ = ["BudgetDatabase", "BudgetDatabaseError", "DatabaseBudget", "budget_database_from_env"]
 
-URL_ENV = "INVOICING_RATE_BUDGET_URL"
-PASSWORD_ENV = "INVOICING_RATE_BUDGET_PASSWORD"
+URL_ENV = RATE_BUDGET_URL.name
+PASSWORD_ENV = RATE_BUDGET_PASSWORD.name
 KEEP_FILE = "file"
 TABLE = "invoicing_rate_budget"
 FORMAT = 1
@@ -90,8 +91,8 @@ class BudgetDatabase:
 
 def budget_database_from_env(environ: dict[str, str] | None = None) -> BudgetDatabase | None:
     """The configured budget database (see the module's doc), None for the machine's file."""
-    env = os.environ if environ is None else environ
-    url = (env.get(URL_ENV) or "").strip()
+    settings = environment(environ)
+    url = settings.text(RATE_BUDGET_URL) or ""
     if url.lower() == KEEP_FILE:
         return None
     if url:
@@ -102,7 +103,7 @@ def budget_database_from_env(environ: dict[str, str] | None = None) -> BudgetDat
         netloc = parts.netloc.rsplit("@", 1)
         public_netloc = (netloc[0].split(":", 1)[0] + "@" + netloc[1]) if len(netloc) == 2 else parts.netloc
         public = urlunsplit((parts.scheme, public_netloc, parts.path, parts.query, ""))
-        return BudgetDatabase(url, public, env.get(PASSWORD_ENV) or None)
+        return BudgetDatabase(url, public, settings.text(RATE_BUDGET_PASSWORD))
     catalog = catalog_from_env(environ)
     if catalog is None:
         return None

@@ -18,11 +18,13 @@ same database that cannot route either, and the request itself will fail with it
 
 from __future__ import annotations
 
-import os
 import socket
 from urllib.parse import urlsplit
 
-EGRESS_ENV = "INVOICING_EGRESS_IP"
+from warehouse_engine.environment.api_settings import EGRESS_IP
+from warehouse_engine.environment.reader import environment
+
+EGRESS_ENV = EGRESS_IP.name
 UNROUTED = "unrouted"
 MAX_EGRESS_CHARS = 200
 DEFAULT_PORTS = {"http": 80, "https": 443}
@@ -31,8 +33,7 @@ DEFAULT_PORTS = {"http": 80, "https": 443}
 def egress_for(base_url: str, environ: dict[str, str] | None = None) -> str:
     """The egress of requests to `base_url`: `INVOICING_EGRESS_IP` when set, else the source address the
     routing table picks towards the API host (see the module's doc). ValueError for an over-long setting."""
-    env = os.environ if environ is None else environ
-    named = (env.get(EGRESS_ENV) or "").strip()
+    named = environment(environ).text(EGRESS_IP)
     if named:
         if len(named) > MAX_EGRESS_CHARS or not named.isprintable():
             raise ValueError(f"{EGRESS_ENV} must be an address or a short printable name")

@@ -56,12 +56,14 @@ from pipelines.invoicing.http.private_state import (
     shared_state_dir,
     state_dir,
 )
+from warehouse_engine.environment.api_settings import RATE_BUDGET_SHARED_DIR
+from warehouse_engine.environment.reader import current_environment
 
 log = logging.getLogger(__name__)
 
 __all__ = ["DIR_ENV", "SHARED_DIR_ENV", "STALE_S", "HostBudget", "budget_dir", "host_key"]
 
-SHARED_DIR_ENV = "INVOICING_RATE_BUDGET_SHARED_DIR"
+SHARED_DIR_ENV = RATE_BUDGET_SHARED_DIR.name
 
 STALE_S = 1200.0
 # The state of a host is a few kilobytes: a bigger file is not one this product wrote, and is started afresh.
@@ -88,7 +90,7 @@ def budget_dir() -> Path:
 def shared_budget_dir() -> Path | None:
     """The folder the users of this host share their budget in (`INVOICING_RATE_BUDGET_SHARED_DIR`), None when
     each user paces on a budget of their own."""
-    configured = (os.environ.get(SHARED_DIR_ENV) or "").strip()
+    configured = current_environment().text(RATE_BUDGET_SHARED_DIR)
     return Path(configured) if configured else None
 
 

@@ -30,8 +30,11 @@ from pathlib import Path
 import filelock
 
 from pipelines.invoicing.errors import InvoicingApiError
+from warehouse_engine.environment.api_settings import RATE_BUDGET_DIR
+from warehouse_engine.environment.external_settings import XDG_CACHE_HOME, XDG_RUNTIME_DIR
+from warehouse_engine.environment.reader import current_environment
 
-DIR_ENV = "INVOICING_RATE_BUDGET_DIR"
+DIR_ENV = RATE_BUDGET_DIR.name
 FOLDER_NAME = "invoicing-warehouse"
 DIR_MODE = 0o700
 FILE_MODE = 0o600
@@ -52,7 +55,7 @@ class LocalStateError(InvoicingApiError):
 
 def state_dir() -> Path:
     """The folder of the local state files (see the module's doc); not created nor checked here."""
-    configured = os.environ.get(DIR_ENV)
+    configured = current_environment().text(RATE_BUDGET_DIR)
     if configured:
         return Path(configured)
     return default_state_dir()
@@ -61,14 +64,14 @@ def state_dir() -> Path:
 def default_state_dir() -> Path:
     """`$XDG_CACHE_HOME` or `~/.cache`, `/invoicing-warehouse`: the same for every run of one user whatever its
     session (a login shell, cron, a systemd service)."""
-    cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    cache = current_environment().text(XDG_CACHE_HOME) or str(Path.home() / ".cache")
     return Path(cache) / FOLDER_NAME
 
 
 def runtime_state_dirs() -> list[Path]:
     """Where versions before issue 40 kept the state when `XDG_RUNTIME_DIR` was set: that folder, and the usual
     `/run/user/<uid>` a run without the variable cannot see otherwise (to warn of a budget paced apart there)."""
-    folders = [Path(runtime) / FOLDER_NAME] if (runtime := os.environ.get("XDG_RUNTIME_DIR")) else []
+    folders = [Path(runtime) / FOLDER_NAME] if (runtime := current_environment().text(XDG_RUNTIME_DIR)) else []
     if hasattr(os, "getuid"):
         folders.append(Path("/run/user") / str(os.getuid()) / FOLDER_NAME)
     return list(dict.fromkeys(folders))

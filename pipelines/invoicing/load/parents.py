@@ -15,7 +15,6 @@ later run, and meanwhile flagged by the gate (runs/checks.py: `customers_exist`,
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -27,10 +26,12 @@ from pipelines.invoicing.load.raw_upkeep import select_rows
 from pipelines.invoicing.read.by_id import fetch_by_id
 from pipelines.invoicing.read.rows import normalized, to_row, with_portal
 from pipelines.invoicing.settings import ENDPOINTS, REFERENCES
+from warehouse_engine.environment.api_settings import PARENT_FETCH_MAX
+from warehouse_engine.environment.reader import current_environment
 from warehouse_engine.names import PORTAL_COLUMN
 
-PARENT_FETCH_MAX_ENV = "INVOICING_PARENT_FETCH_MAX"
-DEFAULT_PARENT_FETCH_MAX = 500  # 50 s of the service's 10 requests/s at most, in a run that found them
+PARENT_FETCH_MAX_ENV = PARENT_FETCH_MAX.name
+DEFAULT_PARENT_FETCH_MAX = PARENT_FETCH_MAX.default  # 50 s of the service's 10 requests/s at most, in a run that found them
 
 
 @dataclass
@@ -59,12 +60,7 @@ class ParentFetch:
 
 def parent_fetch_max() -> int:
     """INVOICING_PARENT_FETCH_MAX (ids read by id per run, 0: none); raises ValueError naming the setting."""
-    raw = os.environ.get(PARENT_FETCH_MAX_ENV, "").strip()
-    if not raw:
-        return DEFAULT_PARENT_FETCH_MAX
-    if not raw.isdigit():
-        raise ValueError(f"{PARENT_FETCH_MAX_ENV} must be a whole number of ids >= 0, got {raw!r}")
-    return int(raw)
+    return current_environment().value(PARENT_FETCH_MAX)
 
 
 def dangling_parents(pipeline: dlt.Pipeline, portal_id: str, tables: list[str]) -> dict[str, list[str]]:

@@ -21,7 +21,6 @@ from __future__ import annotations
 import base64
 import binascii
 import hashlib
-import os
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -37,11 +36,13 @@ from pipelines.invoicing.load.raw_upkeep import select_rows
 from pipelines.invoicing.read.by_id import FETCHERS, NOT_THE_RECORDS
 from pipelines.invoicing.record_ids import child_path, record_id_problem
 from pipelines.invoicing.settings import ENDPOINTS, PDF_ARCHIVE_COLUMNS, PDF_ARCHIVE_TABLE, Columns, Endpoint
+from warehouse_engine.environment.api_settings import PDF_ARCHIVE_MAX
+from warehouse_engine.environment.reader import current_environment
 from warehouse_engine.names import PORTAL_COLUMN
 from warehouse_engine.private_files import private_dir, write_private_file
 
-PDF_ARCHIVE_MAX_ENV = "INVOICING_PDF_ARCHIVE_MAX"
-DEFAULT_PDF_ARCHIVE_MAX = 0  # opt-in: files of legal value go where the user decided to keep and back them up
+PDF_ARCHIVE_MAX_ENV = PDF_ARCHIVE_MAX.name
+DEFAULT_PDF_ARCHIVE_MAX = PDF_ARCHIVE_MAX.default  # opt-in: files of legal value go where the user decided to keep and back them up
 ARCHIVE_KEY = (PORTAL_COLUMN, "resource", "record_id", "sha256")
 
 
@@ -77,12 +78,7 @@ class ArchiveRun:
 
 def pdf_archive_max() -> int:
     """INVOICING_PDF_ARCHIVE_MAX (PDFs downloaded per run, 0: no archive); raises ValueError naming it."""
-    raw = os.environ.get(PDF_ARCHIVE_MAX_ENV, "").strip()
-    if not raw:
-        return DEFAULT_PDF_ARCHIVE_MAX
-    if not raw.isdigit():
-        raise ValueError(f"{PDF_ARCHIVE_MAX_ENV} must be a whole number of PDFs >= 0, got {raw!r}")
-    return int(raw)
+    return current_environment().value(PDF_ARCHIVE_MAX)
 
 
 def archive_root(pipeline: dlt.Pipeline) -> Path:

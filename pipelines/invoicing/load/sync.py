@@ -44,6 +44,7 @@ from pipelines.invoicing.load.trace_redaction import install_trace_redaction
 from pipelines.invoicing.read.feed import Feed
 from pipelines.invoicing.read.read_host import RunPlan
 from pipelines.invoicing.settings import EVENTS, RESOURCE_NAMES, WINDOW_LAG_S
+from warehouse_engine.environment.api_settings import PARENT_FETCH_MAX
 from warehouse_engine.lake_conflicts import is_commit_conflict, retry_on_conflict
 from warehouse_engine.names import DEFAULT_PORTAL, RAW_DATASET
 from warehouse_engine.private_files import private_dir, private_umask
@@ -387,7 +388,7 @@ def _parents_limit() -> int:
     try:
         return parent_fetch_max()
     except ValueError as error:
-        raise InvoicingApiError("configuration", "INVOICING_PARENT_FETCH_MAX", detail=str(error),
+        raise InvoicingApiError("configuration", PARENT_FETCH_MAX.name, detail=str(error),
                                 hint="set it to a whole number of ids, or unset it (500)") from None
 
 

@@ -32,7 +32,6 @@ others (dead_letters.py); the portal's API id, once an applying run learnt it fr
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -42,14 +41,17 @@ from typing import Self
 from pipelines.invoicing.webhooks import dead_letters
 from pipelines.invoicing.webhooks.dead_letters import DeadLetter
 from pipelines.invoicing.webhooks.spool_stores import PostgresSpool, SpoolLocation, open_spool
+from warehouse_engine.environment.api_settings import HINT_SPOOL, HINT_SPOOL_PASSWORD
+from warehouse_engine.environment.engine_settings import DUCKLAKE_CATALOG
+from warehouse_engine.environment.reader import environment
 from warehouse_engine.target import WarehouseConfigError, WarehouseTarget, parse_catalog_dsn
+from warehouse_engine.warehouse_files import WarehouseFiles
 
-SPOOL_SUFFIX = ".hints.sqlite"
 KEPT_DELIVERY_IDS = 100_000
 # A PostgreSQL database for the spool of any warehouse (`postgresql://user@host:port/dbname`, password apart):
 # unset, a DuckLake's spool is in its catalog database and a DuckDB file's beside it.
-SPOOL_ENV = "INVOICING_HINT_SPOOL"
-SPOOL_PASSWORD_ENV = "INVOICING_HINT_SPOOL_PASSWORD"
+SPOOL_ENV = HINT_SPOOL.name
+SPOOL_PASSWORD_ENV = HINT_SPOOL_PASSWORD.name
 MAX_PENDING_PER_PORTAL = 50_000  # one GET each: 50,000 hints are ~1.4 h of the 10 requests/s budget
 WHOLE_RESOURCE = "*"  # the record id of a "re-read this resource" hint: never a record id (record_ids.py)
 # What `receive` did with a delivery.
@@ -103,8 +105,7 @@ class Hint:
 
 def spool_path(warehouse_path: str | Path) -> Path:
     """`data/warehouse.duckdb` -> `data/warehouse.hints.sqlite` (beside the warehouse)."""
-    warehouse_path = Path(warehouse_path)
-    return warehouse_path.with_name(warehouse_path.stem + SPOOL_SUFFIX)
+    return WarehouseFiles.beside(warehouse_path).hints_spool
 
 
 def spool_location_for(target: WarehouseTarget, environ: Mapping[str, str] | None = None) -> SpoolLocation:
@@ -112,13 +113,13 @@ def spool_location_for(target: WarehouseTarget, environ: Mapping[str, str] | Non
     DuckLake's catalog database (any host that reaches it serves hints); else the file beside the DuckDB file.
     The receiver (`webhooks serve`), the applying runs and the readers all call this, so they can never
     disagree on where hints wait. Raises WarehouseConfigError on a malformed `INVOICING_HINT_SPOOL`."""
-    env = os.environ if environ is None else environ
-    named = (env.get(SPOOL_ENV) or "").strip()
+    settings = environment(environ)
+    named = settings.text(HINT_SPOOL)
     if named:
         try:
-            return PostgresSpool(parse_catalog_dsn(named, env.get(SPOOL_PASSWORD_ENV) or None))
+            return PostgresSpool(parse_catalog_dsn(named, settings.text(HINT_SPOOL_PASSWORD)))
         except WarehouseConfigError as error:
-            raise WarehouseConfigError(str(error).replace("INVOICING_DUCKLAKE_CATALOG", SPOOL_ENV)) from None
+            raise WarehouseConfigError(str(error).replace(DUCKLAKE_CATALOG.name, SPOOL_ENV)) from None
     if target.is_lake:
         assert target.catalog is not None
         return PostgresSpool(target.catalog)
