@@ -211,7 +211,8 @@ def _print_dagster_runs(home: Path) -> None:
     phases: dict[str, list[float]] = {"queued": [], "starting": [], "working": []}
     requests: list[int] = []
     with DagsterInstance.from_ref(InstanceRef.from_dir(str(home))) as instance:
-        for record in instance.get_run_records():
+        records = instance.get_run_records()
+        for record in records:
             entries = instance.all_logs(record.dagster_run.run_id)
             marks = {entry.dagster_event.event_type: entry.timestamp for entry in entries
                      if entry.dagster_event is not None}
@@ -226,12 +227,13 @@ def _print_dagster_runs(home: Path) -> None:
                 found = re.search(r"(\d+) requests", entry.user_message or "")
                 if entry.dagster_event is None and found:
                     requests.append(int(found.group(1)))
-    if not phases["working"]:
-        return
+    # a run without its three marks (launched, started, ended) is counted but left out of the phases: a run that
+    # stays may still be applying when the daemon stops at the end (the smoke's runs inside the daemon ended so)
     summary = ", ".join(f"{name} p50 {statistics.median(values):.1f} s (max {max(values):.1f} s)"
-                        for name, values in phases.items())
-    print(f"  dagster runs: {len(phases['working'])}; {summary}; API requests per set of hints p50 "
-          f"{statistics.median(requests) if requests else float('nan'):.0f}, total {sum(requests)}")
+                        for name, values in phases.items() if values) or "no run with all its phases recorded"
+    print(f"  dagster runs: {len(records)} ({len(phases['working'])} with their phases); {summary}; API requests "
+          f"per set of hints p50 {statistics.median(requests) if requests else float('nan'):.0f}, "
+          f"total {sum(requests)}")
 
 
 def _print_split(watch: VisibilityWatch, bursts: list[tuple[float, float]]) -> None:
