@@ -37,6 +37,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--scale", type=int, default=300, help="sandbox scale (about this many documents)")
     parser.add_argument("--incremental-syncs", type=int, default=3, help="syncs while mutating, per seed")
     parser.add_argument("--mutations-per-s", type=float, default=10.0)
+    parser.add_argument("--rate-limit", type=int, default=10,
+                        help="the sandbox's requests/s and the syncs' pacing (default 10, the service's; 0: none)")
     parser.add_argument(
         "--revoke-after",
         type=int,
@@ -77,6 +79,7 @@ def main(argv: list[str] | None = None) -> int:
         incremental_syncs=args.incremental_syncs,
         mutations_per_s=args.mutations_per_s,
         revoke_token_after_requests=args.revoke_after,
+        rate_limit_per_s=args.rate_limit,
     )
     outcomes = []
     started = time.monotonic()

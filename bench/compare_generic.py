@@ -75,7 +75,8 @@ class Row:
 
     @property
     def min_time_s(self) -> float:
-        return self.min_requests / self.rate_limit_per_s
+        # `--rate-limit 0` (a smoke run): no limit, so no minimum time to compare with
+        return self.min_requests / self.rate_limit_per_s if self.rate_limit_per_s else 0.0
 
     @property
     def ratio(self) -> float:
@@ -202,7 +203,7 @@ class Bench:
         error, result = None, {}
         with ProcessPoolExecutor(max_workers=1, mp_context=get_context("spawn")) as pool:
             future = pool.submit(run_contender, contender, sb.base_url, sb.client_id, sb.client_secret,
-                                 str(db_path), str(work_dir), full, list(self.resources))
+                                 str(db_path), str(work_dir), full, list(self.resources), self.args.rate_limit)
             try:
                 result = future.result(timeout=SYNC_TIMEOUT_S)
             except Exception as exc:  # a failing contender is a result too: report it and go on
@@ -311,7 +312,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--contenders", default=",".join(CONTENDERS))
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--latency-ms", type=float, default=100.0)
-    parser.add_argument("--rate-limit", type=int, default=10, help="requests/s the sandbox allows")
+    parser.add_argument("--rate-limit", type=int, default=10,
+                        help="requests/s the sandbox allows, and the pipeline's pacing (0: no limit, for a smoke run)")
     parser.add_argument("--changed-share", type=float, default=0.01, help="share of records changed")
     parser.add_argument("--changes-per-s", type=float, default=0.0,
                         help="incremental: spread the changes at this rate in the sandbox's time (default: at once)")

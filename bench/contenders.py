@@ -29,13 +29,13 @@ def _plain(value: Any) -> Any:
 
 
 def _run_pipeline(base_url: str, client_id: str, client_secret: str, db_path: str, full: bool,
-                  resources: list[str]) -> dict:
+                  resources: list[str], rate_limit_per_s: float) -> dict:
     from pipelines.invoicing.load.sync import make_pipeline, run_sync
 
     pipeline = make_pipeline(db_path)
     started = time.perf_counter()
     report = run_sync(pipeline, resources=resources, full_refresh=full, base_url=base_url,
-                      client_id=client_id, client_secret=client_secret)
+                      client_id=client_id, client_secret=client_secret, rate_limit_per_s=rate_limit_per_s)
     wall_s = time.perf_counter() - started
     return {"wall_s": wall_s, "client": _plain(report)}
 
@@ -58,13 +58,14 @@ def _run_generic(base_url: str, client_id: str, client_secret: str, db_path: str
 
 
 def run_contender(name: str, base_url: str, client_id: str, client_secret: str, db_path: str,
-                  work_dir: str, full: bool, resources: list[str]) -> dict:
+                  work_dir: str, full: bool, resources: list[str], rate_limit_per_s: float = 10.0) -> dict:
     """Runs one sync of contender `name` (full into an empty file, or incremental on the existing one)
-    over the raw tables `resources`."""
+    over the raw tables `resources`. The pipeline paces itself at `rate_limit_per_s` (the sandbox's limit; 0: not
+    at all); the generic source has no pacing of its own and meets the limit as 429s."""
     # dlt warns about every column that stayed null in a load; the benchmark's output is its table.
     os.environ.setdefault("RUNTIME__LOG_LEVEL", "ERROR")
     if name == "pipeline":
-        return _run_pipeline(base_url, client_id, client_secret, db_path, full, resources)
+        return _run_pipeline(base_url, client_id, client_secret, db_path, full, resources, rate_limit_per_s)
     if name == "generic":
         return _run_generic(base_url, client_id, client_secret, db_path, work_dir, resources)
     raise ValueError(f"unknown contender {name!r}; expected one of {CONTENDERS}")

@@ -1,6 +1,6 @@
 """Benchmark (issue 33, point 5): a DuckLake's catalog and files after many small syncs, before and after upkeep.
 
-    .venv/bin/python bench/lake_upkeep.py [--syncs 40] [--changes 3] [--scale 30] [--s3]
+    .venv/bin/python bench/lake_upkeep.py [--syncs 40] [--changes 3] [--scale 30] [--s3] [--timed-syncs 3]
 
 A throwaway PostgreSQL (the catalog) and a sandbox portal; the lake's data in a temporary folder, or with `--s3`
 in a bucket of a throwaway S3-compatible server (harness/s3_server.py). One first sync, then `--syncs` small
@@ -12,7 +12,8 @@ so the default horizon lets every snapshot but the last publication's expire; mo
   grows with every commit), the snapshots among them;
 - the data files: live ones (`ducklake_data_file` rows without an end snapshot), and every file on disk or in
   the bucket (the expired snapshots' files remain until upkeep deletes them);
-- a no-change sync's time (best of three), and a reader's time to open the published snapshot.
+- a no-change sync's time (best of `--timed-syncs`, three by default; 0 leaves it out), and a reader's time to
+  open the published snapshot (median of five).
 
 It checks that the upkeep changed no figure: every raw table's rows at the publication, just before and after it.
 """
@@ -81,23 +82,27 @@ def published_rows(target: WarehouseTarget) -> dict[str, list[str]]:
                 for name in tables}
 
 
-def figures(target: WarehouseTarget, server: S3Server | None, sync) -> dict[str, float]:
-    """The catalog's rows, snapshots, files, a no-change sync's best time of 3, a reader's open time."""
+def figures(target: WarehouseTarget, server: S3Server | None, sync, timed_syncs: int = 3) -> dict[str, float]:
+    """The catalog's rows, snapshots, files, a no-change sync's best time of `timed_syncs`, a reader's open
+    time."""
     rows = catalog_rows(target)
     no_change = []
-    for _ in range(3):
+    for _ in range(timed_syncs):
         started = time.perf_counter()
         sync()
         no_change.append(time.perf_counter() - started)
-    publish(target, "bench: no-change syncs")
+    if no_change:
+        publish(target, "bench: no-change syncs")
     opened = []
     for _ in range(5):
         started = time.perf_counter()
         connect_reader(target).close()
         opened.append(time.perf_counter() - started)
-    return {"catalog rows": sum(rows.values()), "snapshots": rows.get("ducklake_snapshot", 0),
-            "live data files": rows.get("ducklake_data_file", 0), "files stored": stored_files(target, server),
-            "no-change sync s": min(no_change), "reader open s": statistics.median(opened)}
+    found = {"catalog rows": sum(rows.values()), "snapshots": rows.get("ducklake_snapshot", 0),
+             "live data files": rows.get("ducklake_data_file", 0), "files stored": stored_files(target, server),
+             **({"no-change sync s": min(no_change)} if no_change else {}),
+             "reader open s": statistics.median(opened)}
+    return found
 
 
 def main() -> int:
@@ -106,7 +111,12 @@ def main() -> int:
     parser.add_argument("--changes", type=int, default=3)
     parser.add_argument("--scale", type=int, default=30)
     parser.add_argument("--s3", action="store_true", help="the lake's data in an S3-compatible server's bucket")
+    parser.add_argument("--timed-syncs", type=int, default=3,
+                        help="no-change syncs timed before and after the upkeep, the best one shown (0: none, "
+                             "for a smoke run)")
     args = parser.parse_args()
+    if args.timed_syncs < 0:
+        parser.error("--timed-syncs: 0 or more")
     with tempfile.TemporaryDirectory(prefix="lake-upkeep-") as folder, PostgresCluster() as cluster:
         server = S3Server().start() if args.s3 else None
         try:
@@ -144,14 +154,14 @@ def run(args: argparse.Namespace, target: WarehouseTarget, server: S3Server | No
             publish(target, "bench: a small sync")
         print(f"{args.syncs + 1} syncs ({args.changes} changes each) in {time.perf_counter() - started:.0f} s; "
               f"data {target.data_location()}", flush=True)
-        before = figures(target, server, sync)
+        before = figures(target, server, sync, args.timed_syncs)
         truth = published_rows(target)
         started = time.perf_counter()
         report = maintain(target, now=datetime.now(UTC) + DEFAULT_HORIZON + timedelta(days=1))
         upkeep_s = time.perf_counter() - started
         assert published_rows(target) == truth, "the upkeep changed what readers see"
         print(f"upkeep ({upkeep_s:.1f} s): {report.line()}")
-        after = figures(target, server, sync)
+        after = figures(target, server, sync, args.timed_syncs)
         print(f"{'':18} {'before':>10} {'after':>10}")
         for name, value in before.items():
             shown = (f"{value:>10.2f} {after[name]:>10.2f}" if name.endswith(" s")

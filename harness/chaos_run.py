@@ -57,7 +57,9 @@ class ChaosSettings:
     error_rate: float = 0.04
     drop_rate: float = 0.02
     revoke_token_after_requests: int = 15  # most syncs make more requests than this: tokens die mid-run
-    rate_limit_per_s: int = 10  # the real service's limit: 429s are counted, not avoided by the sandbox
+    # the real service's limit, and the syncs' pacing: 429s are counted, not avoided by the sandbox (0: no limit and
+    # no pacing, for a smoke run of bench/chaos.py)
+    rate_limit_per_s: int = 10
     # the sandbox's contract profile (sandbox/contract.py): "default", "strict", or a profile of one's own
     contract: str | ContractProfile = "default"
     error_statuses: tuple[int, ...] = (500, 502, 503)  # the 5xx `error_rate` draws from
@@ -132,6 +134,8 @@ def run_chaos_seed(seed: int, workdir: Path, settings: ChaosSettings | None = No
                         base_url=sb.base_url,
                         client_id=sb.client_id,
                         client_secret=sb.client_secret,
+                        # the client paces at the service's limit, as a portal's `rate_limit` makes it
+                        rate_limit_per_s=settings.rate_limit_per_s,
                         **options,
                     )
                 except InvoicingApiError as error:
