@@ -14,7 +14,11 @@ from pathlib import Path
 
 import duckdb
 
-from warehouse_engine.environment.engine_settings import CLAIM_STATUSES_PATH, ECB_RATES_PATH, LEGAL_INTEREST_RATES_PATH
+from warehouse_engine.environment.engine_settings import (
+    CLAIM_STATUSES_PATH,
+    ECB_RATES_PATH,
+    LEGAL_INTEREST_RATES_PATH,
+)
 from warehouse_engine.environment.kinds import Setting
 from warehouse_engine.environment.reader import current_environment
 
