@@ -58,6 +58,13 @@ SMOKE: dict[str, Smoke] = {
                                         (r"^no-change sync process: median [\d.]+ s over 1 runs",), expensive=True),
     "lake_upkeep.py": Smoke(("--syncs", "1", "--changes", "1", "--scale", "5"),
                             (r"^catalog rows +\d+ +\d+", r"^snapshots +\d+ +\d+"), expensive=True),
+    # a firm: portals generated beside the sandbox's, the timed full publication, the doorbell through `follow`
+    "firm_size.py": Smoke(("--portals", "3", "--documents", "300", "--changes", "2", "--scale", "30", "--paths",
+                           "follow"),
+                          (r"^full models and publication .*: [\d.]+ s wall, [\d.]+ s CPU, peak memory \d+ MiB",
+                           r"latency API write -> readers' copy: p50 [\d.]+ s, p95 [\d.]+ s",
+                           r"^mismatches vs the sandbox: raw 0 over \d+ records, marts 0",
+                           r"^  applying runs: \d+; each .* p95 [\d.]+ s"), own_tmp=True),
     "models_build.py": Smoke(("--documents", "1000"), (r"^total build time: [\d.]+ s wall.*for 1,000 documents",)),
     "multi_portal.py": Smoke(("--portals", "2", "--scale", "20", "--latency-ms", "0"),
                              (r"^requests served \d+", r"fairness max/min [\d.]+")),
