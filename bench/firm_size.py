@@ -130,11 +130,39 @@ class FirmBuild:
         print(f"full models and publication (`models --as-of {today}`): {wall:.1f} s wall, {cpu:.1f} s CPU, "
               f"peak memory {peak:.0f} MiB; readers' copy {snapshot.stat().st_size / 2**20:.0f} MiB "
               f"(load {_load()})", flush=True)
+        if self.args.gate_runs:
+            gate_costs(warehouse, today, self.args.gate_runs)
         self.warehouses.append(warehouse)
         return poll_cost
 
 
 _regular_build = webhook_latency.build
+# what a hint about a document and its payments makes stale (runs/hints.py: the models downstream of them)
+HINTED_TABLES = ("documents", "transactions", "transaction_usages")
+
+
+def gate_costs(warehouse: Path, as_of: date, runs: int) -> None:
+    """A hint run's publication (the models downstream of a document and its payments, every check, the
+    month-end trend carried over, the readers' copy) through the gate, alternately for every portal and for the
+    sandbox's portal only (warehouse_engine/portal_builds.py), `runs` times each, in this process."""
+    from runs.gate import build_and_publish
+    from warehouse_engine.names import DEFAULT_PORTAL
+    from warehouse_engine.sql_runner import downstream_models
+    from warehouse_engine.target import WarehouseTarget
+
+    target, select = WarehouseTarget.duckdb_file(warehouse), downstream_models(HINTED_TABLES)
+    seconds: dict[str, list[float]] = {"every portal": [], "by portal": []}
+    for _ in range(runs):
+        for mode, portals in (("every portal", None), ("by portal", [DEFAULT_PORTAL])):
+            started = time.monotonic()
+            outcome = build_and_publish(target, note=f"bench {mode}", as_of=as_of, select=select, portals=portals)
+            seconds[mode].append(time.monotonic() - started)
+            if not outcome.ok:
+                raise RuntimeError("; ".join(outcome.lines()))
+    for mode, values in seconds.items():
+        print(f"hint publication ({len(select)} models, checks, trend, copy), {mode}: median "
+              f"{statistics.median(values):.1f} s, max {max(values):.1f} s over {runs} runs (load {_load()})",
+              flush=True)
 
 
 def _load() -> str:
@@ -166,6 +194,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rate-limit", type=float, default=10.0)
     parser.add_argument("--paths", default="follow,dagster")
     parser.add_argument("--mix", choices=sorted(webhook_latency.MIXES), default="busy")
+    parser.add_argument("--gate-runs", type=int, default=3,
+                        help="hint publications timed in this process, for every portal and by portal (0: none)")
     parser.add_argument("--poll-s", type=float, default=1.0)
     parser.add_argument("--sensor-interval-s", type=int, default=3)
     parser.add_argument("--dequeue-s", type=int, default=1)
