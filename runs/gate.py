@@ -42,6 +42,7 @@ from runs.model_checks import model_checks
 from runs.served_fields import SERVED_CHECKS
 from warehouse_engine.connection import WarehouseUnavailable, connect, current_snapshot
 from warehouse_engine.lake_lock import EXCLUSIVE, lake_lock
+from warehouse_engine.portal_builds import build_models_for_portals
 from warehouse_engine.readers import publish_if_changed
 from warehouse_engine.sql_runner import (
     analyst_models_dir,
@@ -80,6 +81,7 @@ class GateOutcome:
     models: dict[str, int] = field(default_factory=dict)
     failures: list[CheckResult] = field(default_factory=list)  # blocking checks that held the build back
     held: dict[str, str] = field(default_factory=dict)  # marts kept at their last good figures, and why
+    portals: list[str] | None = None  # the portals whose rows were rebuilt; None: every portal's
     warnings: list[CheckResult] = field(default_factory=list)  # failed checks that do not block
     published: str | None = None
     # the held marts held only because a list's read failed (`record_reads(failed=...)`): the run was partial
@@ -201,7 +203,8 @@ def record_reads(target: WarehouseTarget, portal: str, degraded_notes: Sequence[
 
 def build_and_publish(target: WarehouseTarget, *, note: str, as_of: date | None = None,
                       select: Iterable[str] | None = None, changed: bool = True, behind: bool = True,
-                      on_built=None, models_dir: Path | None = None) -> GateOutcome:
+                      on_built=None, models_dir: Path | None = None,
+                      portals: Iterable[str] | None = None) -> GateOutcome:
     """Builds the models as of `as_of` (default today in the portal's zone), runs the blocking checks and
     publishes only if they pass (see the module's docstring).
 
@@ -210,6 +213,8 @@ def build_and_publish(target: WarehouseTarget, *, note: str, as_of: date | None 
     `changed`/`behind`: as `publish_if_changed` (a file is copied only when something changed).
     `models_dir`: the analyst's folder of models (default: the setting INVOICING_MODELS_DIR), built after the
     product's in the same transaction and judged by their own front matter.
+    `portals`: the portals whose raw rows the run changed: only their rows of the chosen models are rebuilt
+    (warehouse_engine/portal_builds.py), unless the whole build is due (the rule of `select`).
     Raises MissingRawTableError / ModelDefinitionError / duckdb.Error as `build_models` does (nothing built).
     """
     as_of = as_of or today_in_portal_zone()
@@ -222,6 +227,7 @@ def build_and_publish(target: WarehouseTarget, *, note: str, as_of: date | None 
         connection = _open(target)
         try:
             chosen = _models_to_build(connection, state, as_of, select, models_dir)
+            by_portal = portals is not None and not _whole_build_due(connection, state, as_of, models_dir)
             chosen = [key for key in chosen if key not in held]
 
             def gate(conn: duckdb.DuckDBPyConnection) -> None:
@@ -230,8 +236,14 @@ def build_and_publish(target: WarehouseTarget, *, note: str, as_of: date | None 
                     raise ChecksFailed(failures)
 
             try:
-                outcome.models = build_models(connection, as_of=as_of, select=chosen, on_built=on_built,
-                                              before_commit=gate, models_dir=models_dir)
+                if by_portal:
+                    assert portals is not None
+                    outcome.portals = sorted(set(portals))
+                    outcome.models = build_models_for_portals(connection, portals, as_of, chosen, on_built=on_built,
+                                                              before_commit=gate, models_dir=models_dir)
+                else:
+                    outcome.models = build_models(connection, as_of=as_of, select=chosen, on_built=on_built,
+                                                  before_commit=gate, models_dir=models_dir)
             except ChecksFailed as failed:
                 outcome.failures = failed.failures
         finally:
@@ -313,11 +325,17 @@ def _open(target: WarehouseTarget) -> duckdb.DuckDBPyConnection:
 def _models_to_build(connection: duckdb.DuckDBPyConnection, state: gate_state.GateState, as_of: date,
                      select: Iterable[str] | None, models_dir: Path | None) -> list[str]:
     """`select`, or every model's key (see build_and_publish)."""
-    # a partial build is whole only on top of a whole build of the same date that passed the gate
-    if (select is None or state.built_as_of != as_of.isoformat() or state.held_marts or state.failures
-            or missing_models(connection, models_dir=models_dir)):
+    if select is None or _whole_build_due(connection, state, as_of, models_dir):
         return [model.key for model in discover_models(models_dir=models_dir)]
     return list(select)
+
+
+def _whole_build_due(connection: duckdb.DuckDBPyConnection, state: gate_state.GateState, as_of: date,
+                     models_dir: Path | None) -> bool:
+    """True when only a build of every model for every portal is whole: a partial build (some models, some
+    portals) is whole only on top of a whole build of the same date that passed the gate."""
+    return bool(state.built_as_of != as_of.isoformat() or state.held_marts or state.failures
+                or missing_models(connection, models_dir=models_dir))
 
 
 def _publish_or_hold(target: WarehouseTarget, outcome: GateOutcome, *,

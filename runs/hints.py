@@ -155,7 +155,7 @@ def apply_pending(target: WarehouseTarget, portal: Portal, *, settings: ApiSetti
         note = f"hints {portal.name}"
         if changed:
             try:
-                run.gate = build_and_publish(target, note=note, select=downstream_models(changed),
+                run.gate = build_and_publish(target, note=note, select=downstream_models(changed), portals=[portal.name],
                                              behind=behind, as_of=as_of)
             except MissingRawTableError as missing:
                 # hints before the first sync: the models cannot be built yet; the sync will load it all
