@@ -41,6 +41,7 @@ from runs.served_fields import SERVED_CHECKS
 from warehouse_engine.connection import WarehouseUnavailable, connect, current_snapshot
 from warehouse_engine.lake_lock import EXCLUSIVE, lake_lock
 from warehouse_engine.readers import publish_if_changed
+from warehouse_engine.sql_names import catalog_fixed
 from warehouse_engine.sql_runner import (
     analyst_models_dir,
     build_models,
@@ -118,7 +119,8 @@ def warehouse_checks(connection: duckdb.DuckDBPyConnection,
 
 def run_checks(connection: duckdb.DuckDBPyConnection, models_dir: Path | None = None) -> list[CheckResult]:
     """Every warehouse check's answer on `connection` (the gate's, the dashboard's Freshness page's)."""
-    return [check.run(connection) for check in warehouse_checks(connection, models_dir)]
+    with catalog_fixed(connection):  # the checks only read: one look at the catalog serves them all
+        return [check.run(connection) for check in warehouse_checks(connection, models_dir)]
 
 
 def judge(connection: duckdb.DuckDBPyConnection, held: Iterable[str] = (),
