@@ -85,6 +85,8 @@ class GateOutcome:
     partial: tuple[str, ...] = ()
     trend_refused: str | None = None  # why the copy carries no month-end trend (runs/month_end_trends.py)
     trend_carried: int = 0  # month-ends of the trend carried over from the last publication (unchanged rows)
+    # wall seconds of each step (models, checks, trend, publish): where a publication's time goes
+    seconds: dict[str, float] = field(default_factory=dict)
 
     @property
     def only_partial(self) -> bool:
@@ -225,15 +227,19 @@ def build_and_publish(target: WarehouseTarget, *, note: str, as_of: date | None 
             chosen = [key for key in chosen if key not in held]
 
             def gate(conn: duckdb.DuckDBPyConnection) -> None:
+                judged = time.perf_counter()
                 failures, outcome.warnings = judge(conn, held, models_dir)
+                outcome.seconds["checks"] = time.perf_counter() - judged
                 if failures:
                     raise ChecksFailed(failures)
 
+            built = time.perf_counter()
             try:
                 outcome.models = build_models(connection, as_of=as_of, select=chosen, on_built=on_built,
                                               before_commit=gate, models_dir=models_dir)
             except ChecksFailed as failed:
                 outcome.failures = failed.failures
+            outcome.seconds["models"] = time.perf_counter() - built - outcome.seconds.get("checks", 0.0)
         finally:
             connection.close()
         return _publish_or_hold(target, outcome, changed=changed, behind=behind)
@@ -323,9 +329,12 @@ def _models_to_build(connection: duckdb.DuckDBPyConnection, state: gate_state.Ga
 def _publish_or_hold(target: WarehouseTarget, outcome: GateOutcome, *,
                      changed: bool, behind: bool) -> GateOutcome:
     if not outcome.failures:
+        started = time.perf_counter()
         if changed or behind or target.is_lake:  # a new copy is published: its trend is of its own raw tables
             _write_trends(target, outcome)
+        outcome.seconds["trend"] = time.perf_counter() - started
         outcome.published = publish_if_changed(target, outcome.note, changed=changed, behind=behind)
+        outcome.seconds["publish"] = time.perf_counter() - started - outcome.seconds["trend"]
     _record(target, outcome)
     return outcome
 
