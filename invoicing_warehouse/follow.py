@@ -1,7 +1,8 @@
 """`invoicing-warehouse sync --follow`: the doorbell path without Dagster, one bounded loop in one process.
 
-The loop: a regular sync of the chosen portals first (and publication), then every `--poll-s` seconds the
-pending webhook hints of each portal are applied (runs/hints.py: fetch by id, merge, rebuild the models
+The loop: a regular sync of the chosen portals first (and publication), then the pending webhook hints of each
+portal are applied as soon as a new delivery is spooled (a spool file is looked at every WAKE_S), at the
+latest every `--poll-s` seconds (runs/hints.py: fetch by id, merge, rebuild the models
 downstream, publish, acknowledge); every `--sync-every-minutes` (default INVOICING_SYNC_INTERVAL_MINUTES, else
 15, the Dagster schedule's interval) the regular incremental sync runs again as the safety net that heals
 lost deliveries. Everything runs one step after another in this process, so the process is the warehouse's
