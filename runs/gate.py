@@ -44,6 +44,7 @@ from warehouse_engine.connection import WarehouseUnavailable, connect, current_s
 from warehouse_engine.lake_lock import EXCLUSIVE, lake_lock
 from warehouse_engine.portal_builds import build_models_for_portals
 from warehouse_engine.readers import publish_if_changed
+from warehouse_engine.sql_names import catalog_fixed
 from warehouse_engine.sql_runner import (
     analyst_models_dir,
     build_models,
@@ -88,6 +89,8 @@ class GateOutcome:
     partial: tuple[str, ...] = ()
     trend_refused: str | None = None  # why the copy carries no month-end trend (runs/month_end_trends.py)
     trend_carried: int = 0  # month-ends of the trend carried over from the last publication (unchanged rows)
+    # wall seconds of each step (models, checks, trend, publish): where a publication's time goes
+    seconds: dict[str, float] = field(default_factory=dict)
 
     @property
     def only_partial(self) -> bool:
@@ -122,7 +125,8 @@ def warehouse_checks(connection: duckdb.DuckDBPyConnection,
 
 def run_checks(connection: duckdb.DuckDBPyConnection, models_dir: Path | None = None) -> list[CheckResult]:
     """Every warehouse check's answer on `connection` (the gate's, the dashboard's Freshness page's)."""
-    return [check.run(connection) for check in warehouse_checks(connection, models_dir)]
+    with catalog_fixed(connection):  # the checks only read: one look at the catalog serves them all
+        return [check.run(connection) for check in warehouse_checks(connection, models_dir)]
 
 
 def judge(connection: duckdb.DuckDBPyConnection, held: Iterable[str] = (),
@@ -231,10 +235,13 @@ def build_and_publish(target: WarehouseTarget, *, note: str, as_of: date | None 
             chosen = [key for key in chosen if key not in held]
 
             def gate(conn: duckdb.DuckDBPyConnection) -> None:
+                judged = time.perf_counter()
                 failures, outcome.warnings = judge(conn, held, models_dir)
+                outcome.seconds["checks"] = time.perf_counter() - judged
                 if failures:
                     raise ChecksFailed(failures)
 
+            built = time.perf_counter()
             try:
                 if by_portal:
                     assert portals is not None
@@ -246,6 +253,7 @@ def build_and_publish(target: WarehouseTarget, *, note: str, as_of: date | None 
                                                   before_commit=gate, models_dir=models_dir)
             except ChecksFailed as failed:
                 outcome.failures = failed.failures
+            outcome.seconds["models"] = time.perf_counter() - built - outcome.seconds.get("checks", 0.0)
         finally:
             connection.close()
         return _publish_or_hold(target, outcome, changed=changed, behind=behind)
@@ -341,9 +349,12 @@ def _whole_build_due(connection: duckdb.DuckDBPyConnection, state: gate_state.Ga
 def _publish_or_hold(target: WarehouseTarget, outcome: GateOutcome, *,
                      changed: bool, behind: bool) -> GateOutcome:
     if not outcome.failures:
+        started = time.perf_counter()
         if changed or behind or target.is_lake:  # a new copy is published: its trend is of its own raw tables
             _write_trends(target, outcome)
+        outcome.seconds["trend"] = time.perf_counter() - started
         outcome.published = publish_if_changed(target, outcome.note, changed=changed, behind=behind)
+        outcome.seconds["publish"] = time.perf_counter() - started - outcome.seconds["trend"]
     _record(target, outcome)
     return outcome
 

@@ -67,6 +67,8 @@ class HintRun:
     acknowledged: int = 0
     waiting: str | None = None  # why the hints were left pending (e.g. no first sync yet)
     seconds: float = 0.0
+    load_s: float = 0.0  # the fetch and the load (re-read included), wall seconds
+    waited_s: float = 0.0  # from the oldest hint's arrival in the spool to this run's start
 
     def line(self) -> str:
         """One line for a terminal or a run log (no secret: counts and table names only)."""
@@ -83,7 +85,14 @@ class HintRun:
         aside = f"; {self.set_aside} set aside ({self.dead} now dead letters)" if self.set_aside else ""
         return (f"hints {self.portal}: {self.hints} applied in {self.seconds:.1f} s: {load.windowed} read by "
                 f"window, {load.fetched} fetched by id, {rows} rows loaded, {gone} deleted, {load.stale} stale skipped, {load.requests} requests, "
-                f"{len(self.models)} models rebuilt, {self.acknowledged} acknowledged{reread}{aside}{held}")
+                f"{len(self.models)} models rebuilt, {self.acknowledged} acknowledged{reread}{aside}{held}"
+                f"; {self.phases()}")
+
+    def phases(self) -> str:
+        """Where the time went (wall seconds): waiting in the spool, then each step of the run."""
+        steps = {"load": self.load_s, **(self.gate.seconds if self.gate is not None else {})}
+        return (f"waited {self.waited_s:.2f} s in the spool; "
+                + ", ".join(f"{name} {seconds:.2f}" for name, seconds in steps.items()) + " s")
 
     @property
     def rows(self) -> dict[str, int]:
@@ -138,6 +147,7 @@ def apply_pending(target: WarehouseTarget, portal: Portal, *, settings: ApiSetti
         run.hints = len(hints)
         if not hints:
             return run
+        run.waited_s = max(0.0, time.time() - min(hint.received_at for hint in hints))
         whole = sorted({hint.resource for hint in hints if hint.whole_resource})
         by_id = [hint for hint in hints if not hint.whole_resource and hint.resource not in whole]
         through = spool.last_sequence()  # the re-read sees every change delivered up to here
@@ -150,6 +160,7 @@ def apply_pending(target: WarehouseTarget, portal: Portal, *, settings: ApiSetti
             with lake_lock(target, SHARED):  # a DuckLake's build and publication wait until this merge is whole
                 run.load = _load(target, portal, by_id, settings, rate_limit_per_s, client)
             _set_aside(spool, portal, run)
+        run.load_s = time.monotonic() - started
         _step(on_step, "loaded")
         changed = run.changed_tables
         note = f"hints {portal.name}"

@@ -36,8 +36,8 @@ LINGER_ENV = HINTS_LINGER_S.name
 RUN_MAX_ENV = HINTS_RUN_MAX_S.name
 DEFAULT_LINGER_S = HINTS_LINGER_S.default
 DEFAULT_RUN_MAX_S = HINTS_RUN_MAX_S.default
-POLL_S = 0.25  # a look at the spool: one SQLite read
-SETTLE_QUIET_S = 0.3  # a burst's deliveries come milliseconds apart; a single change waits this much more
+POLL_S = 0.1  # a look at the spool: one SQLite read (under a millisecond); a hint waits half of it on average
+SETTLE_QUIET_S = 0.2  # a burst's deliveries come milliseconds apart; a single change waits this much more
 SETTLE_MAX_S = 1.5
 QUEUE_CHECK_S = 1.0  # a look at Dagster's run queue: one read of the instance's storage
 

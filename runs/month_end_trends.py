@@ -29,6 +29,7 @@ from runs.checks import WarehouseCheck
 from warehouse_engine.environment.engine_settings import PUBLISH_TRENDS
 from warehouse_engine.environment.reader import current_environment
 from warehouse_engine.scratch_catalog import leave, raw_views
+from warehouse_engine.sql_names import catalog_fixed
 from warehouse_engine.sql_runner import build_models, discover_models
 
 MONTHS = 12
@@ -157,11 +158,12 @@ def _collect(
 def _refuse_on_failures(
     reader: duckdb.DuckDBPyConnection, checks: Checks, checked: Sequence[str], end: date | None
 ) -> None:
-    failures = [
-        result.line()
-        for result in (check.run(reader) for check in checks(reader) if check.relation in checked)
-        if result.blocks
-    ]
+    with catalog_fixed(reader):  # the checks only read: one look at the catalog serves them all
+        failures = [
+            result.line()
+            for result in (check.run(reader) for check in checks(reader) if check.relation in checked)
+            if result.blocks
+        ]
     if failures:
         when = f"as of {end.isoformat()}" if end else "of the models that do not read the report date"
         raise TrendRefused(f"No trend: the checks hold the build {when} back: " + "; ".join(failures))

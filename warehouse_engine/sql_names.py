@@ -6,7 +6,9 @@ into a statement is SQL of theirs run as the service (security review 2, C1).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 
 # lowercase letters, digits and underscores, not starting with a digit: a name that needs no quoting in DuckDB
 # (quoted anyway, so that a reserved word such as `order` still works)
@@ -47,9 +49,38 @@ def missing_columns(names: Iterable[str], columns: Iterable[str]) -> list[str]:
     return [name for name in names if name.lower() not in present]
 
 
+# (connection, {(schema, table): columns}) while `catalog_fixed` holds for that connection
+_FIXED: ContextVar[tuple[object, dict[tuple[str, str], list[str]]] | None] = ContextVar("fixed_catalog",
+                                                                                        default=None)
+
+
+@contextmanager
+def catalog_fixed(connection) -> Iterator[None]:
+    """Within: `relation_columns(connection, ...)` answers from ONE read of the connection's current catalog.
+
+    Why: the gate runs a hundred checks after a build, each asking first whether its relations exist; one
+    information_schema query each was half of the checks' time (bench/RESULTS.md, the doorbell). Only for code
+    that creates, drops and alters no relation on `connection` while inside (the checks only read)."""
+    rows = connection.execute(
+        "select table_schema, table_name, column_name from information_schema.columns "
+        "where table_catalog = current_database() order by table_schema, table_name, ordinal_position"
+    ).fetchall()
+    columns: dict[tuple[str, str], list[str]] = {}
+    for schema, table, column in rows:
+        columns.setdefault((schema, table), []).append(column)
+    token = _FIXED.set((connection, columns))
+    try:
+        yield
+    finally:
+        _FIXED.reset(token)
+
+
 def relation_columns(connection, relation: str) -> list[str]:
     """The columns of `schema.table` (a table or a view) in the connection's current catalog, in order."""
     schema, table = relation.split(".", 1)
+    fixed = _FIXED.get()
+    if fixed is not None and fixed[0] is connection:
+        return list(fixed[1].get((schema, table), []))
     rows = connection.execute(
         "select column_name from information_schema.columns where table_schema = ? and table_name = ? "
         "and table_catalog = current_database() order by ordinal_position",
