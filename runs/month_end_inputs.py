@@ -14,7 +14,10 @@ The reach rules (dates minus one day: a date-time is placed in the portal's cale
 zone is a day away from UTC):
 - documents: the emit date, and for a document linked to another version (`prev_doc`, `next_doc`) the earliest
   emit date of it and of the versions it links to (usages of any version count on the live one: a link moves the
-  old live version and the new); without an emit date, or linked to a version not loaded, every month-end. What a
+  old live version and the new); without an emit date, or linked to a version not loaded, every month-end (a
+  document without an emit date counts as emitted on every report date: int_documents_emitted_as_of), but none for
+  a document no model of the trend reads: linked to no version, and a draft or neither an invoice nor a credit
+  note (a quotation). What a
   payment moves
   is hashed apart: PAID counts as VALIDATED, `total_payments` only on a credit note, `remaining` and `last_update`
   not at all, and a PAID document's `last_update` once more with that date as its reach (receivables count a
@@ -26,8 +29,8 @@ zone is a day away from UTC):
   a credit note's usage also its credit note's emit date (its total use counts whatever its date, for a credit note
   emitted by the month-end), every month-end when that credit note is not loaded;
 - customers: only what the models read of them (name, reference, deleted state), reaching from the earliest emit
-  date of their documents and date of their payments (every month-end when they have a document without one, or
-  a refund); a customer with neither can move no month-end;
+  date of their documents and date of their payments (every month-end when they have a document without one that
+  the trend reads, or a refund); a customer with neither can move no month-end;
 - any other raw table the models come to read: every month-end.
 
 These rules are a reading of the models' SQL. `REVIEWED_MODELS` pins the text of the models they were read
@@ -38,7 +41,7 @@ rules are read again and the pin renewed (tests/models/test_month_end_carry_over
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import date
 
 import duckdb
@@ -47,8 +50,8 @@ from warehouse_engine.names import RAW_DATASET
 from warehouse_engine.sql_runner import PORTAL_TIME_ZONE, discover_models
 
 # the models' SQL the reach rules were read against (sha256 of `models_text`); see the module's docstring
-REVIEWED_MODELS = "a033c30f12b634ee"
-RULES_VERSION = "2"  # raised when a rule below changes: the digests stored by another version are not compared
+REVIEWED_MODELS = "f542da139fc0cd51"
+RULES_VERSION = "3"  # raised when a rule below changes: the digests stored by another version are not compared
 DIGESTS = "main.month_end_trend_inputs"  # beside marts.month_end_trends, in the warehouse's own catalog
 EVERY = "date '0001-01-01'"  # reaches every month-end
 NEVER = "date '9999-12-31'"  # reaches none
@@ -58,9 +61,16 @@ Digest = tuple[int, int, int]  # rows, sum of the hashes, xor of the hashes
 
 
 def models_text(model_keys: Iterable[str]) -> str:
-    """The SQL of the models `model_keys`, in one text (the input of REVIEWED_MODELS)."""
+    """The SQL of the models `model_keys`, in one text (the input of REVIEWED_MODELS), without their comment lines:
+    a front matter or a comment that changes (a column described, a source cited) changes no figure, and must not
+    turn the carry-over off."""
     models = {model.key: model for model in discover_models()}
-    return "\n".join(f"-- {key}\n{models[key].sql}" for key in sorted(model_keys))
+    return "\n".join(f"-- {key}\n{_code(models[key].sql)}" for key in sorted(model_keys))
+
+
+def _code(sql: str) -> str:
+    # whole-line comments only: a `--` inside a line may be in a string
+    return "\n".join(line for line in sql.splitlines() if not line.lstrip().startswith("--"))
 
 
 def reviewed(model_keys: Iterable[str]) -> bool:
@@ -115,6 +125,20 @@ def _raw_columns(connection: duckdb.DuckDBPyConnection) -> dict[str, list[str]]:
     return found
 
 
+def _unread_document(column: Callable[..., str], alias: str) -> str:
+    """Whether the document row `alias` is one no model of the trend reads, whatever its emit date: linked to no
+    version, and a draft (every model of the trend drops drafts: int_invoices_as_of keeps VALIDATED and PAID, the
+    credit notes are `not is_draft`) or neither an invoice nor a credit note (int_invoices_as_of keeps type
+    INVOICE, the credit notes are subtype CREDIT_NOTE). A draft validated later enters the digests at its emit date
+    then, as a new row would."""
+    def of(name: str) -> str:
+        return column(name, alias, "documents")
+    return (f"({of('prev_doc')} is null and {of('next_doc')} is null "
+            f"and (coalesce(cast({of('status')} as varchar) = 'DRAFT', false) "
+            f"or (coalesce(cast({of('type')} as varchar), '') <> 'INVOICE' "
+            f"and coalesce(cast({of('subtype')} as varchar), '') <> 'CREDIT_NOTE')))")
+
+
 def _rows(table: str, names: list[str], tables: dict[str, list[str]]) -> list[str]:
     """`select row_hash, reach from <table>` by its rule (none for a table the trend does not read)."""
     if table not in READS:
@@ -142,6 +166,7 @@ def _rows(table: str, names: list[str], tables: dict[str, list[str]]) -> list[st
         # version, or a missing emit date, reaches every month-end
         versions = source
         ends_of = []
+
         for link, alias in (("prev_doc", "prev_version"), ("next_doc", "next_version")):
             versions += (f' left join {RAW_DATASET}."documents" as {alias} on {alias}."id" = {column(link)} '
                          f'and {alias}."portal_id" = t."portal_id"')
@@ -151,7 +176,8 @@ def _rows(table: str, names: list[str], tables: dict[str, list[str]]) -> list[st
         row = (f"select hash('documents', {hashed(volatile)}, "
                f"case when {status} = 'PAID' then 'VALIDATED' else {status} end, "
                f"case when {column('subtype')} = 'CREDIT_NOTE' then {column('total_payments')} end) as row_hash, "
-               f"case when {column('emit_date')} is null or {unknown} then {EVERY} else least({first_emitted}) end "
+               f"case when {_unread_document(column, 't')} then {NEVER} "
+               f"when {column('emit_date')} is null or {unknown} then {EVERY} else least({first_emitted}) end "
                f"as reach from {versions}")
         paid = (f"select hash('documents: paid', {column('id')}, {column('portal_id')}, {column('last_update')}) "
                 f"as row_hash, coalesce({day(column('last_update'))}, {EVERY}) as reach "
@@ -163,7 +189,8 @@ def _rows(table: str, names: list[str], tables: dict[str, list[str]]) -> list[st
         read = ("id", "portal_id", "name", "reference", "deleted", "deleted_at", "_deleted_at")
         earliest = []
         if "documents" in tables:
-            earliest.append(f'(select min(coalesce({day(column("emit_date", "d", "documents"))}, {EVERY})) '
+            earliest.append(f'(select min(case when {_unread_document(column, "d")} then {NEVER} '
+                            f'else coalesce({day(column("emit_date", "d", "documents"))}, {EVERY}) end) '
                             f'from {RAW_DATASET}."documents" as d '
                             f'where {column("customer_id", "d", "documents")} = t."id")')
         if "transactions" in tables:

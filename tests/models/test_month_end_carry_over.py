@@ -19,6 +19,7 @@ from runs.month_end_trends import COLUMNS, TABLE, figures, month_ends, needed_mo
 from sandbox.clock import Clock
 from sandbox.config import SandboxConfig
 from sandbox.contract import ContractProfile
+from sandbox.mutator import Mutator
 from sandbox.server import SandboxServer
 from warehouse_engine.readers import connect_reader
 from warehouse_engine.sql_runner import discover_models
@@ -99,6 +100,17 @@ def test_a_carried_trend_equals_a_full_recomputation(contract, tmp_path, monkeyp
         carried = _publish(sb, target, clock)
         assert 0 < carried < 12
         assert carried <= sum(end < paid_on for end in ends)  # none from the payment's month-end on
+
+        # a draft invoice created, then validated: no model of the trend reads a draft linked to no version
+        # (whatever its emit date), and the validated invoice enters the digests at its emit date, today, after the
+        # last month-end: every month-end carried over both times (before, the draft reached every month-end from
+        # its emit date on, as an emitted document)
+        before = set(sb.portal.stores["documents"].records)
+        assert Mutator(sb.portal, 0, seed=3)._create_invoice()
+        (draft,) = set(sb.portal.stores["documents"].records) - before
+        assert _publish(sb, target, clock) == 12
+        sb.portal.validate_document(draft)  # emitted today, as the sandbox dates a draft on its creation
+        assert _publish(sb, target, clock) == 12
 
         # random changes of every kind the service announces (deletions, drafts, reminders...), and those whose
         # reach goes through another record: new versions, converted quotations, credit notes and their use
