@@ -116,8 +116,8 @@ class FirmBuild:
         self.args = args
         self.warehouses: list[Path] = []
 
-    def __call__(self, sandbox, warehouse: Path) -> int:
-        poll_cost = _regular_build(sandbox, warehouse)
+    def __call__(self, sandbox, warehouse: Path, rate_limit_per_s: float) -> int:
+        poll_cost = _regular_build(sandbox, warehouse, rate_limit_per_s)
         today = report_date_of(sandbox) or date.today()
         started = time.monotonic()
         added = add_firm_portals(warehouse, self.args.portals - 1, self.args.documents, today)
