@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import io
 import re
+from collections.abc import Iterator
+from pathlib import Path
 
 import duckdb
 import pytest
@@ -16,6 +18,7 @@ from playwright.sync_api import Page
 
 from dashboard.payment_law_queries import claims_by_customer
 from harness.dashboard_process import dashboard_process
+from harness.demo_warehouse import build_demo_warehouse
 
 # page path, its key table, then per language: the title, a column of the key table and its header
 PAGES = {
@@ -83,15 +86,30 @@ def test_each_page_speaks_the_language_chosen(dashboard, page, name, language):
         assert navigation.get_by_text(shown, exact=True).count() == 1
 
 
+@pytest.fixture(scope="module")
+def trends_dashboard(tmp_path_factory) -> Iterator[tuple[str, Path]]:
+    """A small demo warehouse published with its month-end trends, and a dashboard on it, of this module's own:
+    the session's dashboard warehouse is republished by other files' tests (without the trends the suite turns
+    off), so the dates of its Trends page depend on which files ran before."""
+    warehouse = tmp_path_factory.mktemp("trends") / "warehouse.duckdb"
+    with pytest.MonkeyPatch.context() as build:
+        build.setenv("INVOICING_PUBLISH_TRENDS", "1")
+        build_demo_warehouse(warehouse, seed=1, scale=100)
+    with dashboard_process(warehouse, warehouse.with_name("dashboard.log")) as url:
+        yield url, warehouse.with_name("warehouse.read.duckdb")
+
+
 @pytest.mark.parametrize("language", ["fr", "en"])
-def test_tiles_and_dates_follow_the_language(dashboard, page, language):
-    with duckdb.connect(str(dashboard.snapshot), read_only=True) as connection:
+def test_tiles_and_dates_follow_the_language(trends_dashboard, page, language):
+    url, snapshot = trends_dashboard
+    with duckdb.connect(str(snapshot), read_only=True) as connection:
         [(open_total,)] = connection.execute("select open_receivables from marts.dso").fetchall()
         month_ends = [row[0] for row in connection.execute(
             "select month_end from marts.month_end_trends order by month_end").fetchall()]
-    _open(page, dashboard.url, "", "overdue_customers", language)
+    assert month_ends, "published without its trend: the dates would prove nothing"
+    _open(page, url, "", "overdue_customers", language)
     assert parse_eur(metric(page, "Encours total" if language == "fr" else "Total open")) == open_total
-    _open(page, dashboard.url, "trends", "trends", language)
+    _open(page, url, "trends", "trends", language)
     shown = page.evaluate("""() => [...document.querySelectorAll('table[data-table="trends"] td[data-column="month_end"]')]
                                      .map(cell => cell.innerText.trim())""")
     written = [d.strftime("%d/%m/%Y") if language == "fr" else d.isoformat() for d in month_ends]
