@@ -1,5 +1,5 @@
-"""The Dagster op that applies one portal's pending webhook hints (runs/hints.py), then stays a while for
-the hints that follow (runs/linger.py).
+"""The Dagster op that applies one portal's pending webhook hints (invoicing_warehouse/runs/hints.py), then stays a while for
+the hints that follow (invoicing_warehouse/runs/linger.py).
 
 It adds no asset: what it changes are the raw tables and models the asset graph already has, so it records
 an asset materialization for each raw table whose rows changed (of the portal's partition) and for each model
@@ -28,9 +28,9 @@ from assets.resources import InvoicingApiResource, WarehouseResource
 from assets.writer_queue import waiting_writer
 from pipelines.invoicing.errors import InvoicingApiError
 from pipelines.invoicing.portals import Portal
-from runs.hints import HintRun, apply_pending, hint_client
-from runs.linger import Linger, linger
-from warehouse_engine.names import DEFAULT_PORTAL
+from invoicing_warehouse.runs.hints import HintRun, apply_pending, hint_client
+from invoicing_warehouse.runs.linger import Linger, linger
+from invoicing_warehouse.engine.names import DEFAULT_PORTAL
 
 APPLY_HINTS_OP = "apply_webhook_hints"
 

@@ -12,8 +12,8 @@ import signal
 import sys
 
 from pipelines.invoicing.portals import Portal
-from runs.hints import apply_pending
-from warehouse_engine.target import WarehouseTarget
+from invoicing_warehouse.runs.hints import apply_pending
+from invoicing_warehouse.engine.target import WarehouseTarget
 
 STEPS = ("loaded", "models", "published")
 

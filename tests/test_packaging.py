@@ -27,11 +27,11 @@ import httpx
 import pytest
 
 from harness.regular_build import sync_sandbox
-from sandbox.server import SandboxServer
+from invoicing_sandbox.server import SandboxServer
 
 ROOT = Path(__file__).resolve().parents[1]
 UV = [sys.executable, "-m", "uv"]
-CHECKOUT_MODELS = sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "warehouse_engine/sql").glob("*/*.sql"))
+CHECKOUT_MODELS = sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "sql").glob("*/*.sql"))
 HEALTH_TIMEOUT_S = 60.0
 
 
@@ -113,7 +113,7 @@ def sandbox(module_sandbox_factory) -> SandboxServer:
 def test_the_wheel_holds_the_product_and_its_sql_not_the_lab(installed):
     names = zipfile.ZipFile(installed.wheel).namelist()
     tops = {name.split("/")[0] for name in names if "/" in name and ".dist-info/" not in name}
-    assert tops == {"invoicing_warehouse", "dashboard", "runs", "warehouse_engine", "pipelines", "assets",
+    assert tops == {"invoicing_warehouse", "dashboard", "runs", "invoicing_warehouse.engine", "pipelines", "assets",
                     "dagster_project", "sandbox", "demo"}, tops
     assert not [name for name in names if name.split("/")[0] in ("harness", "tests", "bench")]
     assert sorted(name for name in names if name.endswith(".sql")) == CHECKOUT_MODELS
@@ -136,7 +136,7 @@ def modelled(installed, sandbox, tmp_path_factory) -> tuple[Path, subprocess.Com
 def test_models_from_another_directory_builds_every_model(installed, modelled):
     warehouse, built = modelled
     # the installed packages are the environment's, not the checkout's, and the lab is not there
-    probe = ("import importlib.util as u, warehouse_engine.sql_runner as r; "
+    probe = ("import importlib.util as u, invoicing_warehouse.engine.sql_runner as r; "
              "print(r.SQL_DIR); print(u.find_spec('harness'), u.find_spec('fastapi'))")
     where = _run([str(installed.venv / "bin" / "python"), "-c", probe], cwd=installed.elsewhere, env=installed.env())
     assert where.returncode == 0, where.stderr
@@ -150,7 +150,7 @@ def test_models_from_another_directory_builds_every_model(installed, modelled):
         assert marts == {Path(p).stem for p in CHECKOUT_MODELS if "/marts/" in p}
         empty = [m for m in sorted(marts) if connection.execute(f"select count(*) from marts.{m}").fetchone()[0] == 0]
     # the sandbox's terms are all within the legal caps: that mart's rows are shown by hand-made invoices
-    # (tests/models/test_late_payment_claims.py)
+    # (tests/sql/test_late_payment_claims.py)
     assert empty in ([], ["payment_terms_over_cap"]), f"marts without rows: {empty}"
     assert warehouse.with_name("small.read.duckdb").exists()
 

@@ -7,7 +7,7 @@
 - What is derived from the catalogue matches the spec, an independent text: every list, by-id read, PDF and
   event the catalogue names is in docs/invoicing-api-v2.md (events also in api-facts.md).
 - The marts each list feeds (the ledger's `<list>.limit/skip` rows) come from the models' SQL: they are the
-  gate's own (runs/checks.py, from the runner's parse), and the hand-read facts of the SQL folder hold.
+  gate's own (invoicing_warehouse/runs/checks.py, from the runner's parse), and the hand-read facts of the SQL folder hold.
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ from pathlib import Path
 from pipelines.invoicing.doctor.contract import LIST_PATHS, PAGED_LISTS
 from pipelines.invoicing.settings import ENDPOINTS, EVENTS, LISTS
 from pipelines.invoicing.webhooks.hint_events import EVENTS as HINT_EVENTS
-from runs.checks import marts_reading
-from warehouse_engine.model_inputs import SQL_DIR, marts_fed_by
+from invoicing_warehouse.runs.checks import marts_reading
+from invoicing_warehouse.engine.model_inputs import SQL_DIR, marts_fed_by
 
 ROOT = Path(__file__).resolve().parents[1]
 CATALOGUE = ROOT / "pipelines" / "invoicing" / "settings.py"

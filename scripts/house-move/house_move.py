@@ -8,9 +8,9 @@ idempotent: running them again on a moved tree changes nothing.
 The mapping is data (the tables below); the rules that read it are generic:
 - module names: a dotted chain whose longest prefix is an old module is renamed, unless a longer prefix of it is
   already a new module (so `tests.pipelines.webhooks.hint_support` is left alone while `tests.pipelines` is
-  no old name to rename and `tests.webhooks.hint_support` becomes `tests.pipelines.webhooks.hint_support`). The generic old top-level names (runs, dashboard, demo, sandbox) are renamed
+  no old name to rename and `tests.pipelines.webhooks.hint_support` becomes `tests.pipelines.webhooks.hint_support`). The generic old top-level names (runs, dashboard, demo, sandbox) are renamed
   alone only in `import`/`from` statements and after `-m`; elsewhere only with one of their children after them
-  (`runs.gate`), so the English words are left alone.
+  (`invoicing_warehouse.runs.gate`), so the English words are left alone.
 - paths: an old path (file or folder) not preceded by a name character or a `/` (a `../` chain is allowed) is
   renamed; test paths relative to tests/ are renamed in tests/ and docs/testing.md.
 """
@@ -27,18 +27,18 @@ from pathlib import Path
 # ---------------------------------------------------------------------------------------------------------------
 # Whole folders (a package with everything in it). The SQL models go back to the top level.
 FOLDER_MOVES: list[tuple[str, str]] = [
-    ("warehouse_engine/sql", "sql"),
-    ("warehouse_engine", "invoicing_warehouse/engine"),
+    ("sql", "sql"),
+    ("invoicing_warehouse.engine", "invoicing_warehouse/engine"),
     ("runs", "invoicing_warehouse/runs"),
     ("dashboard", "invoicing_warehouse/dashboard"),
     ("demo", "invoicing_warehouse/demo"),
     ("sandbox", "invoicing_sandbox"),
     # tests follow the product's packages
-    ("tests/dashboard", "tests/invoicing_warehouse/dashboard"),
-    ("tests/sandbox", "tests/invoicing_sandbox"),
-    ("tests/models", "tests/sql"),
-    ("tests/dagster", "tests/dagster_project"),
-    ("tests/webhooks", "tests/pipelines/webhooks"),
+    ("tests/invoicing_warehouse/dashboard", "tests/invoicing_warehouse/dashboard"),
+    ("tests/invoicing_sandbox", "tests/invoicing_sandbox"),
+    ("tests/sql", "tests/sql"),
+    ("tests/dagster_project", "tests/dagster_project"),
+    ("tests/pipelines/webhooks", "tests/pipelines/webhooks"),
 ]
 # The shell: every module of invoicing_warehouse/ but its package files goes to invoicing_warehouse/cli/; cli.py
 # itself becomes the package's cli/__init__.py, so `invoicing_warehouse.cli` (the console script's
@@ -66,12 +66,12 @@ FILE_MOVES: list[tuple[str, str]] = [
         "doctor", "doctor_paging", "doctor_findings_seed_sync", "contract_ledger")],
     *[(f"tests/pipelines/test_ducklake_{name}.py", "tests/invoicing_warehouse/engine") for name in (
         "conflicts", "extensions", "lock", "models", "s3")],
-    ("tests/test_cli.py", "tests/invoicing_warehouse/cli"),
-    ("tests/test_warehouse_target.py", "tests/invoicing_warehouse/engine"),
-    ("tests/test_table_files.py", "tests/invoicing_warehouse/engine"),
+    ("tests/invoicing_warehouse/cli/test_cli.py", "tests/invoicing_warehouse/cli"),
+    ("tests/invoicing_warehouse/engine/test_warehouse_target.py", "tests/invoicing_warehouse/engine"),
+    ("tests/invoicing_warehouse/engine/test_table_files.py", "tests/invoicing_warehouse/engine"),
 ]
 # A test helper whose module name would shadow the emulator's new package (pytest puts tests/pipelines on sys.path)
-FILE_RENAMES: list[tuple[str, str]] = [("tests/pipelines/invoicing_sandbox.py", "tests/pipelines/sandbox_syncs.py")]
+FILE_RENAMES: list[tuple[str, str]] = [("tests/pipelines/sandbox_syncs.py", "tests/pipelines/sandbox_syncs.py")]
 HELPER_NAMES = {"quiet", "sync"}  # what that helper exports: `from invoicing_sandbox import quiet` means it
 # The old top-level names that are also English words: renamed alone only where they can only be a module.
 GENERIC = {"runs", "dashboard", "demo", "sandbox"}
@@ -205,7 +205,7 @@ class Mapping:
             parts = new.split(".")
             self.new_modules.update(".".join(parts[:i]) for i in range(1, len(parts) + 1))
         self.new_leaves = set(self.modules.values())
-        # children of the generic packages (`runs.gate`), to tell a module from an English word
+        # children of the generic packages (`invoicing_warehouse.runs.gate`), to tell a module from an English word
         self.children: dict[str, set[str]] = {g: set() for g in GENERIC}
         for old_module in self.modules:
             top, _, rest = old_module.partition(".")
@@ -261,7 +261,7 @@ class Mapping:
         head, top = ".".join(parts[:old_len]), parts[0]
         if top in GENERIC:
             child = len(parts) > 1 and parts[1] in self.children[top]
-            # `sandbox.config` in code is a fixture's attribute; `"sandbox.config"`, `sandbox.config` in backticks
+            # `invoicing_sandbox.config` in code is a fixture's attribute; `"invoicing_sandbox.config"`, `invoicing_sandbox.config` in backticks
             # or in an import is the module; `runs` alone is a word except in an import
             if not as_import and (not child or not quoted):
                 return chain
@@ -273,10 +273,10 @@ class Mapping:
 CHAIN = re.compile(r"(?<![\w.\-/])[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
 FROM_IMPORT = re.compile(r"(?m)^(\s*(?:>>>\s*)?from\s+)([A-Za-z_][\w.]*)(\s+import\s+)(\([^)]*\)|[^\n]*)")
 PLAIN_IMPORT = re.compile(r"(?m)^(\s*import\s+)([A-Za-z_][\w.]*(?:\s*,\s*[A-Za-z_][\w.]*)*)")
-# `import runs.sync` binds `runs`: that file's code names the module as `runs.sync.x`
+# `import runs.sync` binds `runs`: that file's code names the module as `invoicing_warehouse.runs.sync.x`
 GENERIC_IMPORT = re.compile(r"(?m)^\s*import\s+(?:[\w.]+\s*,\s*)*(" + "|".join(sorted(GENERIC)) + r")\.\w")
 DASH_M = re.compile(r"""(-m["']?,?\s*["']?)([A-Za-z_][\w.]*)""")
-# a logger named after a package catches its modules' records: `getLogger("dashboard")` is the package
+# a logger named after a package catches its modules' records: `getLogger("invoicing_warehouse.dashboard")` is the package
 LOGGER = re.compile(r"""(getLogger\(\s*["'])([A-Za-z_][\w.]*)(?=["'])""")
 
 
@@ -319,7 +319,7 @@ def rewrite_text(text: str, mapping: Mapping, path: str) -> str:
         m.group(0), as_import=False,
         quoted=(m.start() > 0 and text[m.start() - 1] in "\"'`") or m.group(0).split(".")[0] in bound), text)
     # the one bare old name that is no English word
-    text = re.sub(r"(?<![\w.\-/])warehouse_engine(?![\w/])", "invoicing_warehouse.engine", text)
+    text = re.sub(r"(?<![\w.\-/])invoicing_warehouse.engine(?![\w/])", "invoicing_warehouse.engine", text)
     text = mapping.path_pattern.sub(lambda m: m.group(1) + mapping.path_table[m.group(2)], text)
     if path.startswith("tests/") or path == "docs/testing.md":
         text = mapping.relative_pattern.sub(lambda m: mapping.relative_table[m.group(1)], text)
@@ -363,7 +363,7 @@ def adopt(base: str, other: str) -> int:
     now = set(tracked())
     fixed = 0
     for old in sorted(added):
-        # git's directory-rename guess for a folder split in two (warehouse_engine/ went to sql/ and to
+        # git's directory-rename guess for a folder split in two (invoicing_warehouse/engine/ went to sql/ and to
         # invoicing_warehouse/engine/) can put a new file at the wrong place (the top level): moved where the
         # mapping says
         new = new_path(old)

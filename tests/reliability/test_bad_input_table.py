@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from sandbox.config import SandboxConfig
-from sandbox.server import SandboxServer
+from invoicing_sandbox.config import SandboxConfig
+from invoicing_sandbox.server import SandboxServer
 from harness.bad_input_cases import CASE_TITLES, BadInputSuite, format_table
 
 SECRET = "S3CRET-badinput-5e1c"

@@ -18,8 +18,8 @@ import dlt
 import duckdb
 import pytest
 
-from sandbox.config import SandboxConfig
-from sandbox.server import SandboxServer
+from invoicing_sandbox.config import SandboxConfig
+from invoicing_sandbox.server import SandboxServer
 from harness.warehouse_truth import RAW_TABLES, compare_raw_tables, flatten
 
 

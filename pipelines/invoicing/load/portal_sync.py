@@ -18,7 +18,7 @@ from pipelines.invoicing.credentials import ApiSettings, resolve_settings
 from pipelines.invoicing.errors import InvoicingApiError
 from pipelines.invoicing.load.sync import SyncReport, make_pipeline, run_sync
 from pipelines.invoicing.portals import Portal
-from warehouse_engine.target import WarehouseTarget
+from invoicing_warehouse.engine.target import WarehouseTarget
 
 DEFAULT_RATE_LIMIT = 10.0  # the service's limit per source IP
 
