@@ -47,8 +47,17 @@ from invoicing_warehouse.engine.sql_names import (
 )
 from invoicing_warehouse.engine.sql_references import SqlParseError, parse_references
 
-# The models ship inside this package (package data), so an installed wheel finds them as a checkout does.
-SQL_DIR: Path = Path(__file__).resolve().parent / "sql"
+
+def _models_folder() -> Path:
+    """The product's SQL models: the copy an installed wheel ships inside the namespace (pyproject.toml maps the
+    top-level sql/ to invoicing_warehouse/sql), else the checkout's sql/ beside the package (a checkout or an
+    editable install, whose invoicing_warehouse/ has no sql/ folder)."""
+    namespace = Path(__file__).resolve().parents[1]
+    shipped = namespace / "sql"
+    return shipped if shipped.is_dir() else namespace.parent / "sql"
+
+
+SQL_DIR: Path = _models_folder()
 # The service's zone: its date-only fields are calendar dates there (sql/README.md, "Dates").
 PORTAL_TIME_ZONE = "Europe/Paris"
 
