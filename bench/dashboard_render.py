@@ -29,7 +29,7 @@ from playwright.sync_api import Browser, BrowserContext, sync_playwright
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(REPO / "tests" / "dashboard"))
+sys.path.insert(0, str(REPO / "tests" / "invoicing_warehouse" / "dashboard"))
 
 from bench.models_build import generate_raw_tables  # noqa: E402
 from dashboard_browser import choose_as_of, metric  # noqa: E402

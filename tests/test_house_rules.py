@@ -12,8 +12,7 @@ import grimp
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
-PRODUCT = ["invoicing_warehouse", "dashboard", "runs", "invoicing_warehouse.engine", "pipelines", "assets", "dagster_project",
-           "harness", "sandbox", "demo"]
+PRODUCT = ["invoicing_warehouse", "pipelines", "assets", "dagster_project", "harness", "invoicing_sandbox"]
 
 
 def _run(tool: list[str]) -> subprocess.CompletedProcess:

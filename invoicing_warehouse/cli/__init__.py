@@ -2,7 +2,9 @@
 publishes what finance reads (receivables and aging, overdue customers, payables, DSO, the cash outlook, the French
 legal tables) through one gate that holds back figures it cannot vouch for.
 
-Each subcommand lives in the module that owns its role and exposes two functions:
+The shell is this package: here the parser and the dispatch, beside it one module per subcommand (`python -m
+invoicing_warehouse.cli` runs __main__.py). Each subcommand lives in the module that owns its role and exposes two
+functions:
 `add_arguments(parser)` and `run(args) -> int` (the exit code). Modules are imported only when their
 subcommand runs, so `invoicing-warehouse sandbox` does not pay for importing dlt or Dagster.
 """
@@ -174,6 +176,3 @@ def entry() -> None:
         stream.flush()
     os._exit(code)
 
-
-if __name__ == "__main__":
-    entry()

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 PROJECT = Path(__file__).resolve().parents[2]
-PRODUCT = ("runs", "invoicing_warehouse", "dashboard", "assets", "dagster_project", "pipelines", "invoicing_warehouse.engine")
+PRODUCT = ("invoicing_warehouse", "assets", "dagster_project", "pipelines")
 VARIABLE = re.compile(r"INVOICING_[A-Z0-9_]+")
 DLT_KEY = re.compile(r"(sources|runtime|normalize|warehouse|destination)\.[a-z_]+(\.[a-z_]+)*")
 DLT_ENV = re.compile(r"(SOURCES|RUNTIME|NORMALIZE|DESTINATION)__[A-Z_]+")

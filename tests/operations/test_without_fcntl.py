@@ -22,7 +22,7 @@ from pathlib import Path
 import duckdb
 
 ROOT = Path(__file__).resolve().parents[2]
-PRODUCT = ["invoicing_warehouse", "dashboard", "runs", "invoicing_warehouse.engine", "pipelines", "assets", "dagster_project"]
+PRODUCT = ["invoicing_warehouse", "pipelines", "assets", "dagster_project"]
 
 WITHOUT_FCNTL = r"""
 import importlib, importlib.abc, json, pkgutil, sys
