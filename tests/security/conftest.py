@@ -11,7 +11,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "models"))  # the fixture's own sibling imports
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "sql"))  # the fixture's own sibling imports
 from tests.sql.model_fixture import load_fixture
 
 
