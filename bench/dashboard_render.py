@@ -30,12 +30,13 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "tests" / "invoicing_warehouse" / "dashboard"))
 
+from dashboard_browser import choose_as_of, metric  # noqa: E402
+
 from bench.models_build import generate_raw_tables  # noqa: E402
 from harness.dashboard_process import PAGE_KEY_TABLES, PAGE_PATHS, dashboard_process  # noqa: E402
 from harness.demo_warehouse import build_demo_warehouse  # noqa: E402
 from invoicing_warehouse.engine.target import WarehouseTarget  # noqa: E402
 from invoicing_warehouse.runs.gate import build_and_publish  # noqa: E402
-from tests.invoicing_warehouse.dashboard.dashboard_browser import choose_as_of, metric  # noqa: E402
 
 CHROMIUM = "/usr/bin/chromium"
 GENERATED_AS_OF = date(2026, 1, 31)
