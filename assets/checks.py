@@ -32,9 +32,7 @@ from dagster import (
 from assets.error_boundary import redacted_errors
 from assets.keys import RAW_TABLES, raw_asset_key, relation_asset_key
 from assets.resources import WarehouseResource
-from pipelines.invoicing.webhooks.dead_letters import read_dead_letters
-from pipelines.invoicing.webhooks.hint_events import EVENTS
-from pipelines.invoicing.webhooks.hint_spool import spool_location_for
+from invoicing_warehouse.engine.sql_runner import SqlModel
 from invoicing_warehouse.runs.checks import CheckResult, WarehouseCheck
 from invoicing_warehouse.runs.contract_checks import CONTRACT_VALUE_CHECKS
 from invoicing_warehouse.runs.due_amount_check import DUE_AMOUNT_CHECK
@@ -42,7 +40,9 @@ from invoicing_warehouse.runs.gate import RAW_CHECKS
 from invoicing_warehouse.runs.model_checks import checks_of, dates_at_midnight
 from invoicing_warehouse.runs.schema_notices import new_columns
 from invoicing_warehouse.runs.served_fields import SERVED_CHECKS
-from invoicing_warehouse.engine.sql_runner import SqlModel
+from pipelines.invoicing.webhooks.dead_letters import read_dead_letters
+from pipelines.invoicing.webhooks.hint_events import EVENTS
+from pipelines.invoicing.webhooks.hint_spool import spool_location_for
 
 SYNC_READ_CHECK_NAME = "sync_read_exactly"
 DEAD_HINTS_CHECK_NAME = "no_dead_hints"

@@ -26,11 +26,11 @@ from assets.ingestion import PERMANENT_ERROR_KINDS, api_settings
 from assets.keys import raw_asset_key, raw_table_of
 from assets.resources import InvoicingApiResource, WarehouseResource
 from assets.writer_queue import waiting_writer
-from pipelines.invoicing.errors import InvoicingApiError
-from pipelines.invoicing.portals import Portal
+from invoicing_warehouse.engine.names import DEFAULT_PORTAL
 from invoicing_warehouse.runs.hints import HintRun, apply_pending, hint_client
 from invoicing_warehouse.runs.linger import Linger, linger
-from invoicing_warehouse.engine.names import DEFAULT_PORTAL
+from pipelines.invoicing.errors import InvoicingApiError
+from pipelines.invoicing.portals import Portal
 
 APPLY_HINTS_OP = "apply_webhook_hints"
 

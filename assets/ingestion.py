@@ -37,15 +37,15 @@ from assets.error_boundary import redacted_errors
 from assets.keys import RAW_TABLE_ENDPOINTS, RAW_TABLES, raw_asset_key
 from assets.portals import portal_partitions
 from assets.resources import InvoicingApiResource, WarehouseResource
+from invoicing_warehouse.engine.names import DEFAULT_PORTAL, RAW_DATASET
+from invoicing_warehouse.engine.raw_tables import child_tables, table_columns, table_row_count
+from invoicing_warehouse.runs.checks import marts_reading
+from invoicing_warehouse.runs.sync import sync_and_record
 from pipelines.invoicing.credentials import ApiSettings
 from pipelines.invoicing.errors import InvoicingApiError
 from pipelines.invoicing.load.portal_sync import portal_settings
 from pipelines.invoicing.load.sync import SyncReport
 from pipelines.invoicing.portals import Portal
-from invoicing_warehouse.runs.checks import marts_reading
-from invoicing_warehouse.runs.sync import sync_and_record
-from invoicing_warehouse.engine.names import DEFAULT_PORTAL, RAW_DATASET
-from invoicing_warehouse.engine.raw_tables import child_tables, table_columns, table_row_count
 
 INGESTION_GROUP = RAW_DATASET
 # InvoicingApiError kinds that a retry cannot fix (the others: unreachable, server, rate_limited,

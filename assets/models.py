@@ -25,11 +25,17 @@ from dagster import (
 from assets.error_boundary import redacted_errors
 from assets.keys import relation_asset_key
 from assets.resources import WarehouseResource
-from invoicing_warehouse.runs.gate import held_marts
-from invoicing_warehouse.runs.gate_state import load as load_gate_state
 from invoicing_warehouse.engine.lake_lock import EXCLUSIVE, lake_lock
 from invoicing_warehouse.engine.names import RAW_DATASET
-from invoicing_warehouse.engine.sql_runner import SQL_DIR, SqlModel, analyst_models_dir, build_model, discover_models
+from invoicing_warehouse.engine.sql_runner import (
+    SQL_DIR,
+    SqlModel,
+    analyst_models_dir,
+    build_model,
+    discover_models,
+)
+from invoicing_warehouse.runs.gate import held_marts
+from invoicing_warehouse.runs.gate_state import load as load_gate_state
 
 
 def model_asset_key(model: SqlModel) -> AssetKey:

@@ -19,14 +19,14 @@ import duckdb
 from dagster import ConfigurableResource, ResourceDefinition
 from pydantic import Field
 
-from pipelines.invoicing.credentials import ApiSettings, resolve_settings
-from pipelines.invoicing.errors import InvoicingApiError
-from pipelines.invoicing.url_policy import shown, url_problem
 from invoicing_warehouse.engine.connection import connect
 from invoicing_warehouse.engine.environment.engine_settings import WAREHOUSE_PATH
 from invoicing_warehouse.engine.environment.reader import current_environment
 from invoicing_warehouse.engine.names import DEFAULT_WAREHOUSE_PATH
 from invoicing_warehouse.engine.target import WarehouseTarget, target_from_env
+from pipelines.invoicing.credentials import ApiSettings, resolve_settings
+from pipelines.invoicing.errors import InvoicingApiError
+from pipelines.invoicing.url_policy import shown, url_problem
 
 WAREHOUSE_PATH_ENV = WAREHOUSE_PATH.name
 DEFAULT_RATE_LIMIT_PER_S = 10.0  # the real service allows 10 requests/s per source IP

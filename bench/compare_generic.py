@@ -39,8 +39,8 @@ if str(ROOT) not in sys.path:  # run as a script from anywhere: the project's pa
     sys.path.insert(0, str(ROOT))
 
 from bench import ground_truth  # noqa: E402
-from harness.warehouse_truth import check_warehouse  # noqa: E402
 from bench.contenders import CONTENDERS, run_contender  # noqa: E402
+from harness.warehouse_truth import check_warehouse  # noqa: E402
 
 SCENARIOS = ("full", "incremental", "mutating")
 # A generous bound per sync so that a stuck contender cannot hang the benchmark for ever.

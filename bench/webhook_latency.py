@@ -44,17 +44,17 @@ if str(PROJECT_ROOT) not in sys.path:
 from harness.hinted_changes import HintedMutator  # noqa: E402
 from harness.latency_watch import VisibilityWatch  # noqa: E402
 from harness.marts_truth import compare_marts  # noqa: E402
-from harness.regular_build import regular_build  # noqa: E402
 from harness.receiver_process import ReceiverProcess  # noqa: E402
+from harness.regular_build import regular_build  # noqa: E402
 from harness.sync_process import COMMAND, Workspace  # noqa: E402
 from harness.warehouse_truth import compare_raw_tables  # noqa: E402
-from invoicing_warehouse.demo.hint_feed import ListenerFeed  # noqa: E402
-from pipelines.invoicing.webhooks.hint_events import EVENTS  # noqa: E402
-from pipelines.invoicing.webhooks.hint_spool import HintSpool, spool_path  # noqa: E402
 from invoicing_sandbox.config import SandboxConfig  # noqa: E402
 from invoicing_sandbox.server import SandboxServer  # noqa: E402
+from invoicing_warehouse.demo.hint_feed import ListenerFeed  # noqa: E402
 from invoicing_warehouse.engine.readers import connect_reader  # noqa: E402
 from invoicing_warehouse.engine.target import WarehouseTarget  # noqa: E402
+from pipelines.invoicing.webhooks.hint_events import EVENTS  # noqa: E402
+from pipelines.invoicing.webhooks.hint_spool import HintSpool, spool_path  # noqa: E402
 
 BURST = 50
 DRAIN_S = 180.0

@@ -19,9 +19,9 @@ from dagster import (
 
 from assets.error_boundary import redacted_errors
 from assets.resources import WarehouseResource
+from invoicing_warehouse.engine.connection import scrub
 from invoicing_warehouse.runs import run_log
 from invoicing_warehouse.runs.alerts import notify_changes, outcome_lines
-from invoicing_warehouse.engine.connection import scrub
 
 ALERTS_INTERVAL_S = 60  # a stale portal or dead hints are announced within a minute of the condition
 RUNNING = DefaultSensorStatus.RUNNING  # on by default: without a channel set, a tick sends nothing

@@ -30,11 +30,11 @@ from assets.hint_ops import APPLY_HINTS_OP
 from assets.resources import InvoicingApiResource, WarehouseResource
 from assets.run_tags import PORTAL_TAG, portal_run_tags
 from assets.writer_queue import WAREHOUSE_TAG, waiting_writer
-from pipelines.invoicing.portals import Portal
-from invoicing_warehouse.runs.hints import spool_for
-from invoicing_warehouse.runs.linger import Linger
 from invoicing_warehouse.engine.environment.reader import current_environment
 from invoicing_warehouse.engine.environment.run_settings import HINTS_SENSOR_INTERVAL_S
+from invoicing_warehouse.runs.hints import spool_for
+from invoicing_warehouse.runs.linger import Linger
+from pipelines.invoicing.portals import Portal
 
 INTERVAL_ENV = HINTS_SENSOR_INTERVAL_S.name
 HINTS_KEY_TAG = "invoicing-warehouse/hints"

@@ -5,8 +5,8 @@ from dagster import DagsterRunStatus, RunStatusSensorContext, SkipReason, run_st
 
 from assets.error_boundary import redacted_errors
 from assets.resources import WarehouseResource
-from invoicing_warehouse.runs.gate import publish_checked
 from invoicing_warehouse.engine.sql_runner import today_in_portal_zone
+from invoicing_warehouse.runs.gate import publish_checked
 
 
 def build_publish_sensors(writing_jobs: list) -> list:

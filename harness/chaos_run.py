@@ -22,15 +22,15 @@ import duckdb
 
 from harness.marts_truth import compare_marts
 from harness.warehouse_truth import Comparison, compare_raw_tables
-from pipelines.invoicing.errors import InvoicingApiError
-from pipelines.invoicing.load.sync import make_pipeline, run_sync
-from invoicing_warehouse.runs.gate import build_and_publish, record_reads
 from invoicing_sandbox.config import SandboxConfig
 from invoicing_sandbox.contract import ContractProfile
 from invoicing_sandbox.server import SandboxServer
 from invoicing_warehouse.engine.names import DEFAULT_PORTAL
 from invoicing_warehouse.engine.sql_runner import build_models
 from invoicing_warehouse.engine.target import WarehouseTarget
+from invoicing_warehouse.runs.gate import build_and_publish, record_reads
+from pipelines.invoicing.errors import InvoicingApiError
+from pipelines.invoicing.load.sync import make_pipeline, run_sync
 
 # Like the Dagster jobs' retry policy (dagster_project/jobs.py, 3 retries of transient failures), but once: a
 # sync that gives up on a service failing request after request is run again; a second give-up is a finding.

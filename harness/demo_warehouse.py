@@ -9,11 +9,11 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 
 from harness.regular_build import HeldBack, sync_sandbox
-from invoicing_warehouse.runs.gate import build_and_publish
 from invoicing_sandbox.clock import Clock
 from invoicing_sandbox.config import SandboxConfig
 from invoicing_sandbox.server import SandboxServer
 from invoicing_warehouse.engine.target import WarehouseTarget
+from invoicing_warehouse.runs.gate import build_and_publish
 
 # a fixed "today" so that screenshots and figures repeat from one run to the next
 DEMO_NOW = datetime(2026, 3, 16, 9, 30, tzinfo=UTC)

@@ -11,9 +11,9 @@ import os
 import signal
 import sys
 
-from pipelines.invoicing.portals import Portal
-from invoicing_warehouse.runs.hints import apply_pending
 from invoicing_warehouse.engine.target import WarehouseTarget
+from invoicing_warehouse.runs.hints import apply_pending
+from pipelines.invoicing.portals import Portal
 
 STEPS = ("loaded", "models", "published")
 

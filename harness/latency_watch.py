@@ -15,11 +15,11 @@ import time
 from pathlib import Path
 
 from invoicing_warehouse.demo.hint_feed import ListenerFeed, Write
-from pipelines.invoicing.dates import parse_timestamp
-from pipelines.invoicing.webhooks.hint_events import DELETION_EVENTS
 from invoicing_warehouse.engine.publish import default_snapshot_path
 from invoicing_warehouse.engine.readers import connect_reader
 from invoicing_warehouse.engine.target import WarehouseTarget
+from pipelines.invoicing.dates import parse_timestamp
+from pipelines.invoicing.webhooks.hint_events import DELETION_EVENTS
 
 POLL_S = 0.25
 

@@ -8,11 +8,11 @@ from datetime import date
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
-from pipelines.invoicing.load.sync import SyncReport, make_pipeline, run_sync
-from invoicing_warehouse.runs.gate import build_and_publish, record_reads
 from invoicing_warehouse.engine.names import DEFAULT_PORTAL
 from invoicing_warehouse.engine.sql_runner import PORTAL_TIME_ZONE
 from invoicing_warehouse.engine.target import WarehouseTarget
+from invoicing_warehouse.runs.gate import build_and_publish, record_reads
+from pipelines.invoicing.load.sync import SyncReport, make_pipeline, run_sync
 
 
 class HeldBack(RuntimeError):

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from pipelines.invoicing.settings import ENDPOINTS, EVENTS
 from invoicing_sandbox.contract import ContractProfile
 from invoicing_sandbox.served import served_event_item, served_record
+from pipelines.invoicing.settings import ENDPOINTS, EVENTS
 
 POSITION = "_position"  # the client's position of an event in its document's history (1 = oldest)
 ABSENT_FIELDS = "_absent_fields"  # the client's list of assumed keys a served record did not carry

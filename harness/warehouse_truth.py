@@ -45,13 +45,13 @@ from typing import Any
 import duckdb
 
 from harness.served_truth import ABSENT_FIELDS, POSITION, absent_keys, expected_records
-from pipelines.invoicing.settings import ENDPOINTS, EVENTS, RESOURCE_NAMES
 from invoicing_sandbox.contract import ContractProfile
 from invoicing_sandbox.served import served_event_item
 from invoicing_warehouse.engine.connection import connect
 from invoicing_warehouse.engine.names import DEFAULT_PORTAL, PORTAL_COLUMN, RAW_DATASET
 from invoicing_warehouse.engine.sql_runner import one_row
 from invoicing_warehouse.engine.target import WarehouseTarget
+from pipelines.invoicing.settings import ENDPOINTS, EVENTS, RESOURCE_NAMES
 
 SCHEMA = RAW_DATASET
 # every resource of the catalogue the read scope reaches: webhooks need the `write` scope, which the read-only

@@ -17,11 +17,11 @@ import re
 import tomllib
 from pathlib import Path
 
+from invoicing_warehouse.engine.model_inputs import SQL_DIR, marts_fed_by
+from invoicing_warehouse.runs.checks import marts_reading
 from pipelines.invoicing.doctor.contract import LIST_PATHS, PAGED_LISTS
 from pipelines.invoicing.settings import ENDPOINTS, EVENTS, LISTS
 from pipelines.invoicing.webhooks.hint_events import EVENTS as HINT_EVENTS
-from invoicing_warehouse.runs.checks import marts_reading
-from invoicing_warehouse.engine.model_inputs import SQL_DIR, marts_fed_by
 
 ROOT = Path(__file__).resolve().parents[1]
 CATALOGUE = ROOT / "pipelines" / "invoicing" / "settings.py"

@@ -18,10 +18,6 @@ import duckdb
 import pandas as pd
 
 from invoicing_warehouse.cli.models_command import as_of_date
-from invoicing_warehouse.runs.as_of import AsOfRefused, attached, every_mart, marts_as_of
-from invoicing_warehouse.runs.gate import held_marts
-from invoicing_warehouse.runs.gate_state import GateState, GateStateError
-from invoicing_warehouse.runs.gate_state import load as load_gate_state
 from invoicing_warehouse.engine.column_labels import labelled
 from invoicing_warehouse.engine.connection import WarehouseUnavailable
 from invoicing_warehouse.engine.names import DEFAULT_WAREHOUSE_PATH, MARTS_SCHEMA
@@ -32,6 +28,10 @@ from invoicing_warehouse.engine.report_language import LanguageSettingError, rep
 from invoicing_warehouse.engine.sql_runner import today_in_portal_zone
 from invoicing_warehouse.engine.table_files import CSV, EXTENSIONS, FRENCH_CSV, PARQUET, XLSX, to_xlsx, write
 from invoicing_warehouse.engine.target import WarehouseConfigError, WarehouseTarget, target_from_env
+from invoicing_warehouse.runs.as_of import AsOfRefused, attached, every_mart, marts_as_of
+from invoicing_warehouse.runs.gate import held_marts
+from invoicing_warehouse.runs.gate_state import GateState, GateStateError
+from invoicing_warehouse.runs.gate_state import load as load_gate_state
 
 FORMATS = (PARQUET, XLSX, CSV, FRENCH_CSV)
 # an xlsx sheet holds 1,048,576 rows, the header included: a longer mart would be cut without a word

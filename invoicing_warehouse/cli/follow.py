@@ -152,8 +152,8 @@ def _apply_one(args: argparse.Namespace, portal: Portal, clients: dict[str, Invo
     """One applying run for `portal` with its kept client (opened on first need); a failure is one line (the
     hints stay pending for the next poll) and drops the client, so the next run starts from the settings
     again (credentials rotated meanwhile, a server restarted)."""
-    from pipelines.invoicing.errors import InvoicingApiError
     from invoicing_warehouse.runs.hints import apply_pending, hint_client, spool_for
+    from pipelines.invoicing.errors import InvoicingApiError
 
     try:
         if portal.name not in clients:

@@ -14,8 +14,6 @@ from pathlib import Path
 import duckdb
 
 from invoicing_warehouse.cli import exit_codes
-from invoicing_warehouse.runs.gate import build_and_publish
-from invoicing_warehouse.runs.gate_state import GateStateError
 from invoicing_warehouse.engine.connection import WarehouseUnavailable
 from invoicing_warehouse.engine.model_selection import UnknownModelError, resolve_selection
 from invoicing_warehouse.engine.names import DEFAULT_WAREHOUSE_PATH
@@ -31,6 +29,8 @@ from invoicing_warehouse.engine.sql_runner import (
     today_in_portal_zone,
 )
 from invoicing_warehouse.engine.target import WarehouseConfigError, target_from_env
+from invoicing_warehouse.runs.gate import build_and_publish
+from invoicing_warehouse.runs.gate_state import GateStateError
 
 DEFAULT_WAREHOUSE = Path(DEFAULT_WAREHOUSE_PATH)
 

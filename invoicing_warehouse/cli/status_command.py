@@ -59,14 +59,14 @@ def _table(status) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Prints the status; 0 all fresh and passing, 1 stale, failing or a store unreachable, 2 bad usage."""
-    from pipelines.invoicing.errors import InvoicingApiError
-    from pipelines.invoicing.portals import configured_portals
-    from invoicing_warehouse.runs.alerts import notify_changes, outcome_lines
-    from invoicing_warehouse.runs.gate_state import GateStateError
-    from invoicing_warehouse.runs.status import StatusError, stale_after, warehouse_status
     from invoicing_warehouse.engine.connection import WarehouseUnavailable
     from invoicing_warehouse.engine.redaction import redact
     from invoicing_warehouse.engine.target import WarehouseConfigError, target_from_env
+    from invoicing_warehouse.runs.alerts import notify_changes, outcome_lines
+    from invoicing_warehouse.runs.gate_state import GateStateError
+    from invoicing_warehouse.runs.status import StatusError, stale_after, warehouse_status
+    from pipelines.invoicing.errors import InvoicingApiError
+    from pipelines.invoicing.portals import configured_portals
 
     try:
         threshold = stale_after(args.stale_after)

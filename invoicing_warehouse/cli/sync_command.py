@@ -25,7 +25,11 @@ from typing import TYPE_CHECKING
 
 from invoicing_warehouse.cli import exit_codes
 from invoicing_warehouse.cli.follow import add_follow_arguments, follow
-from invoicing_warehouse.engine.names import DEFAULT_PORTALS_PATH, DEFAULT_WAREHOUSE_PATH, DOCTOR_FINDINGS_PATH
+from invoicing_warehouse.engine.names import (
+    DEFAULT_PORTALS_PATH,
+    DEFAULT_WAREHOUSE_PATH,
+    DOCTOR_FINDINGS_PATH,
+)
 
 if TYPE_CHECKING:  # the sync's modules load only when it runs (the CLI imports this module to list options)
     from pipelines.invoicing.capabilities import ServerCapabilities
@@ -128,8 +132,8 @@ def _summary(report, warehouse: str) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Syncs the chosen portal(s); returns the exit code (the worst of the portals')."""
-    from pipelines.invoicing.errors import InvoicingApiError
     from invoicing_warehouse.engine.target import WarehouseConfigError, target_from_env
+    from pipelines.invoicing.errors import InvoicingApiError
 
     started = time.monotonic()
     try:
@@ -196,11 +200,11 @@ def _sync_and_publish(args: argparse.Namespace, portals: list[Portal], started: 
 
 def _sync_one(args: argparse.Namespace, portal: Portal, started: float) -> tuple[int, PortalOutcome]:
     """One portal's sync with progress and summary; (exit code, PortalOutcome). Never raises but Ctrl-C."""
+    from invoicing_warehouse.engine.connection import WarehouseUnavailable
+    from invoicing_warehouse.runs.sync import sync_and_record
     from pipelines.invoicing.errors import InvoicingApiError
     from pipelines.invoicing.load.portal_sync import PortalOutcome, portal_settings
     from pipelines.invoicing.load.sync import CHUNK_PAGES
-    from invoicing_warehouse.runs.sync import sync_and_record
-    from invoicing_warehouse.engine.connection import WarehouseUnavailable
 
     resources = [r.strip() for r in args.resources.split(",") if r.strip()] if args.resources else None
     outcome = PortalOutcome(portal.name)

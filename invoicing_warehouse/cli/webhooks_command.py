@@ -90,12 +90,12 @@ def receiver_settings(args: argparse.Namespace, environ: Mapping[str, str] | Non
     """What `serve` receives with: the token and HMAC secret from the environment (checked: L9), the portals,
     and the spool of the configured warehouse (`target_from_env`: the DuckLake's when the engine says so, the
     same path the applying runs use, `hint_spool.spool_location_for`). Raises ServeRefused."""
+    from invoicing_warehouse.engine.target import WarehouseConfigError, target_from_env
     from pipelines.invoicing.errors import InvoicingApiError
     from pipelines.invoicing.hook_urls import hmac_secret_problem, token_problem
     from pipelines.invoicing.portals import configured_portals
     from pipelines.invoicing.webhooks.hint_spool import spool_location_for
     from pipelines.invoicing.webhooks.receiver import ReceiverSettings
-    from invoicing_warehouse.engine.target import WarehouseConfigError, target_from_env
 
     settings = environment(environ)
     token = settings.text(WEBHOOK_TOKEN)

@@ -19,12 +19,12 @@ import duckdb
 import pandas as pd
 
 from invoicing_warehouse.dashboard.queries import frame
-from pipelines.invoicing.webhooks.dead_letters import read_dead_letters
-from pipelines.invoicing.webhooks.hint_spool import spool_location_for
-from invoicing_warehouse.runs.gate import run_checks
 from invoicing_warehouse.engine.names import RAW_DATASET
 from invoicing_warehouse.engine.publish import unpublished_mark
 from invoicing_warehouse.engine.target import WarehouseTarget
+from invoicing_warehouse.runs.gate import run_checks
+from pipelines.invoicing.webhooks.dead_letters import read_dead_letters
+from pipelines.invoicing.webhooks.hint_spool import spool_location_for
 
 DEAD_HINTS_SHOWN = 200
 

@@ -5,9 +5,9 @@ not from the readers' copy, which a held build never reaches."""
 
 from __future__ import annotations
 
+from invoicing_warehouse.engine.target import WarehouseTarget
 from invoicing_warehouse.runs.gate import held_marts
 from invoicing_warehouse.runs.gate_state import GateStateError, load
-from invoicing_warehouse.engine.target import WarehouseTarget
 
 
 def banner_lines(target: WarehouseTarget, detailed: bool = True) -> list[str]:

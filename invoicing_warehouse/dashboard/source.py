@@ -25,14 +25,14 @@ from pathlib import Path
 import duckdb
 
 from invoicing_warehouse.dashboard.portal_scope import PortalScopeError, allowed_portals, restrict
-from invoicing_warehouse.runs.as_of import AsOfRefused, attached, marts_as_of
-from invoicing_warehouse.runs.gate import held_marts
-from invoicing_warehouse.runs.gate_state import load as load_gate_state
 from invoicing_warehouse.engine.connection import WarehouseUnavailable
 from invoicing_warehouse.engine.names import DEFAULT_WAREHOUSE_PATH, MARTS_SCHEMA
 from invoicing_warehouse.engine.publish import default_snapshot_path
 from invoicing_warehouse.engine.readers import connect_reader, published_snapshot
 from invoicing_warehouse.engine.target import WarehouseTarget, target_from_env
+from invoicing_warehouse.runs.as_of import AsOfRefused, attached, marts_as_of
+from invoicing_warehouse.runs.gate import held_marts
+from invoicing_warehouse.runs.gate_state import load as load_gate_state
 
 # The marts no page can do without: a readers' copy built before one of them existed must be rebuilt (a section
 # reading another mart the copy lacks says so in place of its figures, cache._load).

@@ -16,7 +16,15 @@ import pandas as pd
 from invoicing_warehouse.dashboard.source import Source, Unavailable
 from invoicing_warehouse.runs.gate import held_marts, warehouse_checks
 from invoicing_warehouse.runs.gate_state import load as load_gate_state
-from invoicing_warehouse.runs.month_end_trends import COLUMNS, MONTHS, TrendRefused, figures, needed_models, read_table, refusal
+from invoicing_warehouse.runs.month_end_trends import (
+    COLUMNS,
+    MONTHS,
+    TrendRefused,
+    figures,
+    needed_models,
+    read_table,
+    refusal,
+)
 
 __all__ = ["COLUMNS", "MONTHS", "month_end_figures"]
 

@@ -101,10 +101,10 @@ def run(args: argparse.Namespace) -> int:
 
     from assets.resources import InvoicingApiResource, WarehouseResource
     from dagster_project.definitions import build_definitions
-    from pipelines.invoicing.portals import Portal
     from invoicing_sandbox.config import SandboxConfig
     from invoicing_sandbox.server import SandboxServer
     from invoicing_warehouse.engine.names import DEFAULT_PORTAL
+    from pipelines.invoicing.portals import Portal
 
     warehouse = Path(args.warehouse)
     try:
@@ -159,9 +159,9 @@ def _report(result, warehouse: Path, args: argparse.Namespace, started: float) -
     import duckdb
 
     from invoicing_warehouse.demo.report import render_report
-    from invoicing_warehouse.runs.gate import publish_checked
     from invoicing_warehouse.engine.sql_runner import today_in_portal_zone
     from invoicing_warehouse.engine.target import WarehouseTarget
+    from invoicing_warehouse.runs.gate import publish_checked
 
     materialized = {event.asset_key for event in result.get_asset_materialization_events()}
     failed_checks = _failed_checks(result)

@@ -43,17 +43,17 @@ class FollowStats:
 def follow_demo(sandbox, warehouse: Path, seconds: float, mutations_per_s: float, rate_limit: float) -> FollowStats:
     """Mutates `sandbox` for `seconds`, applies the hints of its changes into `warehouse`, prints each change
     reaching the marts with its latency; returns the figures."""
+    from invoicing_sandbox.server import HttpThread
     from invoicing_warehouse.demo.hint_feed import ListenerFeed, Write
+    from invoicing_warehouse.engine.names import DEFAULT_PORTAL
+    from invoicing_warehouse.engine.target import WarehouseTarget
+    from invoicing_warehouse.runs.hints import apply_pending
     from pipelines.invoicing.credentials import ApiSettings
     from pipelines.invoicing.hook_urls import hook_url
     from pipelines.invoicing.portals import Portal
     from pipelines.invoicing.webhooks.hint_events import EVENTS
     from pipelines.invoicing.webhooks.hint_spool import HintSpool, spool_path
     from pipelines.invoicing.webhooks.receiver import Receiver, ReceiverSettings
-    from invoicing_warehouse.runs.hints import apply_pending
-    from invoicing_sandbox.server import HttpThread
-    from invoicing_warehouse.engine.names import DEFAULT_PORTAL
-    from invoicing_warehouse.engine.target import WarehouseTarget
 
     target, portal = WarehouseTarget.duckdb_file(warehouse), Portal(DEFAULT_PORTAL)
     settings = ApiSettings(sandbox.base_url, sandbox.client_id, sandbox.client_secret)

@@ -23,7 +23,12 @@ from contextlib import contextmanager
 
 import duckdb
 
-from invoicing_warehouse.engine.connection import WarehouseUnavailable, give_catalog_password, open_lake_instance, scrub
+from invoicing_warehouse.engine.connection import (
+    WarehouseUnavailable,
+    give_catalog_password,
+    open_lake_instance,
+    scrub,
+)
 from invoicing_warehouse.engine.environment.engine_settings import LAKE_LOCK_WAIT_S
 from invoicing_warehouse.engine.environment.reader import current_environment
 from invoicing_warehouse.engine.target import WarehouseTarget

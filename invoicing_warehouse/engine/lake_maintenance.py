@@ -27,7 +27,10 @@ from itertools import pairwise
 import duckdb
 
 from invoicing_warehouse.engine.connection import connect
-from invoicing_warehouse.engine.environment.engine_settings import LAKE_MONTH_ENDS_KEPT, LAKE_SNAPSHOT_HORIZON_DAYS
+from invoicing_warehouse.engine.environment.engine_settings import (
+    LAKE_MONTH_ENDS_KEPT,
+    LAKE_SNAPSHOT_HORIZON_DAYS,
+)
 from invoicing_warehouse.engine.environment.reader import current_environment
 from invoicing_warehouse.engine.lake_conflicts import retry_on_conflict
 from invoicing_warehouse.engine.lake_lock import EXCLUSIVE, lake_lock

@@ -27,13 +27,13 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
-from pipelines.invoicing.url_policy import url_problem
-from invoicing_warehouse.runs import gate_state, run_log
-from invoicing_warehouse.runs.status import PortalStatus, warehouse_status
 from invoicing_warehouse.engine.environment.reader import environment
 from invoicing_warehouse.engine.environment.run_settings import ALERT_APPRISE_URLS, ALERT_URL
 from invoicing_warehouse.engine.redaction import redact, register_secret
 from invoicing_warehouse.engine.target import WarehouseTarget
+from invoicing_warehouse.runs import gate_state, run_log
+from invoicing_warehouse.runs.status import PortalStatus, warehouse_status
+from pipelines.invoicing.url_policy import url_problem
 
 ALERT_URL_ENV = ALERT_URL.name
 APPRISE_URLS_ENV = ALERT_APPRISE_URLS.name

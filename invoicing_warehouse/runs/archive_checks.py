@@ -14,9 +14,9 @@ from typing import Any
 
 import duckdb
 
-from pipelines.invoicing.settings import PDF_ARCHIVE_TABLE
-from invoicing_warehouse.runs.checks import SAMPLE_SIZE, WARN, WarehouseCheck
 from invoicing_warehouse.engine.names import PORTAL_COLUMN, RAW_DATASET
+from invoicing_warehouse.runs.checks import SAMPLE_SIZE, WARN, WarehouseCheck
+from pipelines.invoicing.settings import PDF_ARCHIVE_TABLE
 
 CHUNK_BYTES = 1 << 20  # hashed by chunks: a PDF with scans in it can be tens of megabytes
 

@@ -15,10 +15,10 @@ from pathlib import Path
 
 import duckdb
 
-from invoicing_warehouse.runs.gate import check_built
 from invoicing_warehouse.engine.names import MARTS_SCHEMA, REFERENCE_SCHEMA
 from invoicing_warehouse.engine.scratch_catalog import SCRATCH_CATALOG, raw_views
 from invoicing_warehouse.engine.sql_runner import build_models, discover_models
+from invoicing_warehouse.runs.gate import check_built
 
 
 class AsOfRefused(RuntimeError):

@@ -15,10 +15,10 @@ from typing import Any
 
 import duckdb
 
-from pipelines.invoicing.settings import REFERENCES, Reference
 from invoicing_warehouse.engine.names import PORTAL_COLUMN, RAW_DATASET
 from invoicing_warehouse.engine.sql_names import quoted, quoted_relation, relation_columns
 from invoicing_warehouse.engine.sql_runner import discover_models
+from pipelines.invoicing.settings import REFERENCES, Reference
 
 SAMPLE_SIZE = 5
 ERROR = "ERROR"

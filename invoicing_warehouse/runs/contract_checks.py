@@ -15,7 +15,15 @@ from typing import Any
 
 import duckdb
 
-from invoicing_warehouse.runs.checks import ERROR, PAYABLES, RECEIVABLES, SAMPLE_SIZE, WARN, WarehouseCheck, marts_built_on
+from invoicing_warehouse.runs.checks import (
+    ERROR,
+    PAYABLES,
+    RECEIVABLES,
+    SAMPLE_SIZE,
+    WARN,
+    WarehouseCheck,
+    marts_built_on,
+)
 
 RECEIVABLES_MARTS = RECEIVABLES
 PAYABLES_MARTS = PAYABLES

@@ -18,10 +18,10 @@ from typing import Any
 
 import duckdb
 
-from invoicing_warehouse.runs.checks import SAMPLE_SIZE, WARN, WarehouseCheck
 from invoicing_warehouse.engine.names import PORTAL_COLUMN, RAW_DATASET
 from invoicing_warehouse.engine.sql_names import relation_columns
 from invoicing_warehouse.engine.sql_runner import one_row, today_in_portal_zone
+from invoicing_warehouse.runs.checks import SAMPLE_SIZE, WARN, WarehouseCheck
 
 NAME = "total_open_matches_due_amount"
 BY_CUSTOMER = "marts.receivables_by_customer"

@@ -25,21 +25,6 @@ from pathlib import Path
 
 import duckdb
 
-from pipelines.invoicing.settings import RESOURCE_NAMES
-from invoicing_warehouse.runs import gate_state, month_end_trends
-from invoicing_warehouse.runs.archive_checks import ARCHIVE_CHECKS
-from invoicing_warehouse.runs.checks import (
-    DELETED_PARENT_CHECKS,
-    REFERENCE_CHECKS,
-    CheckResult,
-    WarehouseCheck,
-    ids_unique,
-    marts_reading,
-)
-from invoicing_warehouse.runs.contract_checks import CONTRACT_VALUE_CHECKS
-from invoicing_warehouse.runs.due_amount_check import DUE_AMOUNT_CHECK
-from invoicing_warehouse.runs.model_checks import model_checks
-from invoicing_warehouse.runs.served_fields import SERVED_CHECKS
 from invoicing_warehouse.engine.connection import WarehouseUnavailable, connect, current_snapshot
 from invoicing_warehouse.engine.lake_lock import EXCLUSIVE, lake_lock
 from invoicing_warehouse.engine.portal_builds import build_models_for_portals
@@ -54,6 +39,21 @@ from invoicing_warehouse.engine.sql_runner import (
     today_in_portal_zone,
 )
 from invoicing_warehouse.engine.target import WarehouseTarget
+from invoicing_warehouse.runs import gate_state, month_end_trends
+from invoicing_warehouse.runs.archive_checks import ARCHIVE_CHECKS
+from invoicing_warehouse.runs.checks import (
+    DELETED_PARENT_CHECKS,
+    REFERENCE_CHECKS,
+    CheckResult,
+    WarehouseCheck,
+    ids_unique,
+    marts_reading,
+)
+from invoicing_warehouse.runs.contract_checks import CONTRACT_VALUE_CHECKS
+from invoicing_warehouse.runs.due_amount_check import DUE_AMOUNT_CHECK
+from invoicing_warehouse.runs.model_checks import model_checks
+from invoicing_warehouse.runs.served_fields import SERVED_CHECKS
+from pipelines.invoicing.settings import RESOURCE_NAMES
 
 RUN_WIDE = "run"  # the table name of a degraded note that concerns every table of the run (`run: ...`)
 # A DuckLake with no new snapshot for this long has no writer half way through a load (its chunks commit more

@@ -27,6 +27,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date
 
+from invoicing_warehouse.engine.lake_lock import SHARED, lake_lock
+from invoicing_warehouse.engine.readers import mark_unpublished
+from invoicing_warehouse.engine.sql_runner import MissingRawTableError, downstream_models
+from invoicing_warehouse.engine.target import WarehouseTarget
+from invoicing_warehouse.runs.gate import GateOutcome, build_and_publish, publish_checked
+from invoicing_warehouse.runs.sync import sync_and_record
 from pipelines.invoicing.credentials import ApiSettings
 from pipelines.invoicing.http.client import InvoicingClient
 from pipelines.invoicing.load.portal_sync import DEFAULT_RATE_LIMIT, portal_settings
@@ -34,12 +40,6 @@ from pipelines.invoicing.load.sync import SyncReport, make_pipeline
 from pipelines.invoicing.portals import Portal
 from pipelines.invoicing.webhooks.hint_apply import PAYMENT_TABLES, HintLoad, load_hints
 from pipelines.invoicing.webhooks.hint_spool import Hint, HintSpool, spool_location_for
-from invoicing_warehouse.runs.gate import GateOutcome, build_and_publish, publish_checked
-from invoicing_warehouse.runs.sync import sync_and_record
-from invoicing_warehouse.engine.lake_lock import SHARED, lake_lock
-from invoicing_warehouse.engine.readers import mark_unpublished
-from invoicing_warehouse.engine.sql_runner import MissingRawTableError, downstream_models
-from invoicing_warehouse.engine.target import WarehouseTarget
 
 HINTS_PER_RUN = 500  # a burst beyond this is applied over several runs, each committed and acknowledged
 

@@ -23,14 +23,14 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from invoicing_warehouse.engine.environment.reader import current_environment
+from invoicing_warehouse.engine.environment.run_settings import HINTS_LINGER_S, HINTS_RUN_MAX_S
+from invoicing_warehouse.engine.target import WarehouseTarget
+from invoicing_warehouse.runs.hints import HintRun, apply_pending, spool_for
 from pipelines.invoicing.credentials import ApiSettings
 from pipelines.invoicing.http.client import InvoicingClient
 from pipelines.invoicing.portals import Portal
 from pipelines.invoicing.webhooks.hint_spool import HintSpool
-from invoicing_warehouse.runs.hints import HintRun, apply_pending, spool_for
-from invoicing_warehouse.engine.environment.reader import current_environment
-from invoicing_warehouse.engine.environment.run_settings import HINTS_LINGER_S, HINTS_RUN_MAX_S
-from invoicing_warehouse.engine.target import WarehouseTarget
 
 LINGER_ENV = HINTS_LINGER_S.name
 RUN_MAX_ENV = HINTS_RUN_MAX_S.name

@@ -18,10 +18,10 @@ from typing import Any
 
 import duckdb
 
-from invoicing_warehouse.runs.checks import SAMPLE_SIZE, WARN, WarehouseCheck, duplicate_keys, marts_built_on
-from invoicing_warehouse.runs.served_fields import off_midnight_fields
 from invoicing_warehouse.engine.sql_names import missing_columns, quoted, quoted_relation, relation_columns
 from invoicing_warehouse.engine.sql_runner import ANALYST_SCHEMA, SqlModel, discover_models
+from invoicing_warehouse.runs.checks import SAMPLE_SIZE, WARN, WarehouseCheck, duplicate_keys, marts_built_on
+from invoicing_warehouse.runs.served_fields import off_midnight_fields
 
 KEYS_UNIQUE = "keys_unique"
 KEYS_UNIQUE_DESCRIPTION = "One row per key of the model's grain (its front matter), none of it null."

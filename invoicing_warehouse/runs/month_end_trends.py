@@ -24,13 +24,13 @@ from functools import cache
 
 import duckdb
 
-from invoicing_warehouse.runs import month_end_inputs
-from invoicing_warehouse.runs.checks import WarehouseCheck
 from invoicing_warehouse.engine.environment.engine_settings import PUBLISH_TRENDS
 from invoicing_warehouse.engine.environment.reader import current_environment
 from invoicing_warehouse.engine.scratch_catalog import leave, raw_views
 from invoicing_warehouse.engine.sql_names import catalog_fixed
 from invoicing_warehouse.engine.sql_runner import build_models, discover_models
+from invoicing_warehouse.runs import month_end_inputs
+from invoicing_warehouse.runs.checks import WarehouseCheck
 
 MONTHS = 12
 TREND_MART = "marts.dso"

@@ -16,8 +16,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from invoicing_warehouse.runs.gate_state import exclusive_lock, now_iso
 from invoicing_warehouse.engine.target import WarehouseTarget
+from invoicing_warehouse.runs.gate_state import exclusive_lock, now_iso
 
 
 def log_path(target: WarehouseTarget) -> Path:

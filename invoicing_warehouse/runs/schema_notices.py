@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import duckdb
 
-from pipelines.invoicing.doctor.known_columns import unknown_columns
-from invoicing_warehouse.runs import run_log
 from invoicing_warehouse.engine.connection import WarehouseUnavailable, connect
 from invoicing_warehouse.engine.names import RAW_DATASET
 from invoicing_warehouse.engine.target import WarehouseTarget
+from invoicing_warehouse.runs import run_log
+from pipelines.invoicing.doctor.known_columns import unknown_columns
 
 
 def new_columns(connection: duckdb.DuckDBPyConnection) -> dict[str, list[str]]:

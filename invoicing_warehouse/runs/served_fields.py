@@ -16,10 +16,17 @@ from typing import Any
 
 import duckdb
 
-from invoicing_warehouse.runs.checks import ERROR, PAYABLES, RECEIVABLES, WARN, WarehouseCheck, relation_exists
 from invoicing_warehouse.engine.model_manifest import DateOnlyField
 from invoicing_warehouse.engine.names import RAW_DATASET
 from invoicing_warehouse.engine.sql_names import quoted
+from invoicing_warehouse.runs.checks import (
+    ERROR,
+    PAYABLES,
+    RECEIVABLES,
+    WARN,
+    WarehouseCheck,
+    relation_exists,
+)
 
 OPEN_INVOICES = "type = 'INVOICE' and status in ('VALIDATED', 'PAID')"
 EMITTED_INVOICES = "type = 'INVOICE' and status <> 'DRAFT'"

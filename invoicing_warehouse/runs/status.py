@@ -15,14 +15,14 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from pipelines.invoicing.webhooks.dead_letters import counts_by_portal
-from pipelines.invoicing.webhooks.hint_spool import spool_location_for
-from invoicing_warehouse.runs import gate_state, run_log
 from invoicing_warehouse.engine.environment.kinds import SettingError
 from invoicing_warehouse.engine.environment.reader import environment
 from invoicing_warehouse.engine.environment.run_settings import STALE_AFTER_MINUTES, SYNC_INTERVAL_MINUTES
 from invoicing_warehouse.engine.publish import default_snapshot_path
 from invoicing_warehouse.engine.target import WarehouseTarget
+from invoicing_warehouse.runs import gate_state, run_log
+from pipelines.invoicing.webhooks.dead_letters import counts_by_portal
+from pipelines.invoicing.webhooks.hint_spool import spool_location_for
 
 STALE_AFTER_ENV = STALE_AFTER_MINUTES.name
 SYNC_INTERVAL_ENV = SYNC_INTERVAL_MINUTES.name

@@ -11,16 +11,16 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from pipelines.invoicing.load.portal_sync import PortalOutcome, sync_portal
-from pipelines.invoicing.load.sync import SyncReport
-from pipelines.invoicing.portals import Portal
-from invoicing_warehouse.runs.gate import GateOutcome, build_and_publish, publish_checked, record_reads
-from invoicing_warehouse.runs.run_log import clear_failure, record_failure, record_sync, standing_notes_once
-from invoicing_warehouse.runs.schema_notices import notices_once
 from invoicing_warehouse.engine.connection import scrub
 from invoicing_warehouse.engine.lake_lock import SHARED, lake_lock
 from invoicing_warehouse.engine.readers import mark_unpublished
 from invoicing_warehouse.engine.target import WarehouseTarget
+from invoicing_warehouse.runs.gate import GateOutcome, build_and_publish, publish_checked, record_reads
+from invoicing_warehouse.runs.run_log import clear_failure, record_failure, record_sync, standing_notes_once
+from invoicing_warehouse.runs.schema_notices import notices_once
+from pipelines.invoicing.load.portal_sync import PortalOutcome, sync_portal
+from pipelines.invoicing.load.sync import SyncReport
+from pipelines.invoicing.portals import Portal
 
 
 def sync_and_record(target: WarehouseTarget, portal: Portal, **options: Any) -> SyncReport:

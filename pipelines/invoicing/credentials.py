@@ -18,10 +18,10 @@ from dataclasses import dataclass
 
 import dlt
 
+from invoicing_warehouse.engine.redaction import register_secret
 from pipelines.invoicing.errors import InvoicingApiError
 from pipelines.invoicing.portals import Portal
 from pipelines.invoicing.url_policy import shown, url_problem
-from invoicing_warehouse.engine.redaction import register_secret
 
 
 @dataclass(frozen=True)

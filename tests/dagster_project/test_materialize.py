@@ -30,11 +30,11 @@ from dagster_expectations import SPEC_RAW_TABLES, sql_model_paths
 from assets.checks import gate_steps
 from assets.resources import InvoicingApiResource, WarehouseResource
 from dagster_project.definitions import build_definitions
-from pipelines.invoicing.portals import Portal
-from invoicing_warehouse.engine.publish import default_snapshot_path
 from invoicing_sandbox.config import SandboxConfig
-from invoicing_warehouse.runs.due_amount_check import DUE_AMOUNT_CHECK
 from invoicing_sandbox.server import SandboxServer
+from invoicing_warehouse.engine.publish import default_snapshot_path
+from invoicing_warehouse.runs.due_amount_check import DUE_AMOUNT_CHECK
+from pipelines.invoicing.portals import Portal
 
 SCALE = 300
 # The sandbox's rate limit is off and the client does not pace (0): pacing is the extraction's own tests'

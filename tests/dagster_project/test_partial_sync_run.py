@@ -25,13 +25,13 @@ from dagster import (
 
 from assets.resources import InvoicingApiResource, WarehouseResource
 from dagster_project.definitions import build_definitions
-from pipelines.invoicing.portals import Portal
-from invoicing_warehouse.runs.gate import held_marts
-from invoicing_warehouse.runs.gate_state import load
 from invoicing_sandbox.config import SandboxConfig
 from invoicing_sandbox.server import SandboxServer
 from invoicing_warehouse.engine.publish import default_snapshot_path
 from invoicing_warehouse.engine.target import WarehouseTarget
+from invoicing_warehouse.runs.gate import held_marts
+from invoicing_warehouse.runs.gate_state import load
+from pipelines.invoicing.portals import Portal
 
 FAILED = {AssetKey(["invoicing_raw", "supplier_documents"]), AssetKey(["invoicing_raw", "supplier_document_events"])}
 # read from the models' SQL (sql/marts): built on the supplier documents, or not at all

@@ -41,8 +41,8 @@ from dagster._daemon.run_coordinator.queued_run_coordinator_daemon import Queued
 from assets.resources import InvoicingApiResource, WarehouseResource
 from assets.run_tags import EGRESS_TAG, INTERVAL_TAG, PORTAL_TAG
 from dagster_project.definitions import build_definitions
-from pipelines.invoicing.portals import configured_portals
 from invoicing_warehouse.engine.target import parse_catalog_dsn
+from pipelines.invoicing.portals import configured_portals
 
 DEPLOYED = Path(__file__).resolve().parents[2] / "docs" / "deploy" / "dagster"
 EGRESS_LIMIT = 2  # the deployed file's 12, scaled down: three portals already overfill an egress

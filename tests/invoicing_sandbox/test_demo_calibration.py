@@ -15,11 +15,11 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from harness.demo_figures import demo_figures
-from invoicing_warehouse.demo.command import DEFAULT_SCALE
 from invoicing_sandbox.clock import Clock
 from invoicing_sandbox.config import SandboxConfig
 from invoicing_sandbox.domain import Portal
 from invoicing_sandbox.generator import generate
+from invoicing_warehouse.demo.command import DEFAULT_SCALE
 
 TODAY = datetime(2026, 11, 24, tzinfo=UTC)  # the sandbox's today: midnight UTC, where the history ends
 

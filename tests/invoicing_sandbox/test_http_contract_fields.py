@@ -20,7 +20,13 @@ from invoicing_sandbox.clock import Clock
 from invoicing_sandbox.contract import ContractProfile
 from invoicing_sandbox.served import served_event_item, served_record
 from invoicing_sandbox.server import SandboxServer
-from tests.invoicing_sandbox.conftest import client_for, created, new_supplier, new_supplier_document, small_config
+from tests.invoicing_sandbox.conftest import (
+    client_for,
+    created,
+    new_supplier,
+    new_supplier_document,
+    small_config,
+)
 
 # facts: "Common fields of every entity: id, portalId, metadata (...), lastUpdate"
 COMMON = {"id", "portalId", "metadata", "lastUpdate"}

@@ -12,7 +12,14 @@ import pytest
 
 from harness.common import wait_until
 from invoicing_sandbox.webhooks import MAX_FAILURES, RETRY_DELAYS_S
-from tests.invoicing_sandbox.conftest import client_for, created, new_customer, new_document, new_item, small_config
+from tests.invoicing_sandbox.conftest import (
+    client_for,
+    created,
+    new_customer,
+    new_document,
+    new_item,
+    small_config,
+)
 
 
 class Receiver:

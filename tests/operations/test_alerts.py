@@ -21,9 +21,9 @@ import pytest
 from aiosmtpd.controller import Controller
 
 from invoicing_warehouse.cli import main
-from pipelines.invoicing.load.sync import make_pipeline, run_sync
-from invoicing_warehouse.runs.gate import build_and_publish
 from invoicing_warehouse.engine.target import WarehouseTarget
+from invoicing_warehouse.runs.gate import build_and_publish
+from pipelines.invoicing.load.sync import make_pipeline, run_sync
 
 DUPLICATE = "insert into invoicing_raw.customers select * from invoicing_raw.customers order by id limit 1"
 UNDO_DUPLICATE = ("delete from invoicing_raw.customers where rowid = (select max(rowid) from invoicing_raw.customers "

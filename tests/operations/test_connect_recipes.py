@@ -14,13 +14,13 @@ from pathlib import Path
 
 import duckdb
 
-from pipelines.invoicing.load.sync import make_pipeline, run_sync
-from invoicing_warehouse.runs.gate import build_and_publish
 from invoicing_sandbox.config import SandboxConfig
 from invoicing_sandbox.server import SandboxServer
 from invoicing_warehouse.engine.publish import default_snapshot_path
 from invoicing_warehouse.engine.readers import connect_reader
 from invoicing_warehouse.engine.target import WarehouseTarget
+from invoicing_warehouse.runs.gate import build_and_publish
+from pipelines.invoicing.load.sync import make_pipeline, run_sync
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "connect.md"
 TOP_TEN = ("select customer_name, total_open, overdue_amount from marts.receivables_by_customer "

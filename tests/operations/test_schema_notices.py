@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 from dagster import AssetKey, AssetSelection, AssetSpec, Definitions, define_asset_job
 
-from assets.resources import WarehouseResource
 from assets.checks import fields_known_check
-from invoicing_warehouse.cli import main
+from assets.resources import WarehouseResource
 from invoicing_sandbox.contract import ContractProfile
+from invoicing_warehouse.cli import main
 
 NEW = "new field served"
 
@@ -64,8 +64,8 @@ def test_the_webhooks_scope_note_is_said_once_not_on_every_sync(synced):
 
 
 def test_a_standing_note_is_said_again_when_its_condition_comes_back(tmp_path):
-    from invoicing_warehouse.runs.run_log import standing_notes_once
     from invoicing_warehouse.engine.target import WarehouseTarget
+    from invoicing_warehouse.runs.run_log import standing_notes_once
 
     target = WarehouseTarget.duckdb_file(tmp_path / "w.duckdb")
     note = "webhooks: not read: /webhooks needs the 'read write' scope"

@@ -10,7 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from invoicing_warehouse.engine.environment.api_settings import MAX_ANSWER_BYTES, PARENT_FETCH_MAX, WEBHOOK_TOKEN
+from invoicing_warehouse.engine.environment.api_settings import (
+    MAX_ANSWER_BYTES,
+    PARENT_FETCH_MAX,
+    WEBHOOK_TOKEN,
+)
 from invoicing_warehouse.engine.environment.catalogue import EVERY_SETTING, READ_HERE
 from invoicing_warehouse.engine.environment.engine_settings import (
     LAKE_LOCK_WAIT_S,
@@ -21,7 +25,11 @@ from invoicing_warehouse.engine.environment.engine_settings import (
 )
 from invoicing_warehouse.engine.environment.kinds import Setting, SettingError, whole
 from invoicing_warehouse.engine.environment.reader import current_environment, environment_from
-from invoicing_warehouse.engine.environment.run_settings import COMPANY_SIZE, HINTS_LINGER_S, SYNC_INTERVAL_MINUTES
+from invoicing_warehouse.engine.environment.run_settings import (
+    COMPANY_SIZE,
+    HINTS_LINGER_S,
+    SYNC_INTERVAL_MINUTES,
+)
 
 PROJECT = Path(__file__).resolve().parents[2]
 
@@ -130,9 +138,9 @@ def test_the_environment_wins_over_dot_env_and_dot_env_fills_the_rest(tmp_path, 
 
 
 def test_the_readers_raise_the_door_s_error(monkeypatch):
+    from invoicing_warehouse.engine.lake_lock import lock_wait_s
     from invoicing_warehouse.runs.linger import Linger
     from invoicing_warehouse.runs.status import StatusError, stale_after
-    from invoicing_warehouse.engine.lake_lock import lock_wait_s
 
     monkeypatch.setenv("INVOICING_LAKE_LOCK_WAIT_S", "soon")
     with pytest.raises(ValueError, match="INVOICING_LAKE_LOCK_WAIT_S must be a number of seconds > 0, got 'soon'"):

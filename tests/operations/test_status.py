@@ -15,9 +15,9 @@ import duckdb
 import pytest
 
 from invoicing_warehouse.cli import main
-from pipelines.invoicing.webhooks.hint_spool import Hint, HintSpool
-from invoicing_warehouse.runs.run_log import log_path
 from invoicing_warehouse.engine.target import WarehouseTarget
+from invoicing_warehouse.runs.run_log import log_path
+from pipelines.invoicing.webhooks.hint_spool import Hint, HintSpool
 
 
 @pytest.fixture(scope="module")

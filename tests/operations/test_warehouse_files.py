@@ -37,10 +37,10 @@ def test_the_files_beside_a_lake(tmp_path):
 
 def test_every_module_asks_warehouse_files(tmp_path):
     from invoicing_warehouse.demo.command import demo_marker
-    from pipelines.invoicing.webhooks.hint_spool import spool_path
+    from invoicing_warehouse.engine.publish import default_snapshot_path, unpublished_mark
     from invoicing_warehouse.runs.gate_state import state_path
     from invoicing_warehouse.runs.run_log import log_path
-    from invoicing_warehouse.engine.publish import default_snapshot_path, unpublished_mark
+    from pipelines.invoicing.webhooks.hint_spool import spool_path
 
     warehouse = Path("data/warehouse.duckdb")
     target = WarehouseTarget.duckdb_file(warehouse)

@@ -17,7 +17,6 @@ import pytest
 
 from harness.chaos_run import ChaosSettings, format_outcomes, run_chaos_seed
 
-
 SHORT_SEEDS = (101, pytest.param(202, marks=pytest.mark.soak))  # 202: another data variety, soak only
 SOAK_SEEDS = tuple(range(1, 51))
 

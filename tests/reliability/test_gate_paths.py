@@ -18,20 +18,20 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from invoicing_sandbox.config import SandboxConfig
+from invoicing_sandbox.server import SandboxServer
+from invoicing_warehouse.cli import main
 from invoicing_warehouse.dashboard.gate_banner import banner_lines, flag_lines
 from invoicing_warehouse.dashboard.source import Source, Unavailable
-from invoicing_warehouse.cli import main
-from pipelines.invoicing.credentials import ApiSettings
-from pipelines.invoicing.webhooks.hint_spool import Hint
-from pipelines.invoicing.portals import Portal
-from pipelines.invoicing.load.sync import make_pipeline, run_sync
+from invoicing_warehouse.engine.publish import default_snapshot_path
+from invoicing_warehouse.engine.target import WarehouseTarget
 from invoicing_warehouse.runs.gate import build_and_publish, record_reads
 from invoicing_warehouse.runs.gate_state import load
 from invoicing_warehouse.runs.hints import apply_pending, spool_for
-from invoicing_sandbox.config import SandboxConfig
-from invoicing_sandbox.server import SandboxServer
-from invoicing_warehouse.engine.publish import default_snapshot_path
-from invoicing_warehouse.engine.target import WarehouseTarget
+from pipelines.invoicing.credentials import ApiSettings
+from pipelines.invoicing.load.sync import make_pipeline, run_sync
+from pipelines.invoicing.portals import Portal
+from pipelines.invoicing.webhooks.hint_spool import Hint
 
 DUPLICATE = "insert into invoicing_raw.documents select * from invoicing_raw.documents order by id limit 1"
 UNDO_DUPLICATE = ("delete from invoicing_raw.documents where rowid = (select max(rowid) from invoicing_raw.documents "

@@ -20,17 +20,17 @@ from pathlib import Path
 
 import pytest
 
-from invoicing_warehouse.dashboard.gate_banner import banner_lines
-from invoicing_warehouse.dashboard.source import Source
 from harness.common import quiet
 from harness.warehouse_truth import COMPARED, mismatches
-from invoicing_warehouse.cli import main
-from pipelines.invoicing.load.sync import committed_state, make_pipeline
-from invoicing_warehouse.runs.gate import failed_read_marts, held_marts, record_reads
-from invoicing_warehouse.runs.gate_state import load
 from invoicing_sandbox.contract import ContractProfile
+from invoicing_warehouse.cli import main
+from invoicing_warehouse.dashboard.gate_banner import banner_lines
+from invoicing_warehouse.dashboard.source import Source
 from invoicing_warehouse.engine.publish import default_snapshot_path
 from invoicing_warehouse.engine.target import WarehouseTarget
+from invoicing_warehouse.runs.gate import failed_read_marts, held_marts, record_reads
+from invoicing_warehouse.runs.gate_state import load
+from pipelines.invoicing.load.sync import committed_state, make_pipeline
 
 FAILED_TABLES = ("supplier_documents", "supplier_document_events")
 OTHER_TABLES = tuple(table for table in COMPARED if table not in FAILED_TABLES)

@@ -16,13 +16,13 @@ from pathlib import Path
 import duckdb
 import psycopg2
 import pytest
-from tests.sql.model_fixture import load_fixture  # on the path by tests/security/conftest.py
 
 from invoicing_warehouse.cli import main
-from invoicing_warehouse.runs.gate import build_and_publish
 from invoicing_warehouse.engine.connection import connect
 from invoicing_warehouse.engine.sql_runner import ModelDefinitionError
 from invoicing_warehouse.engine.target import CATALOG_ENV, DATA_PATH_ENV, ENGINE_ENV, LAKE_NAME, PASSWORD_ENV
+from invoicing_warehouse.runs.gate import build_and_publish
+from tests.sql.model_fixture import load_fixture  # on the path by tests/security/conftest.py
 
 AS_OF = date(2026, 1, 31)
 OPEN_TOTAL = "3129.50"  # 699.50 + 380.00 + 850.00 + 140.00 + 1000.00 + 60.00, the fixture's open receivables
@@ -293,8 +293,8 @@ def test_an_analyst_model_on_a_ducklake_is_built_and_published_as_on_a_file(lake
 def test_h1_the_publication_after_a_dagster_run_drops_an_analyst_table_whose_file_is_gone(published, tmp_path):
     # Dagster builds each model as an asset and publishes through publish_checked (dagster_project/sensors.py),
     # not build_models: the stale table is dropped there too
-    from invoicing_warehouse.runs.gate import publish_checked
     from invoicing_warehouse.engine.target import WarehouseTarget
+    from invoicing_warehouse.runs.gate import publish_checked
 
     folder = _model(tmp_path / "m", "leak", "select 'default' as portal_id, 'was published' as note")
     assert _models(published, folder) == 0

@@ -33,9 +33,9 @@ from dagster import DagsterInstance, DagsterInvalidConfigError
 from harness.dashboard_process import dashboard_process
 from harness.model_raw_tables import create_raw_tables, insert
 from harness.tamper_proxy import Exchange, TamperProxy
+from invoicing_sandbox.server import SandboxServer
 from invoicing_warehouse.cli import main
 from pipelines.invoicing.load.sync import SyncReport
-from invoicing_sandbox.server import SandboxServer
 from tests.invoicing_sandbox.conftest import small_config
 
 TOKEN = "attack-rows-token-0123456789abcdef"
@@ -413,10 +413,10 @@ def half_loaded_publication(request: pytest.FixtureRequest) -> Outcome:
     """Writer B loads portal beta in two commits (customers, then documents) while writer A builds and publishes:
     A's publication holds B's whole load or none of it, never customers without documents."""
     import invoicing_warehouse.runs.sync
-    from pipelines.invoicing.portals import Portal
-    from invoicing_warehouse.runs.gate import build_and_publish
     from invoicing_warehouse.engine.connection import connect, give_catalog_password, open_lake_instance
     from invoicing_warehouse.engine.readers import connect_reader, published_snapshot
+    from invoicing_warehouse.runs.gate import build_and_publish
+    from pipelines.invoicing.portals import Portal
 
     target = request.getfixturevalue("lake")
     monkeypatch = request.getfixturevalue("monkeypatch")

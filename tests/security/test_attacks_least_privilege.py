@@ -24,12 +24,12 @@ import pytest
 
 from invoicing_warehouse.cli import build_parser, main
 from invoicing_warehouse.cli.webhooks_command import receiver_settings
+from invoicing_warehouse.engine import env_file
 from pipelines.invoicing.webhooks.hint_spool import HintSpool
 from pipelines.invoicing.webhooks.receiver import Receiver
 from tests.security.test_attacks_config import Trap
 from tests.support.two_portals import build_two_portals
 from tests.support.webhook_receiver import envelope, serving_app
-from invoicing_warehouse.engine import env_file
 
 TOKEN = "least-privilege-token-0123456789abcdef"
 GLOBEX_API_ID = "64f0c0ffee00000000000b0b"
@@ -224,12 +224,12 @@ def test_m2_each_service_role_holds_only_its_grants_on_a_real_postgresql(tmp_pat
     import psycopg2
 
     from harness.postgres_cluster import PostgresCluster
-    from pipelines.invoicing.http.database_budget import BudgetDatabase, DatabaseBudget
-    from pipelines.invoicing.webhooks.hint_spool import SPOOLED, Hint
-    from pipelines.invoicing.webhooks.spool_stores import PostgresSpool, PostgresSpoolConnection
     from invoicing_warehouse.engine.connection import connect
     from invoicing_warehouse.engine.readers import connect_reader, publish
     from invoicing_warehouse.engine.target import WarehouseTarget, parse_catalog_dsn
+    from pipelines.invoicing.http.database_budget import BudgetDatabase, DatabaseBudget
+    from pipelines.invoicing.webhooks.hint_spool import SPOOLED, Hint
+    from pipelines.invoicing.webhooks.spool_stores import PostgresSpool, PostgresSpoolConnection
 
     passwords = {role: f"{role}-pw-{os.urandom(6).hex()}" for role in
                  ("invoicing_receiver", "invoicing_budget", "invoicing_reader")}

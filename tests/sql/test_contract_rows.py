@@ -15,9 +15,9 @@ from dagster import AssetKey, AssetSelection, AssetSpec, Definitions, define_ass
 from model_fixture import D, P, load_fixture
 
 from assets.checks import contract_checks, model_checks
-from invoicing_warehouse.engine.sql_runner import discover_models as _discover_models
 from assets.resources import WarehouseResource
 from invoicing_warehouse.engine.sql_runner import build_models
+from invoicing_warehouse.engine.sql_runner import discover_models as _discover_models
 
 MARTS = [
     "receivables",

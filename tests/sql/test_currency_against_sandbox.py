@@ -10,12 +10,12 @@ import duckdb
 import pytest
 from test_contract_rows import checks
 
-from pipelines.invoicing.load.sync import make_pipeline, run_sync
 from invoicing_sandbox.clock import Clock
 from invoicing_sandbox.config import SandboxConfig
 from invoicing_sandbox.contract import ContractProfile
 from invoicing_sandbox.server import SandboxServer
 from invoicing_warehouse.engine.sql_runner import build_models
+from pipelines.invoicing.load.sync import make_pipeline, run_sync
 
 START = datetime(2026, 3, 16, 9, 30, tzinfo=UTC)
 CURRENCY_CHECKS = {

@@ -20,8 +20,8 @@ import duckdb
 import pytest
 from model_fixture import fetch, midnight
 
-from invoicing_warehouse.dashboard.payment_law_queries import claims as claims_page
 from harness.model_raw_tables import create_raw_tables, insert
+from invoicing_warehouse.dashboard.payment_law_queries import claims as claims_page
 from invoicing_warehouse.engine.sql_runner import build_models
 
 D = date(2025, 8, 31)

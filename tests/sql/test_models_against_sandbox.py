@@ -23,12 +23,12 @@ import httpx
 import pytest
 
 from harness.marts_truth import compare_marts, sandbox_dso_and_outlook, sandbox_payables
-from pipelines.invoicing.load.sync import make_pipeline, run_sync
 from invoicing_sandbox.clock import Clock
 from invoicing_sandbox.config import SandboxConfig
 from invoicing_sandbox.contract import ContractProfile
 from invoicing_sandbox.server import SandboxServer
 from invoicing_warehouse.engine.sql_runner import build_models, discover_models
+from pipelines.invoicing.load.sync import make_pipeline, run_sync
 
 SCALE = 100
 LATE_TEMPLATES = ("RELAUNCH1", "RELAUNCH2")  # the ones that depend on the reminders already sent

@@ -9,11 +9,11 @@ import duckdb
 import httpx
 
 from harness.marts_truth import compare_marts, sandbox_payables
-from pipelines.invoicing.load.sync import make_pipeline, run_sync
 from invoicing_sandbox.clock import Clock
 from invoicing_sandbox.config import SandboxConfig
 from invoicing_sandbox.server import SandboxServer
 from invoicing_warehouse.engine.sql_runner import build_models
+from pipelines.invoicing.load.sync import make_pipeline, run_sync
 
 SEED, SCALE = 7, 100
 START = datetime(2026, 3, 16, 9, 30, tzinfo=UTC)

@@ -10,20 +10,20 @@ from datetime import UTC, date, datetime, timedelta
 
 import pytest
 
-from invoicing_warehouse.dashboard.source import Source
 from harness.hinted_changes import EVENTED, HintedMutator
 from harness.regular_build import sync_sandbox
-from invoicing_warehouse.runs import month_end_inputs
-from invoicing_warehouse.runs.gate import build_and_publish, warehouse_checks
-from invoicing_warehouse.runs.month_end_trends import COLUMNS, TABLE, figures, month_ends, needed_models
 from invoicing_sandbox.clock import Clock
 from invoicing_sandbox.config import SandboxConfig
 from invoicing_sandbox.contract import ContractProfile
 from invoicing_sandbox.mutator import Mutator
 from invoicing_sandbox.server import SandboxServer
+from invoicing_warehouse.dashboard.source import Source
 from invoicing_warehouse.engine.readers import connect_reader
 from invoicing_warehouse.engine.sql_runner import discover_models
 from invoicing_warehouse.engine.target import WarehouseTarget
+from invoicing_warehouse.runs import month_end_inputs
+from invoicing_warehouse.runs.gate import build_and_publish, warehouse_checks
+from invoicing_warehouse.runs.month_end_trends import COLUMNS, TABLE, figures, month_ends, needed_models
 
 START = datetime(2026, 3, 18, 10, 0, tzinfo=UTC)  # mid-month: a change dated today reaches no month-end
 AS_OF = START.date()

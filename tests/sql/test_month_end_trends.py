@@ -14,13 +14,13 @@ from model_fixture import D, load_fixture
 
 from invoicing_warehouse.dashboard.source import Source, Unavailable
 from invoicing_warehouse.dashboard.trends import month_end_figures
-from invoicing_warehouse.runs.gate import build_and_publish, record_reads
-from invoicing_warehouse.runs.month_end_trends import COLUMNS, TABLE, month_ends
 from invoicing_warehouse.engine.connection import connect
 from invoicing_warehouse.engine.publish import default_snapshot_path
 from invoicing_warehouse.engine.readers import connect_reader
 from invoicing_warehouse.engine.sql_runner import build_models
 from invoicing_warehouse.engine.target import WarehouseTarget
+from invoicing_warehouse.runs.gate import build_and_publish, record_reads
+from invoicing_warehouse.runs.month_end_trends import COLUMNS, TABLE, month_ends
 
 
 @pytest.fixture(scope="module")

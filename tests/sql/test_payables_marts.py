@@ -22,8 +22,8 @@ from decimal import Decimal
 import duckdb
 from model_fixture import D, load_fixture
 
-from invoicing_warehouse.dashboard.queries import payables as payables_page
 from harness.model_raw_tables import insert
+from invoicing_warehouse.dashboard.queries import payables as payables_page
 from invoicing_warehouse.engine.sql_runner import build_models
 
 # Expected rows stay one tuple per row, so each can be read beside its arithmetic.

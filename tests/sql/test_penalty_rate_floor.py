@@ -21,9 +21,9 @@ import pandas as pd
 import pytest
 from model_fixture import fetch, midnight
 
+from harness.model_raw_tables import create_raw_tables, insert
 from invoicing_warehouse.dashboard.payment_law_queries import claims as claims_page
 from invoicing_warehouse.dashboard.payment_law_queries import claims_by_customer
-from harness.model_raw_tables import create_raw_tables, insert
 from invoicing_warehouse.engine.sql_runner import build_models
 
 D = date(2026, 1, 31)

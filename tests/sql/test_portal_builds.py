@@ -14,15 +14,15 @@ import duckdb
 import pytest
 
 from harness.marts_truth import compare_marts
-from pipelines.invoicing.load.sync import make_pipeline, run_sync
-from invoicing_warehouse.runs.gate import build_and_publish
 from invoicing_sandbox.clock import Clock
 from invoicing_sandbox.config import SandboxConfig
 from invoicing_sandbox.server import SandboxServer
-from tests.sql.test_models_two_portals import open_invoices, pay_some
 from invoicing_warehouse.engine.publish import default_snapshot_path
 from invoicing_warehouse.engine.sql_runner import build_models, downstream_models
 from invoicing_warehouse.engine.target import WarehouseTarget
+from invoicing_warehouse.runs.gate import build_and_publish
+from pipelines.invoicing.load.sync import make_pipeline, run_sync
+from tests.sql.test_models_two_portals import open_invoices, pay_some
 
 SEED, SCALE = 7, 30
 START = datetime(2026, 3, 16, 9, 30, tzinfo=UTC)

@@ -23,7 +23,6 @@ import pytest
 from dagster import AssetSelection, AssetSpec, Definitions, define_asset_job
 
 from assets.checks import contract_checks, model_checks
-from invoicing_warehouse.engine.sql_runner import discover_models as _discover_models
 from assets.resources import WarehouseResource
 from harness.marts_truth import compare_marts, sandbox_dso_and_outlook, sandbox_open_invoices
 from harness.regular_build import sync_sandbox
@@ -32,6 +31,7 @@ from invoicing_sandbox.config import SandboxConfig
 from invoicing_sandbox.contract import ContractProfile
 from invoicing_sandbox.server import SandboxServer
 from invoicing_warehouse.engine.sql_runner import build_models
+from invoicing_warehouse.engine.sql_runner import discover_models as _discover_models
 
 SCALE = 300
 START = datetime(2026, 3, 16, 9, 30, tzinfo=UTC)

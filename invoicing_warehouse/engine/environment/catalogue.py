@@ -5,7 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from invoicing_warehouse.engine.environment import api_settings, engine_settings, external_settings, run_settings
+from invoicing_warehouse.engine.environment import (
+    api_settings,
+    engine_settings,
+    external_settings,
+    run_settings,
+)
 from invoicing_warehouse.engine.environment.kinds import DLT, Setting
 
 # dlt's keys first (the API account), then the product's own and the standard variables it reads

@@ -5,7 +5,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from invoicing_warehouse.engine.environment.kinds import CRON, FLAG, PATH, TEXT, Setting, number_above, one_of, whole
+from invoicing_warehouse.engine.environment.kinds import (
+    CRON,
+    FLAG,
+    PATH,
+    TEXT,
+    Setting,
+    number_above,
+    one_of,
+    whole,
+)
 from invoicing_warehouse.engine.names import DEFAULT_WAREHOUSE_PATH
 
 WAREHOUSE_PATH = Setting(

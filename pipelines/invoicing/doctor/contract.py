@@ -13,8 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from pipelines.invoicing.settings import LISTS
 from invoicing_warehouse.engine.model_inputs import marts_fed_by
+from pipelines.invoicing.settings import LISTS
 
 Source = Literal["contract", "api-facts", "assumption"]
 Absent = Literal["derive", "check", "note", "fine"]

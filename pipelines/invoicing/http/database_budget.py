@@ -41,13 +41,13 @@ from psycopg2.extensions import connection as Connection
 from psycopg2.extensions import cursor as Cursor
 from psycopg2.extras import Json
 
-from pipelines.invoicing.errors import InvoicingApiError
-from pipelines.invoicing.http.egress import egress_for
-from pipelines.invoicing.http.host_budget import STALE_S, host_key
 from invoicing_warehouse.engine.environment.api_settings import RATE_BUDGET_PASSWORD, RATE_BUDGET_URL
 from invoicing_warehouse.engine.environment.reader import environment
 from invoicing_warehouse.engine.redaction import redact, register_secret
 from invoicing_warehouse.engine.target import catalog_from_env
+from pipelines.invoicing.errors import InvoicingApiError
+from pipelines.invoicing.http.egress import egress_for
+from pipelines.invoicing.http.host_budget import STALE_S, host_key
 
 log = logging.getLogger(__name__)
 

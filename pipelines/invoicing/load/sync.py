@@ -22,6 +22,11 @@ from typing import TypeVar
 import dlt
 from dlt.pipeline.exceptions import PipelineStepFailed
 
+from invoicing_warehouse.engine.environment.api_settings import PARENT_FETCH_MAX
+from invoicing_warehouse.engine.lake_conflicts import is_commit_conflict, retry_on_conflict
+from invoicing_warehouse.engine.names import DEFAULT_PORTAL, RAW_DATASET
+from invoicing_warehouse.engine.private_files import private_dir, private_umask
+from invoicing_warehouse.engine.target import WarehouseTarget
 from pipelines.invoicing import invoicing
 from pipelines.invoicing.capabilities import ServerCapabilities
 from pipelines.invoicing.credentials import resolve_settings
@@ -44,11 +49,6 @@ from pipelines.invoicing.load.trace_redaction import install_trace_redaction
 from pipelines.invoicing.read.feed import Feed
 from pipelines.invoicing.read.read_host import RunPlan
 from pipelines.invoicing.settings import EVENTS, RESOURCE_NAMES, WINDOW_LAG_S
-from invoicing_warehouse.engine.environment.api_settings import PARENT_FETCH_MAX
-from invoicing_warehouse.engine.lake_conflicts import is_commit_conflict, retry_on_conflict
-from invoicing_warehouse.engine.names import DEFAULT_PORTAL, RAW_DATASET
-from invoicing_warehouse.engine.private_files import private_dir, private_umask
-from invoicing_warehouse.engine.target import WarehouseTarget
 
 # One dlt pipeline per portal: `invoicing` for `default` (the name a warehouse made before portals has, so its
 # state carries on), `invoicing__<portal>` for the others. Each has its own state (windows, capabilities)

@@ -17,6 +17,7 @@ from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from invoicing_warehouse.engine.names import DEFAULT_PORTAL
 from pipelines.invoicing.capabilities import STATE_KEY, DeletedCustomers, ServerCapabilities
 from pipelines.invoicing.errors import InvoicingApiError
 from pipelines.invoicing.http.client import InvoicingClient
@@ -27,7 +28,6 @@ from pipelines.invoicing.read.rows import event_rows
 from pipelines.invoicing.read.windows import window_end
 from pipelines.invoicing.record_ids import child_path
 from pipelines.invoicing.settings import ENDPOINTS, EVENTS, WINDOW_LAG_S
-from invoicing_warehouse.engine.names import DEFAULT_PORTAL
 
 log = logging.getLogger(__name__)
 

@@ -38,14 +38,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Self
 
-from pipelines.invoicing.webhooks import dead_letters
-from pipelines.invoicing.webhooks.dead_letters import DeadLetter
-from pipelines.invoicing.webhooks.spool_stores import PostgresSpool, SpoolLocation, open_spool
 from invoicing_warehouse.engine.environment.api_settings import HINT_SPOOL, HINT_SPOOL_PASSWORD
 from invoicing_warehouse.engine.environment.engine_settings import DUCKLAKE_CATALOG
 from invoicing_warehouse.engine.environment.reader import environment
 from invoicing_warehouse.engine.target import WarehouseConfigError, WarehouseTarget, parse_catalog_dsn
 from invoicing_warehouse.engine.warehouse_files import WarehouseFiles
+from pipelines.invoicing.webhooks import dead_letters
+from pipelines.invoicing.webhooks.dead_letters import DeadLetter
+from pipelines.invoicing.webhooks.spool_stores import PostgresSpool, SpoolLocation, open_spool
 
 KEPT_DELIVERY_IDS = 100_000
 # A PostgreSQL database for the spool of any warehouse (`postgresql://user@host:port/dbname`, password apart):

@@ -27,10 +27,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from pipelines.invoicing.errors import InvoicingApiError
 from invoicing_warehouse.engine.private_files import make_private, private_dir, private_umask
 from invoicing_warehouse.engine.redaction import redact
 from invoicing_warehouse.engine.target import CatalogDsn
+from pipelines.invoicing.errors import InvoicingApiError
 
 BUSY_TIMEOUT_S = 10.0
 WAL_SWITCH_RETRY_S = 0.01

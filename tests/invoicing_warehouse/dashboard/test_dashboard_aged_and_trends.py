@@ -25,8 +25,8 @@ from dashboard_browser import (
 )
 from openpyxl import load_workbook
 
-from invoicing_warehouse.runs.month_end_trends import month_ends
 from invoicing_warehouse.engine.sql_runner import build_models
+from invoicing_warehouse.runs.month_end_trends import month_ends
 
 BUCKETS = ("current", "1-30", "31-60", "61-90", "90+")
 CUSTOMER_AMOUNTS = ["open_current", "open_1_30", "open_31_60", "open_61_90", "open_90_plus", "total_open"]

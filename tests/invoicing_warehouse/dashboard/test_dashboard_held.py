@@ -9,8 +9,8 @@ import hashlib
 import duckdb
 from dashboard_browser import WAIT_S, open_page, screenshot
 
-from invoicing_warehouse.runs.gate import build_and_publish
 from invoicing_warehouse.engine.target import WarehouseTarget
+from invoicing_warehouse.runs.gate import build_and_publish
 
 PAGES = (("", "overdue_customers"), ("payables", "payables_this_week"), ("cash_outlook", "cash_outlook"),
          ("trends", "trends"), ("freshness", "checks"))

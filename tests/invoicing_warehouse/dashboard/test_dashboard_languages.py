@@ -16,9 +16,9 @@ from dashboard_browser import WAIT_S, download, metric, open_page, parse_eur, se
 from openpyxl import load_workbook
 from playwright.sync_api import Page
 
-from invoicing_warehouse.dashboard.payment_law_queries import claims_by_customer
 from harness.dashboard_process import dashboard_process
 from harness.demo_warehouse import build_demo_warehouse
+from invoicing_warehouse.dashboard.payment_law_queries import claims_by_customer
 
 # page path, its key table, then per language: the title, a column of the key table and its header
 PAGES = {

@@ -11,9 +11,9 @@ import duckdb
 from dashboard_browser import WAIT_S, metric, open_page, parse_eur, screenshot, table_rows
 
 from harness.dashboard_process import dashboard_process
+from invoicing_warehouse.engine.target import WarehouseTarget
 from invoicing_warehouse.runs.run_log import log_path
 from tests.support.two_portals import build_two_portals
-from invoicing_warehouse.engine.target import WarehouseTarget
 
 
 def test_the_portals_page_is_hidden_with_one_portal(dashboard, page):

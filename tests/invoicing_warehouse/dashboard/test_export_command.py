@@ -15,10 +15,10 @@ import pandas as pd
 from openpyxl import load_workbook
 
 from invoicing_warehouse.cli import main
-from invoicing_warehouse.runs.gate import build_and_publish
 from invoicing_warehouse.engine.column_labels import labelled
 from invoicing_warehouse.engine.sql_runner import build_models
 from invoicing_warehouse.engine.target import WarehouseTarget
+from invoicing_warehouse.runs.gate import build_and_publish
 
 
 def _truth(database) -> dict[str, tuple[int, dict[str, Decimal]]]:

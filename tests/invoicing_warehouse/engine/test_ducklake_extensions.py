@@ -13,8 +13,8 @@ from pathlib import Path
 import dlt
 from dlt.destinations import ducklake
 
-from pipelines.invoicing.load.lake import LakeConnections, lake_destination
 from invoicing_warehouse.engine.connection import connect
+from pipelines.invoicing.load.lake import LakeConnections, lake_destination
 
 ROOT = Path(__file__).resolve().parents[3]
 

@@ -10,15 +10,15 @@ from datetime import UTC, datetime, timedelta
 import duckdb
 
 from harness.marts_truth import compare_marts
-from invoicing_warehouse.cli import models_command
-from pipelines.invoicing.load.sync import make_pipeline, run_sync
 from invoicing_sandbox.clock import Clock
 from invoicing_sandbox.config import SandboxConfig
 from invoicing_sandbox.mutator import Mutator
 from invoicing_sandbox.server import SandboxServer
+from invoicing_warehouse.cli import models_command
 from invoicing_warehouse.engine.connection import connect, current_snapshot
 from invoicing_warehouse.engine.sql_runner import build_models
 from invoicing_warehouse.engine.target import CATALOG_ENV, DATA_PATH_ENV, ENGINE_ENV, LAKE_NAME, PASSWORD_ENV
+from pipelines.invoicing.load.sync import make_pipeline, run_sync
 
 START = datetime(2026, 3, 16, 9, 30, tzinfo=UTC)
 MODEL_SCHEMAS = ("staging", "intermediate", "marts", "reference")
@@ -109,8 +109,8 @@ def test_an_as_of_query_through_time_travel_equals_the_as_of_models_built_then(l
 
 
 def test_a_blocking_check_that_fails_publishes_no_lake_snapshot(lake):
-    from invoicing_warehouse.runs.gate import build_and_publish
     from invoicing_warehouse.engine.readers import connect_reader, published_snapshot
+    from invoicing_warehouse.runs.gate import build_and_publish
 
     clock = Clock(fixed=START)
     with SandboxServer(SandboxConfig(seed=7, scale=40, rate_limit_per_s=0), clock=clock) as sb:

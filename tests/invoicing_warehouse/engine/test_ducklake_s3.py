@@ -18,10 +18,8 @@ from pathlib import Path
 
 import duckdb
 import pytest
-from tests.pipelines.sandbox_syncs import quiet
 
 from harness.warehouse_truth import mismatches
-from pipelines.invoicing.load.sync import make_pipeline, run_sync
 from invoicing_sandbox.config import SandboxConfig
 from invoicing_sandbox.server import SandboxServer
 from invoicing_warehouse.engine.connection import connect, current_snapshot
@@ -36,6 +34,8 @@ from invoicing_warehouse.engine.target import (
     STATE_DIR_ENV,
     WarehouseTarget,
 )
+from pipelines.invoicing.load.sync import make_pipeline, run_sync
+from tests.pipelines.sandbox_syncs import quiet
 
 BUCKET = "invoicing-lake-tests"
 PREFIX = "firm-a/lake/"

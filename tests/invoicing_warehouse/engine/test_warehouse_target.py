@@ -59,10 +59,10 @@ def test_a_bad_configuration_says_what_to_fix_without_the_password(env, says):
 
 
 def test_an_object_storage_data_path_keeps_this_hosts_working_files_in_the_state_folder(tmp_path, monkeypatch):
+    from invoicing_warehouse.engine.target import STATE_DIR_ENV
+    from invoicing_warehouse.runs.gate_state import state_path
     from pipelines.invoicing.webhooks.hint_spool import spool_location_for
     from pipelines.invoicing.webhooks.spool_stores import PostgresSpool
-    from invoicing_warehouse.runs.gate_state import state_path
-    from invoicing_warehouse.engine.target import STATE_DIR_ENV
 
     monkeypatch.chdir(tmp_path)
     env = {ENGINE_ENV: "ducklake", CATALOG_ENV: "postgresql://lake@db.internal/firm_lake",

@@ -12,10 +12,10 @@ import duckdb
 import httpx
 import pytest
 
-from invoicing_warehouse.cli import main
-from pipelines.invoicing.doctor.probe_report import report_lines
 from invoicing_sandbox.contract import ContractProfile
 from invoicing_sandbox.served import INVENTED_FIELDS
+from invoicing_warehouse.cli import main
+from pipelines.invoicing.doctor.probe_report import report_lines
 
 DEFAULT_TOKEN_LIFETIME_S = 604799
 DEFAULT_MAX_PAGE = 100

@@ -7,12 +7,11 @@ import json
 from dataclasses import replace
 from pathlib import Path
 
-from tests.pipelines.sandbox_syncs import sync
-
 from harness.warehouse_truth import mismatches
+from invoicing_sandbox.contract import ContractProfile
 from invoicing_warehouse.cli import main
 from invoicing_warehouse.cli.sync_command import doctor_capabilities
-from invoicing_sandbox.contract import ContractProfile
+from tests.pipelines.sandbox_syncs import sync
 
 REFUSING = replace(ContractProfile.default(), window_params_refused_on=("suppliers", "supplier_documents"))
 

@@ -9,9 +9,9 @@ from dataclasses import replace
 
 import pytest
 
+from invoicing_sandbox.contract import ContractProfile
 from invoicing_warehouse.cli import main
 from pipelines.invoicing.doctor.probe_report import report_lines
-from invoicing_sandbox.contract import ContractProfile
 
 
 def _doctor(sandbox, tmp_path, monkeypatch, capsys) -> tuple[int, dict, str, int]:

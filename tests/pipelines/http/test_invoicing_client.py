@@ -8,11 +8,11 @@ from datetime import timedelta
 
 import httpx
 import pytest
-from tests.pipelines.invoicing_fakes import BASE_URL, CLIENT_ID, CLIENT_SECRET, SERVER_NOW, FakeApi, FakeClock
 
-from pipelines.invoicing.http.client import USER_AGENT, InvoicingClient
 from pipelines.invoicing.errors import InvoicingApiError
+from pipelines.invoicing.http.client import USER_AGENT, InvoicingClient
 from pipelines.invoicing.http.ratelimit import RateLimiter
+from tests.pipelines.invoicing_fakes import BASE_URL, CLIENT_ID, CLIENT_SECRET, SERVER_NOW, FakeApi, FakeClock
 
 
 def make_client(api: FakeApi, clock: FakeClock | None = None, **options) -> InvoicingClient:

@@ -14,11 +14,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 import httpx
-from tests.pipelines.invoicing_fakes import BASE_URL, CLIENT_ID, CLIENT_SECRET, FakeClock
 
 from pipelines.invoicing.http.client import InvoicingClient
 from pipelines.invoicing.http.ratelimit import MAX_ARC_S, Grant, RateLimiter, Reservation, WindowPhase
 from pipelines.invoicing.http.window_phase import arc_overlaps, arc_within
+from tests.pipelines.invoicing_fakes import BASE_URL, CLIENT_ID, CLIENT_SECRET, FakeClock
 
 LIMIT = 10
 

@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from pipelines.invoicing.http.client import InvoicingClient
-from pipelines.invoicing.http.token_cache import CachedToken, TokenCache
 from invoicing_sandbox.config import SandboxConfig
 from invoicing_sandbox.contract import ContractProfile
 from invoicing_sandbox.server import SandboxServer
+from pipelines.invoicing.http.client import InvoicingClient
+from pipelines.invoicing.http.token_cache import CachedToken, TokenCache
 
 PROJECT_ROOT = Path(__file__).resolve().parents[3]
 BASE_URL = "http://127.0.0.1:8123/api/v2"

@@ -7,18 +7,17 @@ Truths: the sandbox's own records (harness/warehouse_truth.py) and the API's fig
 
 from __future__ import annotations
 
-from tests.pipelines.sandbox_syncs import quiet
-
-from invoicing_warehouse.demo.hint_feed import ListenerFeed
 from harness.marts_truth import compare_marts
 from harness.regular_build import regular_build, report_date_of
 from harness.warehouse_truth import mismatches
+from invoicing_warehouse.demo.hint_feed import ListenerFeed
+from invoicing_warehouse.engine.readers import connect_reader
+from invoicing_warehouse.runs.hints import apply_pending
 from pipelines.invoicing.credentials import ApiSettings
 from pipelines.invoicing.portals import Portal
 from pipelines.invoicing.webhooks.hint_spool import spool_location_for
-from invoicing_warehouse.runs.hints import apply_pending
+from tests.pipelines.sandbox_syncs import quiet
 from tests.support.sandboxes import pick
-from invoicing_warehouse.engine.readers import connect_reader
 
 
 def _draft_invoice(portal) -> str:

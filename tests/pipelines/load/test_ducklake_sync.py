@@ -13,13 +13,13 @@ from decimal import Decimal
 
 import duckdb
 import pytest
-from tests.pipelines.sandbox_syncs import quiet, sync
 
 from harness.warehouse_truth import compare_raw_tables, mismatches
 from invoicing_sandbox.mutator import Mutator
 from invoicing_warehouse.engine.connection import connect, current_snapshot
 from invoicing_warehouse.engine.readers import connect_reader, publish
 from invoicing_warehouse.engine.target import WarehouseTarget
+from tests.pipelines.sandbox_syncs import quiet, sync
 
 COUNTED = ("customers", "documents", "documents__lines", "transactions", "transaction_usages",
            "supplier_documents")

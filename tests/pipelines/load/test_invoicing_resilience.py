@@ -12,11 +12,11 @@ import time
 from pathlib import Path
 
 import pytest
-from tests.pipelines.sandbox_syncs import quiet, sync
+
 from harness.common import free_port
 from harness.warehouse_truth import mismatches, table_fingerprint
 from pipelines.invoicing.http.token_cache import forget_kept_tokens
-
+from tests.pipelines.sandbox_syncs import quiet, sync
 
 ROOT = Path(__file__).resolve().parents[3]
 

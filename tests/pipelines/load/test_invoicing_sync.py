@@ -12,11 +12,11 @@ from pathlib import Path
 
 import duckdb
 import pytest
-from tests.pipelines.sandbox_syncs import quiet, sync
 
 from harness.warehouse_truth import mismatches
-from pipelines.invoicing.load.sync import make_pipeline
 from invoicing_sandbox.contract import ContractProfile
+from pipelines.invoicing.load.sync import make_pipeline
+from tests.pipelines.sandbox_syncs import quiet, sync
 from tests.support.sandboxes import pick
 
 PROFILES = ("default", "strict")

@@ -14,10 +14,10 @@ from pathlib import Path
 
 import duckdb
 import pytest
-from tests.pipelines.sandbox_syncs import sync
 
-from invoicing_warehouse.runs.archive_checks import pdf_archive_intact
 from invoicing_sandbox.contract import ContractProfile
+from invoicing_warehouse.runs.archive_checks import pdf_archive_intact
+from tests.pipelines.sandbox_syncs import sync
 
 ENV = "INVOICING_PDF_ARCHIVE_MAX"
 

@@ -9,10 +9,10 @@ import shutil
 
 import duckdb
 import pytest
-from tests.pipelines.sandbox_syncs import quiet, sync
 
 from harness.sync_process import Workspace, run_sync_in_process
 from harness.warehouse_truth import mismatches, table_fingerprint
+from tests.pipelines.sandbox_syncs import quiet, sync
 
 SEED, SCALE = 5, 150
 

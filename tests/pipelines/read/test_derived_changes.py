@@ -12,13 +12,13 @@ from dataclasses import replace
 
 import duckdb
 import pytest
-from tests.pipelines.sandbox_syncs import quiet, sync
 
 from harness.warehouse_truth import mismatches
-from invoicing_warehouse.runs.contract_checks import document_versions_single_live
 from invoicing_sandbox.contract import ContractProfile
-from tests.support.sandboxes import pick
 from invoicing_warehouse.engine.sql_runner import build_models
+from invoicing_warehouse.runs.contract_checks import document_versions_single_live
+from tests.pipelines.sandbox_syncs import quiet, sync
+from tests.support.sandboxes import pick
 
 
 def live_versions_check(warehouse: str, sandbox) -> tuple[bool, str | None]:

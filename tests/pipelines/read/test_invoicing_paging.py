@@ -7,10 +7,18 @@ from datetime import timedelta
 
 import httpx
 import pytest
-from tests.pipelines.invoicing_fakes import BASE_URL, CLIENT_ID, CLIENT_SECRET, SERVER_NOW, FakeApi, iso, make_records
 
 from pipelines.invoicing.http.client import InvoicingClient
 from pipelines.invoicing.read.paging import PageSizes, WindowNotHonoured, keyset_pages, skip_pages
+from tests.pipelines.invoicing_fakes import (
+    BASE_URL,
+    CLIENT_ID,
+    CLIENT_SECRET,
+    SERVER_NOW,
+    FakeApi,
+    iso,
+    make_records,
+)
 
 UNTIL = SERVER_NOW - timedelta(seconds=5)
 START = SERVER_NOW - timedelta(days=3)

@@ -14,12 +14,12 @@ from datetime import timedelta
 import duckdb
 import httpx
 import pytest
-from tests.pipelines.sandbox_syncs import quiet, sync
 
+from invoicing_sandbox.contract import INVENTED_FIELD_FAMILIES, ContractProfile
 from pipelines.invoicing.errors import InvoicingApiError
 from pipelines.invoicing.read.rows import event_rows
 from pipelines.invoicing.settings import EVENTS
-from invoicing_sandbox.contract import INVENTED_FIELD_FAMILIES, ContractProfile
+from tests.pipelines.sandbox_syncs import quiet, sync
 from tests.support.sandboxes import pick
 
 

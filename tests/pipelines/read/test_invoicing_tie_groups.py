@@ -12,13 +12,13 @@ from datetime import timedelta
 
 import duckdb
 import pytest
-from tests.pipelines.sandbox_syncs import quiet, sync
 
 from harness.warehouse_truth import mismatches
 from invoicing_sandbox.config import SandboxConfig
 from invoicing_sandbox.contract import ContractProfile
 from invoicing_sandbox.generator import generate
 from invoicing_sandbox.server import SandboxServer
+from tests.pipelines.sandbox_syncs import quiet, sync
 
 GROUP = 160  # > 3 pages of 50 sharing one second
 SHUFFLED = replace(ContractProfile.default(), tie_order="shuffled", max_page_size=50)

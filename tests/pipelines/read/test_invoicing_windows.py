@@ -7,12 +7,20 @@ import math
 from datetime import timedelta
 
 import pytest
-from tests.pipelines.invoicing_fakes import BASE_URL, CLIENT_ID, CLIENT_SECRET, SERVER_NOW, FakeApi, iso, make_records
 
 from pipelines.invoicing.http.client import InvoicingClient
 from pipelines.invoicing.read.feed import Feed
-from pipelines.invoicing.settings import WINDOW_LAG_S, WINDOW_OVERLAP_S
 from pipelines.invoicing.read.windows import Slice, plan_slices, split_range
+from pipelines.invoicing.settings import WINDOW_LAG_S, WINDOW_OVERLAP_S
+from tests.pipelines.invoicing_fakes import (
+    BASE_URL,
+    CLIENT_ID,
+    CLIENT_SECRET,
+    SERVER_NOW,
+    FakeApi,
+    iso,
+    make_records,
+)
 
 UNTIL = SERVER_NOW - timedelta(seconds=WINDOW_LAG_S)
 

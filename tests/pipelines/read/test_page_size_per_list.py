@@ -8,10 +8,10 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
-from tests.pipelines.sandbox_syncs import quiet, sync
 
 from harness.warehouse_truth import mismatches
 from invoicing_sandbox.contract import ContractProfile
+from tests.pipelines.sandbox_syncs import quiet, sync
 
 
 def tag_supplier_documents(portal, count: int) -> None:

@@ -9,10 +9,10 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
-from tests.pipelines.sandbox_syncs import quiet, sync
 
 from harness.warehouse_truth import COMPARED, mismatches
 from invoicing_sandbox.contract import ContractProfile
+from tests.pipelines.sandbox_syncs import quiet, sync
 
 TABLES = ("suppliers", "supplier_documents")
 

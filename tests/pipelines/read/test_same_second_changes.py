@@ -12,9 +12,9 @@ from __future__ import annotations
 from datetime import timedelta
 
 import duckdb
-from tests.pipelines.sandbox_syncs import sync
 
 from harness.warehouse_truth import mismatches
+from tests.pipelines.sandbox_syncs import sync
 from tests.support.sandboxes import pick
 
 

@@ -9,12 +9,12 @@ import duckdb
 
 from harness.common import quiet  # noqa: F401  (re-exported: the one copy, importable from here as before)
 from harness.regular_build import regular_build, report_date_of
-from pipelines.invoicing.credentials import ApiSettings
-from pipelines.invoicing.portals import Portal
-from pipelines.invoicing.load.sync import SyncReport
-from invoicing_warehouse.runs.hints import HintRun, apply_pending
 from invoicing_warehouse.engine.readers import connect_reader
 from invoicing_warehouse.engine.target import WarehouseTarget
+from invoicing_warehouse.runs.hints import HintRun, apply_pending
+from pipelines.invoicing.credentials import ApiSettings
+from pipelines.invoicing.load.sync import SyncReport
+from pipelines.invoicing.portals import Portal
 
 
 def settings_of(sandbox) -> ApiSettings:

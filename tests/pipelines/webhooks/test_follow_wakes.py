@@ -10,10 +10,10 @@ import subprocess
 import threading
 import time
 
-from invoicing_warehouse.demo.hint_feed import ListenerFeed
 from harness.common import wait_until
 from harness.hinted_changes import DELETIONS, HintedMutator
 from harness.sync_process import COMMAND, Workspace
+from invoicing_warehouse.demo.hint_feed import ListenerFeed
 from pipelines.invoicing.webhooks.hint_spool import spool_path
 
 POLL_S = 300.0  # the loop's longest wait: a run started by the poll would wait minutes in the spool

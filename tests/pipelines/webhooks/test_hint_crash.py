@@ -14,18 +14,18 @@ import sys
 import pytest
 from hint_support import apply, scheduled_sync
 
-from invoicing_warehouse.demo.hint_feed import ListenerFeed
 from harness.hint_crash import STEPS
 from harness.hinted_changes import HintedMutator
 from harness.sync_process import Workspace
 from harness.warehouse_truth import compare_raw_tables
+from invoicing_warehouse.demo.hint_feed import ListenerFeed
+from invoicing_warehouse.engine.target import WarehouseTarget
 from pipelines.invoicing.webhooks.hint_spool import (
     SPOOL_ENV,
     SPOOL_PASSWORD_ENV,
     HintSpool,
     spool_location_for,
 )
-from invoicing_warehouse.engine.target import WarehouseTarget
 
 
 def _pending(warehouse: str) -> set[tuple]:

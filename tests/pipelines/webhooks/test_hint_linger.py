@@ -12,7 +12,6 @@ import pytest
 from dagster import DagsterInstance, DagsterRunStatus
 from hint_support import dagster_resources, reader, scheduled_sync
 
-from invoicing_warehouse.runs.linger import LINGER_ENV, Linger, _settle, linger
 from assets.hint_ops import APPLY_HINTS_OP
 from assets.writer_queue import WAREHOUSE_TAG
 from dagster_project.definitions import build_definitions
@@ -20,10 +19,11 @@ from harness.common import wait_until
 from harness.hinted_changes import DELETIONS, HintedMutator
 from harness.warehouse_truth import compare_raw_tables
 from invoicing_warehouse.demo.hint_feed import ListenerFeed
-from pipelines.invoicing.http.client import InvoicingClient
-from pipelines.invoicing.webhooks.hint_spool import Hint, HintSpool, spool_path
-from pipelines.invoicing.portals import Portal
 from invoicing_warehouse.engine.target import WarehouseTarget
+from invoicing_warehouse.runs.linger import LINGER_ENV, Linger, _settle, linger
+from pipelines.invoicing.http.client import InvoicingClient
+from pipelines.invoicing.portals import Portal
+from pipelines.invoicing.webhooks.hint_spool import Hint, HintSpool, spool_path
 
 # alone, after the parallel phase (scripts/test): a staying run's idle, settle and yield times are bounded in seconds
 pytestmark = pytest.mark.serial

@@ -9,15 +9,15 @@ from __future__ import annotations
 from dagster import DagsterInstance, DagsterRunStatus, build_sensor_context
 from hint_support import dagster_resources, reader, scheduled_sync
 
-from invoicing_warehouse.runs.linger import LINGER_ENV
 from assets.writer_queue import WAREHOUSE_TAG
 from dagster_project.definitions import build_definitions
 from dagster_project.hint_sensor import PORTAL_TAG
 from harness.hinted_changes import DELETIONS, HintedMutator
 from harness.warehouse_truth import compare_raw_tables
 from invoicing_warehouse.demo.hint_feed import ListenerFeed
-from pipelines.invoicing.webhooks.hint_spool import HintSpool, spool_path
+from invoicing_warehouse.runs.linger import LINGER_ENV
 from pipelines.invoicing.portals import Portal
+from pipelines.invoicing.webhooks.hint_spool import HintSpool, spool_path
 
 
 def _tick(defs, instance, resources):

@@ -11,9 +11,9 @@ import pytest
 from hint_support import apply, quiet, scheduled_sync
 
 from harness.warehouse_truth import mismatches
+from invoicing_sandbox.contract import ContractProfile
 from pipelines.invoicing.webhooks.hint_apply import WINDOW_MARGIN_S, WINDOW_READ_MIN_IDS
 from pipelines.invoicing.webhooks.hint_spool import Hint, HintSpool, spool_path
-from invoicing_sandbox.contract import ContractProfile
 
 BURST = 20
 REFUSING = replace(ContractProfile.default(), window_params_refused_on=("suppliers", "supplier_documents"))

@@ -11,11 +11,11 @@ import sqlite3
 from collections.abc import Iterator
 
 from harness.receiver_process import wait_until
-from pipelines.invoicing.webhooks.hint_events import EVENTS, hint_for_event
 from invoicing_sandbox.command import add_arguments, config_from
 from invoicing_sandbox.config import SandboxConfig
 from invoicing_sandbox.mutator import Mutator
 from invoicing_sandbox.server import SandboxServer
+from pipelines.invoicing.webhooks.hint_events import EVENTS, hint_for_event
 from tests.invoicing_sandbox.conftest import client_for, created, small_config
 from tests.support.webhook_receiver import ServedReceiver, serving_receiver
 

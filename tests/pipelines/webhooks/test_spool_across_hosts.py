@@ -23,8 +23,8 @@ import pytest
 
 from harness.receiver_process import ReceiverProcess
 from harness.sync_process import PYCACHE_DIR
-from tests.support.webhook_receiver import envelope
 from invoicing_warehouse.engine.target import parse_catalog_dsn
+from tests.support.webhook_receiver import envelope
 
 TOKEN = "tok-" + "h5Vw" * 8
 # The applying host's side: what invoicing_warehouse/runs/hints.apply_pending does with the spool, around the warehouse's work:

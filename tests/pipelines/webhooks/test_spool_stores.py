@@ -6,6 +6,7 @@ is pinned by the older tests of this folder; this shows the PostgreSQL store kee
 
 from __future__ import annotations
 
+from invoicing_warehouse.engine.target import parse_catalog_dsn
 from pipelines.invoicing.webhooks.dead_letters import counts_by_portal, read_dead_letters
 from pipelines.invoicing.webhooks.hint_spool import (
     COLLAPSED,
@@ -18,7 +19,6 @@ from pipelines.invoicing.webhooks.hint_spool import (
     HintSpool,
 )
 from pipelines.invoicing.webhooks.spool_stores import PostgresSpool
-from invoicing_warehouse.engine.target import parse_catalog_dsn
 
 BOUND = 3  # pending hints per portal before a flood collapses into the resource's re-read hint
 T0 = 1_700_000_000.0

@@ -7,8 +7,8 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from pipelines.invoicing.http.client import InvoicingClient
 from pipelines.invoicing.errors import InvoicingApiError
+from pipelines.invoicing.http.client import InvoicingClient
 from pipelines.invoicing.portals import Portal
 from pipelines.invoicing.webhooks.subscriptions import SCOPE, Subscriptions
 

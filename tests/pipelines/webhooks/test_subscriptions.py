@@ -9,10 +9,10 @@ import os
 import pytest
 
 from harness.receiver_process import wait_until
-from invoicing_warehouse.cli import main
-from pipelines.invoicing.webhooks.hint_events import EVENTS
-from pipelines.invoicing.load.sync import make_pipeline, run_sync
 from invoicing_sandbox.server import SandboxServer
+from invoicing_warehouse.cli import main
+from pipelines.invoicing.load.sync import make_pipeline, run_sync
+from pipelines.invoicing.webhooks.hint_events import EVENTS
 from tests.invoicing_sandbox.conftest import client_for, created, small_config
 from tests.support.webhook_receiver import serving_receiver
 
