@@ -2,6 +2,7 @@
 page's key table visible), on the demo warehouse and on N generated documents (default 1,000,000).
 
     .venv/bin/python bench/dashboard_render.py [--documents N] [--demo-scale 1000] [--skip-demo] [--pages A,B]
+                                               [--chromium PATH]
 
 For each warehouse: a real `invoicing-warehouse dashboard` process (its start-to-healthy time printed, the
 warm-up included); each page opened in a fresh browser context (a new tab: Streamlit's page and a new
@@ -160,6 +161,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--documents", type=int, default=1_000_000)
     parser.add_argument("--demo-scale", type=int, default=1000)
     parser.add_argument("--skip-demo", action="store_true")
+    parser.add_argument("--chromium", default=CHROMIUM,
+                        help="the browser's executable (default: Debian's Chromium; the test suite's smoke run "
+                             "gives its launcher at the tests' priority, tests/invoicing_warehouse/dashboard/chromium_at_the_tests_priority)")
     parser.add_argument("--pages", default=",".join(PAGE_PATHS),
                         help="the pages timed, by their sidebar names, comma-separated (default: all)")
     args = parser.parse_args(argv)
@@ -168,7 +172,7 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         parser.error(f"unknown page(s) {', '.join(unknown)}; the pages: {', '.join(PAGE_PATHS)}")
     with tempfile.TemporaryDirectory() as tmp, sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM)
+        browser = playwright.chromium.launch(executable_path=args.chromium)
         try:
             if not args.skip_demo:
                 demo = Path(tmp) / "demo" / "warehouse.duckdb"

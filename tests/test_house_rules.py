@@ -54,8 +54,7 @@ SETTINGS_DOOR = "invoicing_warehouse/engine/environment/"
 # writes into the environment, not reads of a setting: `.env` loaded under it at start (its names are the file's),
 # and `sync --follow` setting one of dlt's keys for dlt
 ENVIRONMENT_WRITERS = {"invoicing_warehouse/engine/env_file.py": "load_env_file", "invoicing_warehouse/cli/follow.py": "_stop_on_ctrl_c"}
-SETTINGS_PACKAGES = ["invoicing_warehouse", "dashboard", "runs", "invoicing_warehouse.engine", "pipelines", "assets",
-                     "dagster_project", "demo"]
+SETTINGS_PACKAGES = ["invoicing_warehouse", "pipelines", "assets", "dagster_project"]
 
 
 def settings_read_outside_the_door(source: str, module: str) -> list[str]:

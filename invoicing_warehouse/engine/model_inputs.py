@@ -14,8 +14,18 @@ from pathlib import Path
 from invoicing_warehouse.engine.names import MARTS_SCHEMA, RAW_DATASET
 from invoicing_warehouse.engine.sql_references import parse_references
 
-# The product's models: `<SQL_DIR>/<schema>/<name>.sql` (package data of the engine).
-SQL_DIR: Path = Path(__file__).resolve().parent / "sql"
+
+def _models_folder() -> Path:
+    """The product's SQL models, `<folder>/<schema>/<name>.sql`: the copy an installed wheel ships inside the
+    namespace (pyproject.toml maps the top-level sql/ to invoicing_warehouse/sql), else the checkout's sql/ beside
+    the package (a checkout or an editable install, whose invoicing_warehouse/ has no sql/ folder). The one place
+    that knows it: the runner (sql_runner.SQL_DIR) reads it from here."""
+    namespace = Path(__file__).resolve().parents[1]
+    shipped = namespace / "sql"
+    return shipped if shipped.is_dir() else namespace.parent / "sql"
+
+
+SQL_DIR: Path = _models_folder()
 
 
 @cache

@@ -31,6 +31,7 @@ import duckdb
 from invoicing_warehouse.engine.analyst_sandbox import build_in_sandbox
 from invoicing_warehouse.engine.environment.engine_settings import MODELS_DIR
 from invoicing_warehouse.engine.environment.reader import current_environment
+from invoicing_warehouse.engine.model_inputs import SQL_DIR
 from invoicing_warehouse.engine.model_manifest import Manifest, ManifestError, parse_manifest
 from invoicing_warehouse.engine.model_selection import UnknownModelError, resolve_selection
 from invoicing_warehouse.engine.names import RAW_DATASET as RAW_SCHEMA
@@ -47,17 +48,6 @@ from invoicing_warehouse.engine.sql_names import (
 )
 from invoicing_warehouse.engine.sql_references import SqlParseError, parse_references
 
-
-def _models_folder() -> Path:
-    """The product's SQL models: the copy an installed wheel ships inside the namespace (pyproject.toml maps the
-    top-level sql/ to invoicing_warehouse/sql), else the checkout's sql/ beside the package (a checkout or an
-    editable install, whose invoicing_warehouse/ has no sql/ folder)."""
-    namespace = Path(__file__).resolve().parents[1]
-    shipped = namespace / "sql"
-    return shipped if shipped.is_dir() else namespace.parent / "sql"
-
-
-SQL_DIR: Path = _models_folder()
 # The service's zone: its date-only fields are calendar dates there (sql/README.md, "Dates").
 PORTAL_TIME_ZONE = "Europe/Paris"
 

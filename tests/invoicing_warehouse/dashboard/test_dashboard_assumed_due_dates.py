@@ -39,6 +39,7 @@ def _published(tmp_path: Path, *statements: str) -> Path:
 
 def _receivables_page(warehouse: Path, monkeypatch: pytest.MonkeyPatch) -> AppTest:
     monkeypatch.setattr(sys, "argv", ["app.py", "--warehouse", str(warehouse)])
+    monkeypatch.setenv("INVOICING_LANGUAGE", "en")  # the texts asserted are the English ones
     app = AppTest.from_file(str(APP), default_timeout=120)
     app.run()
     assert not app.exception
@@ -97,6 +98,7 @@ def test_the_cash_outlook_page_marks_inflows_on_an_assumed_due_date(tmp_path, mo
         tmp_path, "update invoicing_raw.documents set due_date = null where id in ('inv3b', 'inv5')"
     )
     monkeypatch.setattr(sys, "argv", ["app.py", "--warehouse", str(warehouse)])
+    monkeypatch.setenv("INVOICING_LANGUAGE", "en")
     app = AppTest.from_function(_cash_outlook_page, default_timeout=120)
     app.run()
     assert not app.exception

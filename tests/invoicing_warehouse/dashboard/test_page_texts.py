@@ -19,7 +19,7 @@ from invoicing_warehouse.dashboard.screens.payment_terms import SIDES
 from invoicing_warehouse.engine.column_labels import COLUMN_LABELS, labelled
 from invoicing_warehouse.engine.report_language import LanguageSettingError, chosen_language, report_language
 
-DASHBOARD = Path(__file__).resolve().parents[3] / "dashboard"
+DASHBOARD = Path(__file__).resolve().parents[3] / "invoicing_warehouse" / "dashboard"
 # ids held in constants and passed to `tr` through a variable
 HELD_IN_CONSTANTS = [*SIDES.values(), *(label for label, _ in ROWS.values()), *FLOWS, *ASSUMPTIONS.values()]
 
