@@ -1,7 +1,7 @@
 """Every Dagster asset check, through one frame (`checks_step`): a step that answers the selected checks of a
 list, each answer made by the check's own function.
 
-The warehouse's checks are the gate's own (runs/gate.py `warehouse_checks`: raw ids and references, the
+The warehouse's checks are the gate's own (invoicing_warehouse/runs/gate.py `warehouse_checks`: raw ids and references, the
 contract's values, the fields served, what each model's front matter declares, the due amounts): `gate_steps`
 turns them into Dagster checks, so Dagster and the gate judge with one set of rules. Blocking checks (severity
 ERROR) run right after the assets they read, each in a step of its own (a failure skips what is downstream of
@@ -32,17 +32,17 @@ from dagster import (
 from assets.error_boundary import redacted_errors
 from assets.keys import RAW_TABLES, raw_asset_key, relation_asset_key
 from assets.resources import WarehouseResource
+from invoicing_warehouse.engine.sql_runner import SqlModel
+from invoicing_warehouse.runs.checks import CheckResult, WarehouseCheck
+from invoicing_warehouse.runs.contract_checks import CONTRACT_VALUE_CHECKS
+from invoicing_warehouse.runs.due_amount_check import DUE_AMOUNT_CHECK
+from invoicing_warehouse.runs.gate import RAW_CHECKS
+from invoicing_warehouse.runs.model_checks import checks_of, dates_at_midnight
+from invoicing_warehouse.runs.schema_notices import new_columns
+from invoicing_warehouse.runs.served_fields import SERVED_CHECKS
 from pipelines.invoicing.webhooks.dead_letters import read_dead_letters
 from pipelines.invoicing.webhooks.hint_events import EVENTS
 from pipelines.invoicing.webhooks.hint_spool import spool_location_for
-from runs.checks import CheckResult, WarehouseCheck
-from runs.contract_checks import CONTRACT_VALUE_CHECKS
-from runs.due_amount_check import DUE_AMOUNT_CHECK
-from runs.gate import RAW_CHECKS
-from runs.model_checks import checks_of, dates_at_midnight
-from runs.schema_notices import new_columns
-from runs.served_fields import SERVED_CHECKS
-from warehouse_engine.sql_runner import SqlModel
 
 SYNC_READ_CHECK_NAME = "sync_read_exactly"
 DEAD_HINTS_CHECK_NAME = "no_dead_hints"
@@ -165,7 +165,7 @@ def _fields_known(call: CheckCall) -> AssetCheckResult:
 
 
 def fields_known_check() -> AssetChecksDefinition:
-    """A WARN `fields_known` per raw table (runs/schema_notices.py): the columns of fields the API serves that
+    """A WARN `fields_known` per raw table (invoicing_warehouse/runs/schema_notices.py): the columns of fields the API serves that
     the contract ledger does not know. Never blocking: a new field changes no figure."""
     return checks_step("raw_fields_known", [
         (AssetCheckSpec(FIELDS_KNOWN_CHECK, asset=raw_asset_key(table),

@@ -1,5 +1,5 @@
 """What an asset, op, check or sensor raises reaches Dagster's event log (and its UI, its run storage) through the
-one scrubber (`warehouse_engine.redaction`).
+one scrubber (`invoicing_warehouse.engine.redaction`).
 
 Dagster stores a failed step's exception with its whole chain (cause and context, unless suppressed) and its
 stack. A failure deep below (a DuckDB ATTACH error repeats its connection string, a dlt `PipelineStepFailed`
@@ -17,7 +17,7 @@ from contextlib import contextmanager
 
 from dagster import Failure
 
-from warehouse_engine.redaction import contains_secret, redact
+from invoicing_warehouse.engine.redaction import contains_secret, redact
 
 
 @contextmanager

@@ -1,5 +1,5 @@
-"""The Dagster op that applies one portal's pending webhook hints (runs/hints.py), then stays a while for
-the hints that follow (runs/linger.py).
+"""The Dagster op that applies one portal's pending webhook hints (invoicing_warehouse/runs/hints.py), then stays a while for
+the hints that follow (invoicing_warehouse/runs/linger.py).
 
 It adds no asset: what it changes are the raw tables and models the asset graph already has, so it records
 an asset materialization for each raw table whose rows changed (of the portal's partition) and for each model
@@ -30,11 +30,11 @@ from assets.ingestion import PERMANENT_ERROR_KINDS, api_settings
 from assets.keys import raw_asset_key, raw_table_of
 from assets.resources import InvoicingApiResource, WarehouseResource
 from assets.writer_queue import waiting_writer
+from invoicing_warehouse.engine.names import DEFAULT_PORTAL
+from invoicing_warehouse.runs.hints import HintRun, apply_pending, hint_client
+from invoicing_warehouse.runs.linger import Linger, linger
 from pipelines.invoicing.errors import InvoicingApiError
 from pipelines.invoicing.portals import Portal
-from runs.hints import HintRun, apply_pending, hint_client
-from runs.linger import Linger, linger
-from warehouse_engine.names import DEFAULT_PORTAL
 
 APPLY_HINTS_OP = "apply_webhook_hints"
 RECORD_WITHIN_S = 30.0  # the longest an applied set's materializations wait for a moment without pending hints

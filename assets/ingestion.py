@@ -4,10 +4,10 @@ partitioned by portal (assets/portals.py): a run syncs its partition's portal on
 The specs are declared from the extraction's catalogue (one per resource: key `invoicing_raw/<table>`,
 group `invoicing_raw`, kinds dlt + duckdb). The body calls `run_sync` for exactly the selected
 endpoints (frozen windows committed in chunks, each with its dlt state) and then reports, per
-selected table, the rows loaded and the table's schema as DuckDB holds it (warehouse_engine.raw_tables).
+selected table, the rows loaded and the table's schema as DuckDB holds it (invoicing_warehouse.engine.raw_tables).
 
 A list whose read fails alone (`SyncReport.failed`) is not materialized (its specs are skippable): the
-assets built on it are skipped, the gate holds the marts built on it (runs/sync.py records the failed read),
+assets built on it are skipped, the gate holds the marts built on it (invoicing_warehouse/runs/sync.py records the failed read),
 and the run still succeeds, so the publication sensor publishes everything else, as the CLI's `sync` does
 (its exit code 3, "partial").
 """
@@ -37,15 +37,15 @@ from assets.error_boundary import redacted_errors
 from assets.keys import RAW_TABLE_ENDPOINTS, RAW_TABLES, raw_asset_key
 from assets.portals import portal_partitions
 from assets.resources import InvoicingApiResource, WarehouseResource
+from invoicing_warehouse.engine.names import DEFAULT_PORTAL, RAW_DATASET
+from invoicing_warehouse.engine.raw_tables import child_tables, table_columns, table_row_count
+from invoicing_warehouse.runs.checks import marts_reading
+from invoicing_warehouse.runs.sync import sync_and_record
 from pipelines.invoicing.credentials import ApiSettings
 from pipelines.invoicing.errors import InvoicingApiError
 from pipelines.invoicing.load.portal_sync import portal_settings
 from pipelines.invoicing.load.sync import SyncReport
 from pipelines.invoicing.portals import Portal
-from runs.checks import marts_reading
-from runs.sync import sync_and_record
-from warehouse_engine.names import DEFAULT_PORTAL, RAW_DATASET
-from warehouse_engine.raw_tables import child_tables, table_columns, table_row_count
 
 INGESTION_GROUP = RAW_DATASET
 # InvoicingApiError kinds that a retry cannot fix (the others: unreachable, server, rate_limited,
@@ -66,7 +66,7 @@ class SyncConfig(Config):
 def raw_table_spec(table: str, stale_after: timedelta | None = None) -> AssetSpec:
     """The asset of one raw table: no upstream asset, loaded by dlt into DuckDB from its endpoint. `stale_after`:
     Dagster's freshness policy (a time window: failed when the last materialization is older), the threshold
-    `status` uses too (runs/status.py), so the two never disagree."""
+    `status` uses too (invoicing_warehouse/runs/status.py), so the two never disagree."""
     endpoint = RAW_TABLE_ENDPOINTS.get(table, "the Invoicing API v2")
     return AssetSpec(
         freshness_policy=None if stale_after is None else FreshnessPolicy.time_window(fail_window=stale_after),

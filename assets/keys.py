@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from dagster import AssetKey
 
+from invoicing_warehouse.engine.names import RAW_DATASET
 from pipelines.invoicing.settings import ENDPOINTS, EVENTS, RESOURCE_NAMES
-from warehouse_engine.names import RAW_DATASET
 
 # One raw table per API resource (docs/resources.md), as the extraction names them. Child tables
 # (documents__lines, ...) are loaded with their parent and belong to the parent's asset.

@@ -1,4 +1,4 @@
-"""The Dagster op of the DuckLake's upkeep (warehouse_engine/lake_maintenance.py): old snapshots expire, except
+"""The Dagster op of the DuckLake's upkeep (invoicing_warehouse/engine/lake_maintenance.py): old snapshots expire, except
 the last published one and any a reader may be on; the files only they held are removed; small files merged.
 
 The horizon is the deployment's (INVOICING_LAKE_SNAPSHOT_HORIZON_DAYS, default 7 days; and the month-ends kept
@@ -10,9 +10,9 @@ file there is nothing to expire: the op says so and succeeds.
 from dagster import Failure, OpExecutionContext, op
 
 from assets.resources import WarehouseResource
-from warehouse_engine.connection import WarehouseUnavailable
-from warehouse_engine.lake_lock import LakeBusy
-from warehouse_engine.lake_maintenance import horizon_from_env, maintain, month_ends_from_env
+from invoicing_warehouse.engine.connection import WarehouseUnavailable
+from invoicing_warehouse.engine.lake_lock import LakeBusy
+from invoicing_warehouse.engine.lake_maintenance import horizon_from_env, maintain, month_ends_from_env
 
 MAINTAIN_LAKE_OP = "maintain_lake"
 

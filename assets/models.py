@@ -1,7 +1,7 @@
 """One Dagster asset per SQL model file: staging, intermediate and marts (group = folder).
 
 Dependencies come from the SQL itself (`SqlModel.depends_on`, parsed from the relations a model
-reads), so a new file under warehouse_engine/sql/ becomes an asset wired into the graph with no Python to write.
+reads), so a new file under sql/ becomes an asset wired into the graph with no Python to write.
 """
 
 import hashlib
@@ -25,11 +25,17 @@ from dagster import (
 from assets.error_boundary import redacted_errors
 from assets.keys import relation_asset_key
 from assets.resources import WarehouseResource
-from runs.gate import held_marts
-from runs.gate_state import load as load_gate_state
-from warehouse_engine.lake_lock import EXCLUSIVE, lake_lock
-from warehouse_engine.names import RAW_DATASET
-from warehouse_engine.sql_runner import SQL_DIR, SqlModel, analyst_models_dir, build_model, discover_models
+from invoicing_warehouse.engine.lake_lock import EXCLUSIVE, lake_lock
+from invoicing_warehouse.engine.names import RAW_DATASET
+from invoicing_warehouse.engine.sql_runner import (
+    SQL_DIR,
+    SqlModel,
+    analyst_models_dir,
+    build_model,
+    discover_models,
+)
+from invoicing_warehouse.runs.gate import held_marts
+from invoicing_warehouse.runs.gate_state import load as load_gate_state
 
 
 def model_asset_key(model: SqlModel) -> AssetKey:
@@ -55,7 +61,7 @@ def _upstream_keys(model: SqlModel, model_keys: set[str]) -> list[AssetKey]:
 
 def build_model_asset(model: SqlModel, model_keys: set[str]) -> AssetsDefinition:
     """The asset that (re)builds one SQL model in the warehouse and reports its row count. A mart built on a read
-    that may be incomplete (runs/gate.py, `held_marts`) is not rebuilt: it keeps its last good figures, and the
+    that may be incomplete (invoicing_warehouse/runs/gate.py, `held_marts`) is not rebuilt: it keeps its last good figures, and the
     assets downstream of it are skipped."""
 
     @asset(
@@ -110,7 +116,7 @@ def column_schema(connection: duckdb.DuckDBPyConnection, model: SqlModel) -> Tab
 
 
 def build_model_assets(sql_dir: Path = SQL_DIR, models_dir: Path | None = None) -> list[AssetsDefinition]:
-    """One asset per SQL file under `sql_dir` (default: the project's warehouse_engine/sql/) and under the analyst's
+    """One asset per SQL file under `sql_dir` (default: the project's sql/) and under the analyst's
     `models_dir` (default: the setting INVOICING_MODELS_DIR, as the CLI reads it), in dependency order."""
     models = discover_models(sql_dir, analyst_models_dir(models_dir))
     model_keys = {model.key for model in models}

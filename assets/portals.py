@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from dagster import StaticPartitionsDefinition
 
+from invoicing_warehouse.engine.environment.reader import current_environment
+from invoicing_warehouse.engine.environment.run_settings import PORTALS_PATH
+from invoicing_warehouse.engine.names import DEFAULT_PORTALS_PATH
 from pipelines.invoicing.portals import Portal, configured_portals
-from warehouse_engine.environment.reader import current_environment
-from warehouse_engine.environment.run_settings import PORTALS_PATH
-from warehouse_engine.names import DEFAULT_PORTALS_PATH
 
 PORTALS_PATH_ENV = PORTALS_PATH.name
 

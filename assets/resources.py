@@ -19,14 +19,14 @@ import duckdb
 from dagster import ConfigurableResource, ResourceDefinition
 from pydantic import Field
 
+from invoicing_warehouse.engine.connection import connect
+from invoicing_warehouse.engine.environment.engine_settings import WAREHOUSE_PATH
+from invoicing_warehouse.engine.environment.reader import current_environment
+from invoicing_warehouse.engine.names import DEFAULT_WAREHOUSE_PATH
+from invoicing_warehouse.engine.target import WarehouseTarget, target_from_env
 from pipelines.invoicing.credentials import ApiSettings, resolve_settings
 from pipelines.invoicing.errors import InvoicingApiError
 from pipelines.invoicing.url_policy import shown, url_problem
-from warehouse_engine.connection import connect
-from warehouse_engine.environment.engine_settings import WAREHOUSE_PATH
-from warehouse_engine.environment.reader import current_environment
-from warehouse_engine.names import DEFAULT_WAREHOUSE_PATH
-from warehouse_engine.target import WarehouseTarget, target_from_env
 
 WAREHOUSE_PATH_ENV = WAREHOUSE_PATH.name
 DEFAULT_RATE_LIMIT_PER_S = 10.0  # the real service allows 10 requests/s per source IP
@@ -70,7 +70,7 @@ def api_resource(api: InvoicingApiResource) -> ResourceDefinition:
 
 class WarehouseResource(ConfigurableResource):
     """The warehouse: the DuckDB file `path`, or the DuckLake when INVOICING_WAREHOUSE_ENGINE=ducklake
-    (its catalog and data folder from the environment, warehouse_engine/target.py). DuckDB allows one
+    (its catalog and data folder from the environment, invoicing_warehouse/engine/target.py). DuckDB allows one
     writing process per file: runs that write it are serialised by the run queue (see dagster.yaml), and
     each step opens and closes its own connection so that steps of one run never hold two."""
 

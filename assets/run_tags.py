@@ -21,9 +21,9 @@ from collections.abc import Mapping
 from urllib.parse import urlsplit
 
 from assets.resources import InvoicingApiResource
+from invoicing_warehouse.engine.environment.api_settings import EGRESS_IP
+from invoicing_warehouse.engine.environment.reader import environment
 from pipelines.invoicing.portals import Portal
-from warehouse_engine.environment.api_settings import EGRESS_IP
-from warehouse_engine.environment.reader import environment
 
 EGRESS_TAG = "invoicing-warehouse/egress"
 PORTAL_TAG = "invoicing-warehouse/portal"

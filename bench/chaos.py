@@ -117,8 +117,8 @@ def main(argv: list[str] | None = None) -> int:
         healthy &= all(o.mismatches == 0 for o in crash_outcomes)
 
     if not args.no_bad_input:
-        from sandbox.config import SandboxConfig
-        from sandbox.server import SandboxServer
+        from invoicing_sandbox.config import SandboxConfig
+        from invoicing_sandbox.server import SandboxServer
 
         secret = "S3CRET-bench-badinput-91d2"
         with SandboxServer(SandboxConfig(seed=23, scale=60, rate_limit_per_s=0, client_secret=secret)) as sb:

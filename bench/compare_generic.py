@@ -39,8 +39,8 @@ if str(ROOT) not in sys.path:  # run as a script from anywhere: the project's pa
     sys.path.insert(0, str(ROOT))
 
 from bench import ground_truth  # noqa: E402
-from harness.warehouse_truth import check_warehouse  # noqa: E402
 from bench.contenders import CONTENDERS, run_contender  # noqa: E402
+from harness.warehouse_truth import check_warehouse  # noqa: E402
 
 SCENARIOS = ("full", "incremental", "mutating")
 # A generous bound per sync so that a stuck contender cannot hang the benchmark for ever.
@@ -122,7 +122,7 @@ def change_records(sb, steps: int, seed: int, per_second: float = 0) -> None:
     steps) instead of the few real seconds they take: hundreds of records then no longer share one
     `lastUpdate` second, which the pipeline reads as a group (it never skips into one) and offset paging
     does not care about."""
-    from sandbox.mutator import Mutator
+    from invoicing_sandbox.mutator import Mutator
 
     mutator = Mutator(sb.portal, 1.0, seed)  # never started: no background thread, only these steps
     for step in range(1, steps + 1):
@@ -243,9 +243,9 @@ class Bench:
     def run_repeat(self, repeat: int) -> None:
         """Every selected scenario, every contender, on one freshly started sandbox."""
         # Imported up front, all of them: a module imported late could come from a newer tree than the rest.
-        import sandbox.mutator  # noqa: F401
-        from sandbox.config import SandboxConfig
-        from sandbox.server import SandboxServer
+        import invoicing_sandbox.mutator  # noqa: F401
+        from invoicing_sandbox.config import SandboxConfig
+        from invoicing_sandbox.server import SandboxServer
 
         args = self.args
         config = SandboxConfig(seed=args.seed, scale=args.scale, latency_ms=args.latency_ms,

@@ -29,14 +29,15 @@ from playwright.sync_api import Browser, BrowserContext, sync_playwright
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(REPO / "tests" / "dashboard"))
+sys.path.insert(0, str(REPO / "tests" / "invoicing_warehouse" / "dashboard"))
+
+from dashboard_browser import choose_as_of, metric  # noqa: E402
 
 from bench.models_build import generate_raw_tables  # noqa: E402
-from dashboard_browser import choose_as_of, metric  # noqa: E402
 from harness.dashboard_process import PAGE_KEY_TABLES, PAGE_PATHS, dashboard_process  # noqa: E402
 from harness.demo_warehouse import build_demo_warehouse  # noqa: E402
-from runs.gate import build_and_publish  # noqa: E402
-from warehouse_engine.target import WarehouseTarget  # noqa: E402
+from invoicing_warehouse.engine.target import WarehouseTarget  # noqa: E402
+from invoicing_warehouse.runs.gate import build_and_publish  # noqa: E402
 
 CHROMIUM = "/usr/bin/chromium"
 GENERATED_AS_OF = date(2026, 1, 31)
@@ -129,7 +130,7 @@ def _measure(browser: Browser, label: str, warehouse: Path, as_of: date, pages: 
     log = warehouse.with_name("dashboard.log")
     starting = time.perf_counter()
     with dashboard_process(warehouse, log) as url:
-        warm_up = [line.split(": ", 1)[-1] for line in log.read_text().splitlines() if "dashboard.warm_up" in line]
+        warm_up = [line.split(": ", 1)[-1] for line in log.read_text().splitlines() if "invoicing_warehouse.dashboard.warm_up" in line]
         print(f"  server start to healthy: {time.perf_counter() - starting:.2f} s (warm-up: {'; '.join(warm_up)})")
         print("  navigation to the key table visible; cold = first visit after the server started (the warm-up "
               "cached the landing view's figures; the checks and other dates still run their queries), "
@@ -162,7 +163,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--skip-demo", action="store_true")
     parser.add_argument("--chromium", default=CHROMIUM,
                         help="the browser's executable (default: Debian's Chromium; the test suite's smoke run "
-                             "gives its launcher at the tests' priority, tests/dashboard/chromium_at_the_tests_priority)")
+                             "gives its launcher at the tests' priority, tests/invoicing_warehouse/dashboard/chromium_at_the_tests_priority)")
     parser.add_argument("--pages", default=",".join(PAGE_PATHS),
                         help="the pages timed, by their sidebar names, comma-separated (default: all)")
     args = parser.parse_args(argv)

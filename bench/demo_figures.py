@@ -1,9 +1,9 @@
 """The demo portal's headline figures per seed, as of a given sandbox "today" or over a year of todays.
 
 Generates the sandbox's data in process (no server, no sync) and computes the figures from its records
-(harness/demo_figures.py, the aging rules of warehouse_engine/sql/): overdue customers among those owing, share of the open
+(harness/demo_figures.py, the aging rules of sql/): overdue customers among those owing, share of the open
 amount more than 90 days past due, supplier payables past due, and the payment behaviour behind them. The
-calibration and the figures it gives: sandbox/README.md, "Demo data calibration".
+calibration and the figures it gives: invoicing_sandbox/README.md, "Demo data calibration".
 
     .venv/bin/python bench/demo_figures.py [--seeds 1,2,3,7] [--scale 2000] [--today 2026-11-24]
     .venv/bin/python bench/demo_figures.py --seeds 1 --year-every 3   # a today every 3 days of 2026
@@ -19,10 +19,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from harness.demo_figures import DemoFigures, demo_figures  # noqa: E402
-from sandbox.clock import Clock  # noqa: E402
-from sandbox.config import SandboxConfig  # noqa: E402
-from sandbox.domain import Portal  # noqa: E402
-from sandbox.generator import generate  # noqa: E402
+from invoicing_sandbox.clock import Clock  # noqa: E402
+from invoicing_sandbox.config import SandboxConfig  # noqa: E402
+from invoicing_sandbox.domain import Portal  # noqa: E402
+from invoicing_sandbox.generator import generate  # noqa: E402
 
 
 def figures(seed: int, scale: int, today: datetime) -> DemoFigures:

@@ -30,7 +30,7 @@ import duckdb
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from harness.demo_warehouse import DEMO_NOW, build_demo_warehouse
-from warehouse_engine.sql_runner import build_models
+from invoicing_warehouse.engine.sql_runner import build_models
 
 HISTORY = "select customer_id, days_after_due, days_after_emit from marts.payment_history"
 OPEN = """select invoice_id, customer_id, emit_date, due_date, expected_payment_date, basis

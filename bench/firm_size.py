@@ -37,6 +37,7 @@ for entry in (PROJECT_ROOT, PROJECT_ROOT / "bench"):
 
 import webhook_latency  # noqa: E402
 from models_build import generate_raw_tables  # noqa: E402
+
 from harness.regular_build import report_date_of  # noqa: E402
 from harness.sync_process import COMMAND  # noqa: E402
 
@@ -137,18 +138,18 @@ class FirmBuild:
 
 
 _regular_build = webhook_latency.build
-# what a hint about a document and its payments makes stale (runs/hints.py: the models downstream of them)
+# what a hint about a document and its payments makes stale (invoicing_warehouse/runs/hints.py: the models downstream of them)
 HINTED_TABLES = ("documents", "transactions", "transaction_usages")
 
 
 def gate_costs(warehouse: Path, as_of: date, runs: int) -> None:
     """A hint run's publication (the models downstream of a document and its payments, every check, the
     month-end trend carried over, the readers' copy) through the gate, alternately for every portal and for the
-    sandbox's portal only (warehouse_engine/portal_builds.py), `runs` times each, in this process."""
-    from runs.gate import build_and_publish
-    from warehouse_engine.names import DEFAULT_PORTAL
-    from warehouse_engine.sql_runner import downstream_models
-    from warehouse_engine.target import WarehouseTarget
+    sandbox's portal only (invoicing_warehouse/engine/portal_builds.py), `runs` times each, in this process."""
+    from invoicing_warehouse.engine.names import DEFAULT_PORTAL
+    from invoicing_warehouse.engine.sql_runner import downstream_models
+    from invoicing_warehouse.engine.target import WarehouseTarget
+    from invoicing_warehouse.runs.gate import build_and_publish
 
     target, select = WarehouseTarget.duckdb_file(warehouse), downstream_models(HINTED_TABLES)
     seconds: dict[str, list[float]] = {"every portal": [], "by portal": []}

@@ -8,7 +8,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-
 # What the benchmark compares: list endpoints (paged, windowed on lastUpdate), single-object endpoints, and
 # the status history of each supplier document (one request per supplier document). Not /webhooks: it needs
 # the `read write` scope and both contenders read with `read` (the ETL never writes).

@@ -33,8 +33,8 @@ if str(ROOT) not in sys.path:  # run as a script from anywhere: the project's pa
 
 from bench import compare_generic  # noqa: E402
 from harness.sync_process import Workspace, run_sync_command  # noqa: E402
-from sandbox.config import SandboxConfig  # noqa: E402
-from sandbox.server import SandboxServer  # noqa: E402
+from invoicing_sandbox.config import SandboxConfig  # noqa: E402
+from invoicing_sandbox.server import SandboxServer  # noqa: E402
 
 FULL_SYNC_TIMEOUT_S = 3600  # 100,000 documents take about 4 minutes at 10 requests/s
 

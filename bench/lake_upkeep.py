@@ -35,14 +35,14 @@ sys.path.insert(0, str(REPO))
 from harness.common import quiet
 from harness.postgres_cluster import PostgresCluster
 from harness.s3_server import S3Server
+from invoicing_sandbox.config import SandboxConfig
+from invoicing_sandbox.mutator import Mutator
+from invoicing_sandbox.server import SandboxServer
+from invoicing_warehouse.engine.connection import give_catalog_password, open_lake_instance
+from invoicing_warehouse.engine.lake_maintenance import DEFAULT_HORIZON, maintain
+from invoicing_warehouse.engine.readers import connect_reader, publish
+from invoicing_warehouse.engine.target import LAKE_NAME, WarehouseTarget
 from pipelines.invoicing.load.sync import make_pipeline, run_sync
-from sandbox.config import SandboxConfig
-from sandbox.mutator import Mutator
-from sandbox.server import SandboxServer
-from warehouse_engine.connection import give_catalog_password, open_lake_instance
-from warehouse_engine.lake_maintenance import DEFAULT_HORIZON, maintain
-from warehouse_engine.readers import connect_reader, publish
-from warehouse_engine.target import LAKE_NAME, WarehouseTarget
 
 
 def catalog_rows(target: WarehouseTarget) -> dict[str, int]:

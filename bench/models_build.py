@@ -5,7 +5,7 @@ every SQL model and prints the time of each and the total (target: under 20 s on
 
 Scale per N documents: N/20 customers, 3 lines per document, ~0.45 N payments (transactions and usages),
 ~0.05 N extra credit notes applied to invoices, ~0.23 N messages, N/10 supplier documents with events.
-The generator is plain SQL over range(); `generate_raw_tables` is also used by tests/models at small scale.
+The generator is plain SQL over range(); `generate_raw_tables` is also used by tests/sql at small scale.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from harness.model_raw_tables import create_raw_tables  # noqa: E402
-from warehouse_engine.sql_runner import build_models  # noqa: E402
+from invoicing_warehouse.engine.sql_runner import build_models  # noqa: E402
 
 # kind by a per-document roll 0-99: 0-69 invoice, 70-74 free credit note, 75-77 proforma, 78-79 deposit,
 # 80-84 draft, 85-89 superseded (CANCELED) version, 90-99 quotation.

@@ -37,8 +37,8 @@ from harness.egress_race import own_folders  # noqa: E402
 from harness.multi_portal import sync_all  # noqa: E402
 from harness.network_namespaces import TwoHosts  # noqa: E402
 from harness.postgres_cluster import PostgresCluster  # noqa: E402
-from sandbox.config import SandboxConfig  # noqa: E402
-from sandbox.host import SandboxHost  # noqa: E402
+from invoicing_sandbox.config import SandboxConfig  # noqa: E402
+from invoicing_sandbox.host import SandboxHost  # noqa: E402
 
 PAGE = 100
 LISTS = ("customers", "items", "documents", "transactions", "transaction_usages", "suppliers", "supplier_documents")

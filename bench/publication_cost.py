@@ -27,8 +27,8 @@ import duckdb  # noqa: E402
 
 from bench.models_build import generate_raw_tables  # noqa: E402
 from harness.warehouse_changes import merge_documents, snapshot_differences, tombstone_documents  # noqa: E402
-from warehouse_engine.publish import connect_reader, publish_snapshot  # noqa: E402
-from warehouse_engine.sql_runner import build_models  # noqa: E402
+from invoicing_warehouse.engine.publish import connect_reader, publish_snapshot  # noqa: E402
+from invoicing_warehouse.engine.sql_runner import build_models  # noqa: E402
 
 AS_OF = date(2026, 1, 31)
 AGING = ("select aging_bucket, count(*), sum(open_amount) from marts.receivables "

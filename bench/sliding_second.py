@@ -21,7 +21,7 @@ sys.path.insert(0, str(ROOT))
 
 from harness.egress_race import prepare, private_env, race, start, stop  # noqa: E402
 from harness.postgres_cluster import PostgresCluster  # noqa: E402
-from sandbox.host import SandboxHost  # noqa: E402
+from invoicing_sandbox.host import SandboxHost  # noqa: E402
 
 
 def main() -> None:

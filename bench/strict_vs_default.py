@@ -1,5 +1,5 @@
 """Benchmark: a full sync of the same sandbox (same seed and scale) served under the default contract profile
-and under the strict one (`sandbox/contract.py`), at the real 10 requests/s limit.
+and under the strict one (`invoicing_sandbox/contract.py`), at the real 10 requests/s limit.
 
 For each profile it prints requests, wall time, tokens fetched and 429s, and the requests per endpoint: what a
 server that keeps only the public contract (refused window parameters, pages of 50, 20-s tokens, shuffled

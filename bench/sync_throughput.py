@@ -21,8 +21,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from pipelines.invoicing.settings import EVENTS, RESOURCE_NAMES  # noqa: E402
 from pipelines.invoicing.load.sync import make_pipeline, run_sync  # noqa: E402
+from pipelines.invoicing.settings import EVENTS, RESOURCE_NAMES  # noqa: E402
 
 PAGE = 100
 LISTS = ("customers", "items", "documents", "transactions", "transaction_usages", "suppliers", "supplier_documents")

@@ -9,7 +9,7 @@ random 5-35 s apart, and a burst of 50 at once after every 16 of them: `--mix of
 changes an event announces). Hints come through the real receiver (`--hints receiver`, the default): the
 sandbox delivers every event over HTTP to `invoicing-warehouse webhooks serve` (its own process, 127.0.0.1),
 which spools them; `--hints listener` feeds the spool from the sandbox's in-process event listener instead
-(demo/hint_feed.py). The listener always records each write's time for the latency.
+(invoicing_warehouse/demo/hint_feed.py). The listener always records each write's time for the latency.
 The paths:
 - `follow`: `invoicing-warehouse sync --follow` as a separate process;
 - `dagster`: a real `dagster-daemon run` on the project's definitions, with the hints sensor started
@@ -44,17 +44,17 @@ if str(PROJECT_ROOT) not in sys.path:
 from harness.hinted_changes import HintedMutator  # noqa: E402
 from harness.latency_watch import VisibilityWatch  # noqa: E402
 from harness.marts_truth import compare_marts  # noqa: E402
-from harness.regular_build import regular_build  # noqa: E402
 from harness.receiver_process import ReceiverProcess  # noqa: E402
+from harness.regular_build import regular_build  # noqa: E402
 from harness.sync_process import COMMAND, Workspace  # noqa: E402
 from harness.warehouse_truth import compare_raw_tables  # noqa: E402
-from demo.hint_feed import ListenerFeed  # noqa: E402
+from invoicing_sandbox.config import SandboxConfig  # noqa: E402
+from invoicing_sandbox.server import SandboxServer  # noqa: E402
+from invoicing_warehouse.demo.hint_feed import ListenerFeed  # noqa: E402
+from invoicing_warehouse.engine.readers import connect_reader  # noqa: E402
+from invoicing_warehouse.engine.target import WarehouseTarget  # noqa: E402
 from pipelines.invoicing.webhooks.hint_events import EVENTS  # noqa: E402
 from pipelines.invoicing.webhooks.hint_spool import HintSpool, spool_path  # noqa: E402
-from sandbox.config import SandboxConfig  # noqa: E402
-from sandbox.server import SandboxServer  # noqa: E402
-from warehouse_engine.readers import connect_reader  # noqa: E402
-from warehouse_engine.target import WarehouseTarget  # noqa: E402
 
 BURST = 50
 DRAIN_S = 180.0

@@ -1,4 +1,4 @@
-"""Sensors that tell operators (runs/alerts.py): a failed run, figures held back, a stale portal, dead hints, and
+"""Sensors that tell operators (invoicing_warehouse/runs/alerts.py): a failed run, figures held back, a stale portal, dead hints, and
 the recovery of each. A failed run of any job is recorded (`run:<job>`) until a run of that job succeeds; every
 tick evaluates the open conditions and announces only what changed, so a job that keeps failing is announced once.
 """
@@ -19,9 +19,9 @@ from dagster import (
 
 from assets.error_boundary import redacted_errors
 from assets.resources import WarehouseResource
-from runs import run_log
-from runs.alerts import notify_changes, outcome_lines
-from warehouse_engine.connection import scrub
+from invoicing_warehouse.engine.connection import scrub
+from invoicing_warehouse.runs import run_log
+from invoicing_warehouse.runs.alerts import notify_changes, outcome_lines
 
 ALERTS_INTERVAL_S = 60  # a stale portal or dead hints are announced within a minute of the condition
 RUNNING = DefaultSensorStatus.RUNNING  # on by default: without a channel set, a tick sends nothing
@@ -49,7 +49,7 @@ def build_alert_sensors(portals: dict) -> list:
 
     @sensor(name="alerts", minimum_interval_seconds=ALERTS_INTERVAL_S, default_status=RUNNING,
             description="Announces (INVOICING_ALERT_URL, INVOICING_ALERT_APPRISE_URLS) each condition that opens or "
-                        "clears: figures held back, a stale portal, dead hints, a failed run (runs/alerts.py).")
+                        "clears: figures held back, a stale portal, dead hints, a failed run (invoicing_warehouse/runs/alerts.py).")
     def alerts(context: SensorEvaluationContext, warehouse: WarehouseResource):
         with redacted_errors():
             return _announce(warehouse, names)

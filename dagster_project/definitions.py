@@ -19,8 +19,8 @@ from dagster_project.jobs import build_hints_job, build_jobs, build_lake_mainten
 from dagster_project.model_sensor import build_models_sensor
 from dagster_project.schedules import build_schedules, sync_interval
 from dagster_project.sensors import build_publish_sensors
-from warehouse_engine.env_file import load_env_file
-from warehouse_engine.sql_runner import analyst_models_dir, discover_models
+from invoicing_warehouse.engine.env_file import load_env_file
+from invoicing_warehouse.engine.sql_runner import analyst_models_dir, discover_models
 
 
 def build_definitions(resources: dict, portals: dict | None = None) -> Definitions:
@@ -41,7 +41,7 @@ def build_definitions(resources: dict, portals: dict | None = None) -> Definitio
         # bound with an empty config schema: no run config may name another API host or secret (review M3)
         resources = {**resources, "invoicing_api": api_resource(api)}
     return Definitions(
-        # stale after twice the interval, as `status` says (runs/status.py): one late or failed run is tolerated
+        # stale after twice the interval, as `status` says (invoicing_warehouse/runs/status.py): one late or failed run is tolerated
         assets=[build_ingestion_assets(portals, stale_after=2 * interval), *model_assets],
         asset_checks=all_checks(models),
         jobs=jobs,
@@ -59,7 +59,7 @@ def build_definitions(resources: dict, portals: dict | None = None) -> Definitio
 
 
 def project_definitions() -> Definitions:
-    """The deployment's Definitions: `.env` read as the command line reads it (warehouse_engine/env_file.py:
+    """The deployment's Definitions: `.env` read as the command line reads it (invoicing_warehouse/engine/env_file.py:
     the environment wins), then the resources from the environment and dlt's settings."""
     load_env_file()
     return build_definitions(default_resources())

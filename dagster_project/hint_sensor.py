@@ -8,7 +8,7 @@ running, the sensor may queue one hints run behind it, which starts as soon as t
 whatever is pending then (Dagster evaluates sensors at most every 5 s: waiting for the next evaluation would
 add that to every change's latency); while a writing run is already waiting in the queue, it requests
 nothing, so runs never pile up. A portal whose hints run is running requests nothing either while runs stay
-for the hints that follow (runs/linger.py): that run applies them, and a run queued behind it would
+for the hints that follow (invoicing_warehouse/runs/linger.py): that run applies them, and a run queued behind it would
 only make it end. The interval is INVOICING_HINTS_SENSOR_INTERVAL_S (default 3).
 """
 
@@ -30,11 +30,11 @@ from assets.hint_ops import APPLY_HINTS_OP
 from assets.resources import InvoicingApiResource, WarehouseResource
 from assets.run_tags import PORTAL_TAG, portal_run_tags
 from assets.writer_queue import WAREHOUSE_TAG, waiting_writer
+from invoicing_warehouse.engine.environment.reader import current_environment
+from invoicing_warehouse.engine.environment.run_settings import HINTS_SENSOR_INTERVAL_S
+from invoicing_warehouse.runs.hints import spool_for
+from invoicing_warehouse.runs.linger import Linger
 from pipelines.invoicing.portals import Portal
-from runs.hints import spool_for
-from runs.linger import Linger
-from warehouse_engine.environment.reader import current_environment
-from warehouse_engine.environment.run_settings import HINTS_SENSOR_INTERVAL_S
 
 INTERVAL_ENV = HINTS_SENSOR_INTERVAL_S.name
 HINTS_KEY_TAG = "invoicing-warehouse/hints"

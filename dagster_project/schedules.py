@@ -21,10 +21,10 @@ from dagster import RunRequest, ScheduleDefinition, ScheduleEvaluationContext
 
 from assets.resources import InvoicingApiResource
 from assets.run_tags import portal_run_tags
+from invoicing_warehouse.engine.environment.engine_settings import LAKE_MAINTENANCE_CRON
+from invoicing_warehouse.engine.environment.reader import current_environment
+from invoicing_warehouse.engine.environment.run_settings import RECONCILE_CRON, SYNC_INTERVAL_MINUTES
 from pipelines.invoicing.portals import Portal
-from warehouse_engine.environment.engine_settings import LAKE_MAINTENANCE_CRON
-from warehouse_engine.environment.reader import current_environment
-from warehouse_engine.environment.run_settings import RECONCILE_CRON, SYNC_INTERVAL_MINUTES
 
 
 def sync_interval() -> timedelta:

@@ -1,12 +1,12 @@
-"""Sensors: publish the warehouse to readers after every writing run, through the gate (runs/gate.py: the blocking
+"""Sensors: publish the warehouse to readers after every writing run, through the gate (invoicing_warehouse/runs/gate.py: the blocking
 checks first; a copy of the DuckDB file or a published snapshot of a DuckLake only when they pass)."""
 
 from dagster import DagsterRunStatus, RunStatusSensorContext, SkipReason, run_status_sensor
 
 from assets.error_boundary import redacted_errors
 from assets.resources import WarehouseResource
-from runs.gate import publish_checked
-from warehouse_engine.sql_runner import today_in_portal_zone
+from invoicing_warehouse.engine.sql_runner import today_in_portal_zone
+from invoicing_warehouse.runs.gate import publish_checked
 
 
 def build_publish_sensors(writing_jobs: list) -> list:

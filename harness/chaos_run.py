@@ -3,7 +3,7 @@ a quiet incremental sync and a reconcile; then every raw table against the sandb
 and the marts against the API's own figures.
 
 Each sync is a run as `invoicing-warehouse sync` makes it: loaded, then built and published through the gate
-(runs/gate.py). Beside exactness, a run counts as available when it would exit 0 (its sync ended, after the
+(invoicing_warehouse/runs/gate.py). Beside exactness, a run counts as available when it would exit 0 (its sync ended, after the
 scheduler's retry, and the gate neither failed a blocking check nor held a mart) and published the readers'
 copy (issue 40, point 5: the target is every run of a seed whose warehouse ends exact).
 
@@ -22,15 +22,15 @@ import duckdb
 
 from harness.marts_truth import compare_marts
 from harness.warehouse_truth import Comparison, compare_raw_tables
+from invoicing_sandbox.config import SandboxConfig
+from invoicing_sandbox.contract import ContractProfile
+from invoicing_sandbox.server import SandboxServer
+from invoicing_warehouse.engine.names import DEFAULT_PORTAL
+from invoicing_warehouse.engine.sql_runner import build_models
+from invoicing_warehouse.engine.target import WarehouseTarget
+from invoicing_warehouse.runs.gate import build_and_publish, record_reads
 from pipelines.invoicing.errors import InvoicingApiError
 from pipelines.invoicing.load.sync import make_pipeline, run_sync
-from runs.gate import build_and_publish, record_reads
-from sandbox.config import SandboxConfig
-from sandbox.contract import ContractProfile
-from sandbox.server import SandboxServer
-from warehouse_engine.names import DEFAULT_PORTAL
-from warehouse_engine.sql_runner import build_models
-from warehouse_engine.target import WarehouseTarget
 
 # Like the Dagster jobs' retry policy (dagster_project/jobs.py, 3 retries of transient failures), but once: a
 # sync that gives up on a service failing request after request is run again; a second give-up is a finding.
@@ -60,7 +60,7 @@ class ChaosSettings:
     # the real service's limit, and the syncs' pacing: 429s are counted, not avoided by the sandbox (0: no limit and
     # no pacing, for a smoke run of bench/chaos.py)
     rate_limit_per_s: int = 10
-    # the sandbox's contract profile (sandbox/contract.py): "default", "strict", or a profile of one's own
+    # the sandbox's contract profile (invoicing_sandbox/contract.py): "default", "strict", or a profile of one's own
     contract: str | ContractProfile = "default"
     error_statuses: tuple[int, ...] = (500, 502, 503)  # the 5xx `error_rate` draws from
     token_lifetime_s: int = 604799  # lowered to the profile's when it has a shorter one (strict: 20 s)

@@ -22,9 +22,9 @@ from pathlib import Path
 
 from harness.sync_process import Workspace, run_sync_and_kill
 from harness.warehouse_truth import Comparison, compare_raw_tables
-from sandbox.config import SandboxConfig
-from sandbox.contract import ContractProfile
-from sandbox.server import SandboxServer
+from invoicing_sandbox.config import SandboxConfig
+from invoicing_sandbox.contract import ContractProfile
+from invoicing_sandbox.server import SandboxServer
 
 PHASES = ("extract", "normalize", "load")
 
@@ -34,7 +34,7 @@ class CrashSettings:
     """Size of one crash run (defaults: the short form)."""
 
     scale: int = 60
-    contract: str = "default"  # the sandbox's contract profile (sandbox/contract.py): "default" or "strict"
+    contract: str = "default"  # the sandbox's contract profile (invoicing_sandbox/contract.py): "default" or "strict"
     kills: int = 2
     kills_per_trial: int = 1  # kills before the run that is allowed to finish
     targets: tuple[str, ...] = PHASES  # phases aimed at, in turn

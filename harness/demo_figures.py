@@ -1,7 +1,7 @@
 """The demo portal's headline figures computed from the sandbox's own records, without the warehouse.
 
-The rules are those of warehouse_engine/sql/ written out by hand (warehouse_engine/sql/marts/receivables.sql, overdue_customers.sql,
-supplier_payables.sql, warehouse_engine/sql/intermediate/int_aging_buckets.sql), on the report date `today`:
+The rules are those of sql/ written out by hand (sql/marts/receivables.sql, overdue_customers.sql,
+supplier_payables.sql, sql/intermediate/int_aging_buckets.sql), on the report date `today`:
 - a receivable is an invoice (type INVOICE, subtype none or DEPOSIT), VALIDATED or PAID, emitted on or before
   today, whose total incl. tax minus the payments and credit notes dated on or before today is above 0;
 - overdue = at least one day past its due date (today - due date >= 1); `90+` = more than 90 days past due;
@@ -10,7 +10,7 @@ supplier_payables.sql, warehouse_engine/sql/intermediate/int_aging_buckets.sql),
   generator writes nothing later; a received bill is a liability whatever its approval), issued on or before
   today; past due = due date before today.
 It also measures how customers paid (settled invoices' payment delay against their due date), the figures
-the generator's calibration is checked with (sandbox/README.md, "Demo data calibration").
+the generator's calibration is checked with (invoicing_sandbox/README.md, "Demo data calibration").
 """
 
 from __future__ import annotations
@@ -102,7 +102,7 @@ def _settlements(usages: list[dict], today: date) -> tuple[dict[str, Decimal], d
 
 
 def demo_figures(portal, today: date) -> DemoFigures:
-    """The figures of the sandbox `portal` (a `sandbox.domain.Portal`) as of `today`."""
+    """The figures of the sandbox `portal` (a `invoicing_sandbox.domain.Portal`) as of `today`."""
     settled, last_settled = _settlements(portal.snapshot("transaction_usages"), today)
     customers = {c["id"]: c for c in portal.snapshot("customers")}
     open_total = over_90 = Decimal(0)

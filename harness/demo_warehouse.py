@@ -1,6 +1,6 @@
 """A seeded demo-size warehouse for the dashboard's browser tests, screenshots and benchmark: a sandbox on
 127.0.0.1 at a fixed clock, one real sync (run_sync), every model built as of the sandbox's today and
-published through the gate (runs/gate.py). What `invoicing-warehouse demo` builds, without Dagster (seconds, not a minute)."""
+published through the gate (invoicing_warehouse/runs/gate.py). What `invoicing-warehouse demo` builds, without Dagster (seconds, not a minute)."""
 
 from __future__ import annotations
 
@@ -9,11 +9,11 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 
 from harness.regular_build import HeldBack, sync_sandbox
-from runs.gate import build_and_publish
-from sandbox.clock import Clock
-from sandbox.config import SandboxConfig
-from sandbox.server import SandboxServer
-from warehouse_engine.target import WarehouseTarget
+from invoicing_sandbox.clock import Clock
+from invoicing_sandbox.config import SandboxConfig
+from invoicing_sandbox.server import SandboxServer
+from invoicing_warehouse.engine.target import WarehouseTarget
+from invoicing_warehouse.runs.gate import build_and_publish
 
 # a fixed "today" so that screenshots and figures repeat from one run to the next
 DEMO_NOW = datetime(2026, 3, 16, 9, 30, tzinfo=UTC)

@@ -11,9 +11,9 @@ import os
 import signal
 import sys
 
+from invoicing_warehouse.engine.target import WarehouseTarget
+from invoicing_warehouse.runs.hints import apply_pending
 from pipelines.invoicing.portals import Portal
-from runs.hints import apply_pending
-from warehouse_engine.target import WarehouseTarget
 
 STEPS = ("loaded", "models", "published")
 

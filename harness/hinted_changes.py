@@ -4,8 +4,8 @@ daily reconcile sees it). Tests and benchmarks of the applying run make their ch
 
 from __future__ import annotations
 
-from sandbox.errors import ApiError
-from sandbox.mutator import WEIGHTS, Mutator
+from invoicing_sandbox.errors import ApiError
+from invoicing_sandbox.mutator import WEIGHTS, Mutator
 
 # every kind of change of the mutator but those no event announces
 EVENTED = {kind: weight for kind, weight in WEIGHTS.items() if kind != "delete_item"}

@@ -14,12 +14,12 @@ import threading
 import time
 from pathlib import Path
 
-from demo.hint_feed import ListenerFeed, Write
+from invoicing_warehouse.demo.hint_feed import ListenerFeed, Write
+from invoicing_warehouse.engine.publish import default_snapshot_path
+from invoicing_warehouse.engine.readers import connect_reader
+from invoicing_warehouse.engine.target import WarehouseTarget
 from pipelines.invoicing.dates import parse_timestamp
 from pipelines.invoicing.webhooks.hint_events import DELETION_EVENTS
-from warehouse_engine.publish import default_snapshot_path
-from warehouse_engine.readers import connect_reader
-from warehouse_engine.target import WarehouseTarget
 
 POLL_S = 0.25
 

@@ -10,7 +10,7 @@ from decimal import ROUND_HALF_UP, Decimal
 import duckdb
 
 from harness.warehouse_truth import Comparison
-from warehouse_engine.names import DEFAULT_PORTAL
+from invoicing_warehouse.engine.names import DEFAULT_PORTAL
 
 MAX_PAGES = 10_000
 

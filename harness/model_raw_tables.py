@@ -11,7 +11,7 @@ import itertools
 
 import duckdb
 
-from warehouse_engine.names import DEFAULT_PORTAL
+from invoicing_warehouse.engine.names import DEFAULT_PORTAL
 
 AMOUNT = "decimal(18,2)"
 RATE = "decimal(9,4)"

@@ -1,4 +1,4 @@
-"""A throwaway PostgreSQL cluster for tests and benchmarks: the DuckLake catalog of `warehouse_engine`.
+"""A throwaway PostgreSQL cluster for tests and benchmarks: the DuckLake catalog of `invoicing_warehouse.engine`.
 
 `PostgresCluster` runs Debian's `postgresql` binaries (initdb, pg_ctl, psql) in a temporary folder, on
 127.0.0.1 and a free port, as the `postgres` user when the process is root (PostgreSQL refuses to run as

@@ -1,5 +1,5 @@
 """What the schedule runs, in this process: the incremental sync of a sandbox, every model, publication to
-readers through the gate (runs/gate.py). Tests and benchmarks of the webhook path build their warehouse, and
+readers through the gate (invoicing_warehouse/runs/gate.py). Tests and benchmarks of the webhook path build their warehouse, and
 heal it, with it."""
 
 from __future__ import annotations
@@ -8,11 +8,11 @@ from datetime import date
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
+from invoicing_warehouse.engine.names import DEFAULT_PORTAL
+from invoicing_warehouse.engine.sql_runner import PORTAL_TIME_ZONE
+from invoicing_warehouse.engine.target import WarehouseTarget
+from invoicing_warehouse.runs.gate import build_and_publish, record_reads
 from pipelines.invoicing.load.sync import SyncReport, make_pipeline, run_sync
-from runs.gate import build_and_publish, record_reads
-from warehouse_engine.names import DEFAULT_PORTAL
-from warehouse_engine.sql_runner import PORTAL_TIME_ZONE
-from warehouse_engine.target import WarehouseTarget
 
 
 class HeldBack(RuntimeError):

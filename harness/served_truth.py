@@ -1,5 +1,5 @@
 """What a client of a contract profile can know of the sandbox: every record as the profile serves it
-(`sandbox/served.py`, the functions the routes call, applied to `Portal.snapshot`), plus what the client adds
+(`invoicing_sandbox/served.py`, the functions the routes call, applied to `Portal.snapshot`), plus what the client adds
 by its own documented rules (docs/contract.md): events' `supplierDocumentId`, `_position` and synthesised
 `id`, and the keys listed in `_absent_fields`. `harness/warehouse_truth.py` compares the warehouse with it.
 """
@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from invoicing_sandbox.contract import ContractProfile
+from invoicing_sandbox.served import served_event_item, served_record
 from pipelines.invoicing.settings import ENDPOINTS, EVENTS
-from sandbox.contract import ContractProfile
-from sandbox.served import served_event_item, served_record
 
 POSITION = "_position"  # the client's position of an event in its document's history (1 = oldest)
 ABSENT_FIELDS = "_absent_fields"  # the client's list of assumed keys a served record did not carry
@@ -18,7 +18,7 @@ ABSENT_FIELDS = "_absent_fields"  # the client's list of assumed keys a served r
 
 def expected_records(portal, table: str, contract: ContractProfile | str = "default") -> list[tuple[dict, dict]]:
     """`(sandbox record, expected record)` of every record of `table`, sorted by id: the expected record is
-    what `contract` serves (`sandbox/served.py`) plus the client's documented additions (module docstring).
+    what `contract` serves (`invoicing_sandbox/served.py`) plus the client's documented additions (module docstring).
     The default profile serves the sandbox's records as they are."""
     profile = ContractProfile.named(contract)
     truth = portal.snapshot(table)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import duckdb
 
-from warehouse_engine.publish import connect_reader
+from invoicing_warehouse.engine.publish import connect_reader
 
 RAW = "invoicing_raw"
 

@@ -1,8 +1,8 @@
 """The one answer to "does the warehouse equal the sandbox?": its raw tables, field by field, against
-what the sandbox serves under a contract profile (`sandbox/contract.py`).
+what the sandbox serves under a contract profile (`invoicing_sandbox/contract.py`).
 
 The truth is `sandbox.portal.snapshot(resource)` (every record with all the sandbox's fields) passed through
-the profile's own serving functions (`sandbox/served.py`: the routes call the same ones, so there is one
+the profile's own serving functions (`invoicing_sandbox/served.py`: the routes call the same ones, so there is one
 source of truth for what a client is served). Under the default profile that is the snapshot itself. Each
 record is flattened the way the data contract says dlt names columns (`to.address.city` ->
 `to__address__city`), lists go to child tables (compared in order), customers' contacts are JSON text.
@@ -45,13 +45,13 @@ from typing import Any
 import duckdb
 
 from harness.served_truth import ABSENT_FIELDS, POSITION, absent_keys, expected_records
+from invoicing_sandbox.contract import ContractProfile
+from invoicing_sandbox.served import served_event_item
+from invoicing_warehouse.engine.connection import connect
+from invoicing_warehouse.engine.names import DEFAULT_PORTAL, PORTAL_COLUMN, RAW_DATASET
+from invoicing_warehouse.engine.sql_runner import one_row
+from invoicing_warehouse.engine.target import WarehouseTarget
 from pipelines.invoicing.settings import ENDPOINTS, EVENTS, RESOURCE_NAMES
-from sandbox.contract import ContractProfile
-from sandbox.served import served_event_item
-from warehouse_engine.connection import connect
-from warehouse_engine.names import DEFAULT_PORTAL, PORTAL_COLUMN, RAW_DATASET
-from warehouse_engine.sql_runner import one_row
-from warehouse_engine.target import WarehouseTarget
 
 SCHEMA = RAW_DATASET
 # every resource of the catalogue the read scope reaches: webhooks need the `write` scope, which the read-only

@@ -21,7 +21,7 @@ def private_rate_budgets(tmp_path_factory) -> Iterator[None]:
 def trends_published_only_where_tested() -> Iterator[None]:
     """The gate computes the month-end trends before every publication (twelve builds of three marts: about a
     second on a test's sandbox, on each of the suite's hundreds of publications). The suite turns that off but
-    in the tests of it (tests/models/test_month_end_trends.py) and the dashboard's warehouse, whose Trends page
+    in the tests of it (tests/sql/test_month_end_trends.py) and the dashboard's warehouse, whose Trends page
     reads the published table; a copy without it is the page's other path, tested there too."""
     with pytest.MonkeyPatch.context() as session:
         session.setenv("INVOICING_PUBLISH_TRENDS", "0")
@@ -94,7 +94,7 @@ def s3_server():
 @pytest.fixture
 def lake(postgres_cluster, tmp_path, request):
     """A new, empty DuckLake: its own catalog database in the session's PostgreSQL, data under tmp_path."""
-    from warehouse_engine.target import WarehouseTarget
+    from invoicing_warehouse.engine.target import WarehouseTarget
 
     name = "lake_" + "".join(c if c.isalnum() else "_" for c in request.node.name.lower())[:50]
     dsn = postgres_cluster.create_database(f"{name}_{len(_LAKES)}")

@@ -12,8 +12,7 @@ import grimp
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
-PRODUCT = ["invoicing_warehouse", "dashboard", "runs", "warehouse_engine", "pipelines", "assets", "dagster_project",
-           "harness", "sandbox", "demo"]
+PRODUCT = ["invoicing_warehouse", "pipelines", "assets", "dagster_project", "harness", "invoicing_sandbox"]
 
 
 def _run(tool: list[str]) -> subprocess.CompletedProcess:
@@ -50,13 +49,12 @@ def test_no_import_cycle_between_modules():
     assert cycles == [], "\n".join(cycles)
 
 
-# --- One door for settings (issue 43, point 3): warehouse_engine/environment/reader.py reads the environment ---
-SETTINGS_DOOR = "warehouse_engine/environment/"
+# --- One door for settings (issue 43, point 3): invoicing_warehouse/engine/environment/reader.py reads the environment ---
+SETTINGS_DOOR = "invoicing_warehouse/engine/environment/"
 # writes into the environment, not reads of a setting: `.env` loaded under it at start (its names are the file's),
 # and `sync --follow` setting one of dlt's keys for dlt
-ENVIRONMENT_WRITERS = {"warehouse_engine/env_file.py": "load_env_file", "invoicing_warehouse/follow.py": "_stop_on_ctrl_c"}
-SETTINGS_PACKAGES = ["invoicing_warehouse", "dashboard", "runs", "warehouse_engine", "pipelines", "assets",
-                     "dagster_project", "demo"]
+ENVIRONMENT_WRITERS = {"invoicing_warehouse/engine/env_file.py": "load_env_file", "invoicing_warehouse/cli/follow.py": "_stop_on_ctrl_c"}
+SETTINGS_PACKAGES = ["invoicing_warehouse", "pipelines", "assets", "dagster_project"]
 
 
 def settings_read_outside_the_door(source: str, module: str) -> list[str]:
@@ -75,7 +73,7 @@ def settings_read_outside_the_door(source: str, module: str) -> list[str]:
         if writer and isinstance(node, ast.FunctionDef) and node.name == writer:
             allowed |= {id(inner) for inner in ast.walk(node)}
     from_door = {alias.asname or alias.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
-                 and (node.module or "").startswith("warehouse_engine.environment") for alias in node.names}
+                 and (node.module or "").startswith("invoicing_warehouse.engine.environment") for alias in node.names}
     aliases = {target.id for node in tree.body if isinstance(node, ast.Assign)
                and isinstance(node.value, ast.Attribute) and node.value.attr == "name"
                and isinstance(node.value.value, ast.Name) and node.value.value.id in from_door
@@ -112,7 +110,7 @@ def test_the_checker_finds_every_way_round_the_door():
 import os
 from os import environ
 from dagster import EnvVar
-from warehouse_engine.environment.run_settings import ALERT_URL
+from invoicing_warehouse.engine.environment.run_settings import ALERT_URL
 ALERT_ENV = ALERT_URL.name
 a = os.environ.get("INVOICING_ALERT_URL")
 b = os.getenv("X")
@@ -120,13 +118,13 @@ c = EnvVar("Y").get_value()
 def f(env):
     return env[ALERT_URL.name], env.get(ALERT_ENV)
 """
-    found = settings_read_outside_the_door(planted, "runs/planted.py")
+    found = settings_read_outside_the_door(planted, "invoicing_warehouse/runs/planted.py")
     # line 3 (from os import environ), 4 (EnvVar imported is an ImportFrom, not a Name: not counted), 7 (os.environ
     # and its string), 8 (os.getenv), 9 (EnvVar), 11 (two mapping reads)
     assert sorted(entry.split(" ", 1)[0] for entry in found) == [
-        "runs/planted.py:11", "runs/planted.py:11", "runs/planted.py:3", "runs/planted.py:7", "runs/planted.py:7",
-        "runs/planted.py:8", "runs/planted.py:9"]
-    assert settings_read_outside_the_door(planted, "warehouse_engine/environment/reader.py") == []
+        "invoicing_warehouse/runs/planted.py:11", "invoicing_warehouse/runs/planted.py:11", "invoicing_warehouse/runs/planted.py:3", "invoicing_warehouse/runs/planted.py:7", "invoicing_warehouse/runs/planted.py:7",
+        "invoicing_warehouse/runs/planted.py:8", "invoicing_warehouse/runs/planted.py:9"]
+    assert settings_read_outside_the_door(planted, "invoicing_warehouse/engine/environment/reader.py") == []
 
 
 def test_settings_are_read_only_through_the_door():
@@ -135,7 +133,7 @@ def test_settings_are_read_only_through_the_door():
         for path in sorted((ROOT / package).rglob("*.py")):
             module = path.relative_to(ROOT).as_posix()
             found += settings_read_outside_the_door(path.read_text(encoding="utf-8"), module)
-    assert found == [], "settings read outside warehouse_engine/environment/ (docs/settings.md):\n" + "\n".join(found)
+    assert found == [], "settings read outside invoicing_warehouse/engine/environment/ (docs/settings.md):\n" + "\n".join(found)
 
 
 def test_the_files_beside_a_warehouse_are_named_only_by_warehouse_files():
@@ -153,4 +151,4 @@ def test_the_files_beside_a_warehouse_are_named_only_by_warehouse_files():
                 if isinstance(node, ast.Constant) and isinstance(node.value, str) and "\n" not in node.value \
                         and len(node.value) < 40 and sidecar.fullmatch(node.value):
                     found.append(f"{path.relative_to(ROOT)}:{node.lineno} {node.value!r}")
-    assert found == [], "ask warehouse_engine/warehouse_files.py for these files:\n" + "\n".join(found)
+    assert found == [], "ask invoicing_warehouse/engine/warehouse_files.py for these files:\n" + "\n".join(found)

@@ -1,7 +1,7 @@
 """Canaries of the library internals the product relies on (issue 44, point 5): each fails, naming the internal,
 the day an upgrade within the declared bounds renames or reshapes it, before a user meets the consequence.
 
-- Streamlit (`streamlit>=1.50,<1.68`): dashboard/host_guard.py wraps `starlette_app.create_streamlit_middleware`
+- Streamlit (`streamlit>=1.50,<1.68`): invoicing_warehouse/dashboard/host_guard.py wraps `starlette_app.create_streamlit_middleware`
   and calls `starlette_websocket.is_host_allowed`;
 - dlt (`dlt>=1.31,<1.32`): pipelines/invoicing/load/lake.py subclasses `DuckDbConnectionPool` and calls its
   `_apply_config`, `_execute_statements`, `_apply_local_config`, `_conn_lock` and `_conn_borrows`.
@@ -28,7 +28,7 @@ def test_streamlits_middleware_factory_and_host_check_are_there_as_the_host_guar
 def test_the_host_guard_installs_in_front_of_streamlits_middleware():
     from streamlit.web.server.starlette import starlette_app
 
-    from dashboard.host_guard import HostGuard, install
+    from invoicing_warehouse.dashboard.host_guard import HostGuard, install
 
     original = starlette_app.create_streamlit_middleware
     try:

@@ -2,12 +2,12 @@
 
 - No product module outside the catalogue (pipelines/invoicing/settings.py) writes a resource's path: a literal
   such as "/customers" or "/documents/{id}/pdf" anywhere else in product code fails, naming file and line. The
-  product's packages are those the import contract "The product never imports the sandbox" lists (pyproject.toml):
+  product's packages are those the import contract "The product never imports the emulator" lists (pyproject.toml):
   the emulator has routes of its own and is not the product.
 - What is derived from the catalogue matches the spec, an independent text: every list, by-id read, PDF and
   event the catalogue names is in docs/invoicing-api-v2.md (events also in api-facts.md).
 - The marts each list feeds (the ledger's `<list>.limit/skip` rows) come from the models' SQL: they are the
-  gate's own (runs/checks.py, from the runner's parse), and the hand-read facts of the SQL folder hold.
+  gate's own (invoicing_warehouse/runs/checks.py, from the runner's parse), and the hand-read facts of the SQL folder hold.
 """
 
 from __future__ import annotations
@@ -17,11 +17,11 @@ import re
 import tomllib
 from pathlib import Path
 
+from invoicing_warehouse.engine.model_inputs import SQL_DIR, marts_fed_by
+from invoicing_warehouse.runs.checks import marts_reading
 from pipelines.invoicing.doctor.contract import LIST_PATHS, PAGED_LISTS
 from pipelines.invoicing.settings import ENDPOINTS, EVENTS, LISTS
 from pipelines.invoicing.webhooks.hint_events import EVENTS as HINT_EVENTS
-from runs.checks import marts_reading
-from warehouse_engine.model_inputs import SQL_DIR, marts_fed_by
 
 ROOT = Path(__file__).resolve().parents[1]
 CATALOGUE = ROOT / "pipelines" / "invoicing" / "settings.py"
@@ -32,7 +32,7 @@ FACTS = (ROOT / "docs" / "api-facts.md").read_text(encoding="utf-8")
 def _product_packages() -> list[str]:
     config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
     for contract in config["tool"]["importlinter"]["contracts"]:
-        if contract["name"].startswith("The product never imports the sandbox"):
+        if contract["name"].startswith("The product never imports the emulator"):
             return list(contract["source_modules"])
     raise AssertionError("pyproject.toml: the contract naming the product's packages is gone")
 
@@ -56,7 +56,7 @@ def _stray_paths(files: list[Path]) -> list[str]:
 
 def test_no_product_module_but_the_catalogue_writes_a_resource_path():
     packages = _product_packages()
-    assert {"pipelines", "runs", "assets"} <= {name.split(".")[0] for name in packages}, packages
+    assert {"pipelines", "invoicing_warehouse", "assets"} <= {name.split(".")[0] for name in packages}, packages
     files = [path for name in packages for path in sorted((ROOT / name.replace(".", "/")).rglob("*.py"))]
     assert CATALOGUE in files
     # the rule can fail: the catalogue itself is caught (every path it declares, the PDFs and events included)

@@ -17,13 +17,13 @@ from dlt.common.schema.typing import TMergeDispositionDict, TWriteDisposition
 from dlt.extract.hints import TResourceNestedHints
 from dlt.extract.resource import DltResource
 
+from invoicing_warehouse.engine.names import DEFAULT_PORTAL, PORTAL_COLUMN
 from pipelines.invoicing.capabilities import STATE_KEY
 from pipelines.invoicing.credentials import resolve_settings
 from pipelines.invoicing.http.client import InvoicingClient
 from pipelines.invoicing.read.feed import Feed
 from pipelines.invoicing.read.rows import with_portal
 from pipelines.invoicing.settings import ENDPOINTS, EVENTS, Columns, Endpoint
-from warehouse_engine.names import DEFAULT_PORTAL, PORTAL_COLUMN
 
 MERGE: TMergeDispositionDict = {"disposition": "merge", "strategy": "delete-insert"}
 # Many portals share one warehouse and their ids may collide: every table merges per portal.

@@ -18,10 +18,10 @@ from dataclasses import dataclass
 
 import dlt
 
+from invoicing_warehouse.engine.redaction import register_secret
 from pipelines.invoicing.errors import InvoicingApiError
 from pipelines.invoicing.portals import Portal
 from pipelines.invoicing.url_policy import shown, url_problem
-from warehouse_engine.redaction import register_secret
 
 
 @dataclass(frozen=True)
@@ -33,7 +33,7 @@ class ApiSettings:
     client_secret: str
 
     def __post_init__(self) -> None:
-        # masked in whatever the product prints (warehouse_engine/redaction.py): the secret, and the Basic-auth
+        # masked in whatever the product prints (invoicing_warehouse/engine/redaction.py): the secret, and the Basic-auth
         # header value the token request sends
         register_secret(self.client_secret)
         if self.client_secret:

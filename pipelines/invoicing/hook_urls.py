@@ -17,8 +17,8 @@ import hashlib
 import hmac
 import re
 
-from warehouse_engine.environment.api_settings import WEBHOOK_HMAC_SECRET, WEBHOOK_TOKEN
-from warehouse_engine.names import DEFAULT_PORTAL
+from invoicing_warehouse.engine.environment.api_settings import WEBHOOK_HMAC_SECRET, WEBHOOK_TOKEN
+from invoicing_warehouse.engine.names import DEFAULT_PORTAL
 
 HOOKS_PREFIX = "/hooks/"
 TOKEN_ENV = WEBHOOK_TOKEN.name

@@ -21,9 +21,9 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
+from invoicing_warehouse.engine.names import DEFAULT_PORTAL
 from pipelines.invoicing.errors import InvoicingApiError
 from pipelines.invoicing.url_policy import shown, url_problem
-from warehouse_engine.names import DEFAULT_PORTAL
 
 NAME = re.compile(r"[a-z0-9_]+")
 KNOWN_KEYS = {"base_url", "rate_limit"}

@@ -196,7 +196,7 @@ class Reference:
 
 
 # The references the marts follow. A run closes them before the gate judges (load/parents.py: a parent not
-# loaded is read by id), and a reference still dangling after that is a flag, never a hold (runs/checks.py).
+# loaded is read by id), and a reference still dangling after that is a flag, never a hold (invoicing_warehouse/runs/checks.py).
 REFERENCES: tuple[Reference, ...] = (
     Reference("documents", "customer_id", "customers"),
     Reference("transaction_usages", "invoice_id", "documents"),

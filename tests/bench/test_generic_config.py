@@ -11,10 +11,10 @@ import pytest
 
 from bench import ground_truth
 from bench.compare_generic import change_records
+from bench.generic_rest_api import make_generic_pipeline, run_generic
 from bench.ground_truth import minimum_requests
 from harness import warehouse_truth
 from harness.warehouse_truth import compare_records
-from bench.generic_rest_api import make_generic_pipeline, run_generic
 
 
 def _stamp(second: int) -> str:

@@ -1,4 +1,4 @@
-"""Alerts (runs/alerts.py, issue 44): a failed sync, a gate that holds figures back and a stale portal each reach a
+"""Alerts (invoicing_warehouse/runs/alerts.py, issue 44): a failed sync, a gate that holds figures back and a stale portal each reach a
 real HTTP sink and a real SMTP server (aiosmtpd) on 127.0.0.1 exactly once; a second failing run sends nothing new;
 the recovery of each is announced once; a channel that cannot be reached never changes a command's exit code; a
 secret in a channel's URL is never printed. The truth is what the two servers received."""
@@ -21,9 +21,9 @@ import pytest
 from aiosmtpd.controller import Controller
 
 from invoicing_warehouse.cli import main
+from invoicing_warehouse.engine.target import WarehouseTarget
+from invoicing_warehouse.runs.gate import build_and_publish
 from pipelines.invoicing.load.sync import make_pipeline, run_sync
-from runs.gate import build_and_publish
-from warehouse_engine.target import WarehouseTarget
 
 DUPLICATE = "insert into invoicing_raw.customers select * from invoicing_raw.customers order by id limit 1"
 UNDO_DUPLICATE = ("delete from invoicing_raw.customers where rowid = (select max(rowid) from invoicing_raw.customers "

@@ -14,13 +14,13 @@ from pathlib import Path
 
 import duckdb
 
+from invoicing_sandbox.config import SandboxConfig
+from invoicing_sandbox.server import SandboxServer
+from invoicing_warehouse.engine.publish import default_snapshot_path
+from invoicing_warehouse.engine.readers import connect_reader
+from invoicing_warehouse.engine.target import WarehouseTarget
+from invoicing_warehouse.runs.gate import build_and_publish
 from pipelines.invoicing.load.sync import make_pipeline, run_sync
-from runs.gate import build_and_publish
-from sandbox.config import SandboxConfig
-from sandbox.server import SandboxServer
-from warehouse_engine.publish import default_snapshot_path
-from warehouse_engine.readers import connect_reader
-from warehouse_engine.target import WarehouseTarget
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "connect.md"
 TOP_TEN = ("select customer_name, total_open, overdue_amount from marts.receivables_by_customer "
@@ -83,7 +83,7 @@ def test_the_readers_copy_recipe_reads_the_publication_while_a_sync_writes(tmp_p
 
 
 def test_the_lake_recipes_read_the_last_published_snapshot(lake, postgres_cluster, tmp_path):
-    from warehouse_engine.connection import connect
+    from invoicing_warehouse.engine.connection import connect
 
     with SandboxServer(SandboxConfig(seed=46, scale=30, rate_limit_per_s=0)) as sandbox:
         run_sync(make_pipeline(lake), base_url=sandbox.base_url, client_id=sandbox.client_id,

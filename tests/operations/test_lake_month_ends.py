@@ -1,4 +1,4 @@
-"""The lake's upkeep keeps month-end snapshots beyond the horizon (warehouse_engine/lake_maintenance.py): the last
+"""The lake's upkeep keeps month-end snapshots beyond the horizon (invoicing_warehouse/engine/lake_maintenance.py): the last
 published snapshot of each of the last N months before the current one, in UTC, so a month-end report reads its
 month back; hand-made snapshot lists with the expected ids worked out by hand below."""
 
@@ -8,13 +8,13 @@ from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
-from warehouse_engine.lake_maintenance import (
+from invoicing_warehouse.engine.lake_maintenance import (
     MONTH_ENDS_ENV,
     expirable,
     month_end_snapshots,
     month_ends_from_env,
 )
-from warehouse_engine.readers import PUBLISHED
+from invoicing_warehouse.engine.readers import PUBLISHED
 
 PARIS_WINTER = timezone(timedelta(hours=1))
 NOW = datetime(2026, 4, 10, 12, 0, tzinfo=UTC)

@@ -1,4 +1,4 @@
-"""Schema notices (runs/schema_notices.py): a sandbox serving one field no contract names (the profile's
+"""Schema notices (invoicing_warehouse/runs/schema_notices.py): a sandbox serving one field no contract names (the profile's
 `extra_fields`) makes the sync say so once, in its output, and not on the next run; Dagster's WARN check
 `fields_known` names the column; the doctor lists the field. The truth is the one field the test adds: the
 sandbox's other fields are all known, so nothing else may be named."""
@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 from dagster import AssetKey, AssetSelection, AssetSpec, Definitions, define_asset_job
 
-from assets.resources import WarehouseResource
 from assets.checks import fields_known_check
+from assets.resources import WarehouseResource
+from invoicing_sandbox.contract import ContractProfile
 from invoicing_warehouse.cli import main
-from sandbox.contract import ContractProfile
 
 NEW = "new field served"
 
@@ -64,8 +64,8 @@ def test_the_webhooks_scope_note_is_said_once_not_on_every_sync(synced):
 
 
 def test_a_standing_note_is_said_again_when_its_condition_comes_back(tmp_path):
-    from runs.run_log import standing_notes_once
-    from warehouse_engine.target import WarehouseTarget
+    from invoicing_warehouse.engine.target import WarehouseTarget
+    from invoicing_warehouse.runs.run_log import standing_notes_once
 
     target = WarehouseTarget.duckdb_file(tmp_path / "w.duckdb")
     note = "webhooks: not read: /webhooks needs the 'read write' scope"

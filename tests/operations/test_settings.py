@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 PROJECT = Path(__file__).resolve().parents[2]
-PRODUCT = ("runs", "invoicing_warehouse", "dashboard", "assets", "dagster_project", "pipelines", "warehouse_engine")
+PRODUCT = ("invoicing_warehouse", "assets", "dagster_project", "pipelines")
 VARIABLE = re.compile(r"INVOICING_[A-Z0-9_]+")
 DLT_KEY = re.compile(r"(sources|runtime|normalize|warehouse|destination)\.[a-z_]+(\.[a-z_]+)*")
 DLT_ENV = re.compile(r"(SOURCES|RUNTIME|NORMALIZE|DESTINATION)__[A-Z_]+")
@@ -110,7 +110,7 @@ def test_cli_and_dagster_read_dot_env_and_the_environment_wins(project, monkeypa
     (project / ".env").write_text(
         "SOURCES__INVOICING__BASE_URL=https://dotenv.example/api/v2\nSOURCES__INVOICING__CLIENT_ID=dotenv-id\n"
         "SOURCES__INVOICING__CLIENT_SECRET=dotenv-secret\nINVOICING_WAREHOUSE_PATH=from-dotenv.duckdb\n")
-    # a folder other than the checkout: its `.env` is read only when named (warehouse_engine/env_file.py)
+    # a folder other than the checkout: its `.env` is read only when named (invoicing_warehouse/engine/env_file.py)
     monkeypatch.setenv("INVOICING_ENV_FILE", str(project / ".env"))
     monkeypatch.setenv("SOURCES__INVOICING__CLIENT_ID", "environment-id")
     cli, dagster, warehouse = _cli_and_dagster(project)
@@ -121,8 +121,8 @@ def test_cli_and_dagster_read_dot_env_and_the_environment_wins(project, monkeypa
 
 
 def test_the_settings_page_is_the_one_the_catalogue_generates():
-    from warehouse_engine.environment.docs import render_settings_doc
+    from invoicing_warehouse.engine.environment.docs import render_settings_doc
 
     committed = (PROJECT / "docs/settings.md").read_text(encoding="utf-8")
     assert committed == render_settings_doc(), (
-        "docs/settings.md differs from the catalogue: python -m warehouse_engine.environment.docs > docs/settings.md")
+        "docs/settings.md differs from the catalogue: python -m invoicing_warehouse.engine.environment.docs > docs/settings.md")

@@ -1,4 +1,4 @@
-"""The settings door (warehouse_engine/environment/): every setting typed, defaulted and checked in one place,
+"""The settings door (invoicing_warehouse/engine/environment/): every setting typed, defaulted and checked in one place,
 read once per process with the environment over `.env`, secrets never shown; and WarehouseFiles, the one owner of
 the files beside a warehouse. Expected values are written out by hand from docs/settings.md's defaults."""
 
@@ -10,18 +10,26 @@ from pathlib import Path
 
 import pytest
 
-from warehouse_engine.environment.api_settings import MAX_ANSWER_BYTES, PARENT_FETCH_MAX, WEBHOOK_TOKEN
-from warehouse_engine.environment.catalogue import EVERY_SETTING, READ_HERE
-from warehouse_engine.environment.engine_settings import (
+from invoicing_warehouse.engine.environment.api_settings import (
+    MAX_ANSWER_BYTES,
+    PARENT_FETCH_MAX,
+    WEBHOOK_TOKEN,
+)
+from invoicing_warehouse.engine.environment.catalogue import EVERY_SETTING, READ_HERE
+from invoicing_warehouse.engine.environment.engine_settings import (
     LAKE_LOCK_WAIT_S,
     LAKE_MONTH_ENDS_KEPT,
     MODELS_DIR,
     PUBLISH_TRENDS,
     WAREHOUSE_ENGINE,
 )
-from warehouse_engine.environment.kinds import Setting, SettingError, whole
-from warehouse_engine.environment.reader import current_environment, environment_from
-from warehouse_engine.environment.run_settings import COMPANY_SIZE, HINTS_LINGER_S, SYNC_INTERVAL_MINUTES
+from invoicing_warehouse.engine.environment.kinds import Setting, SettingError, whole
+from invoicing_warehouse.engine.environment.reader import current_environment, environment_from
+from invoicing_warehouse.engine.environment.run_settings import (
+    COMPANY_SIZE,
+    HINTS_LINGER_S,
+    SYNC_INTERVAL_MINUTES,
+)
 
 PROJECT = Path(__file__).resolve().parents[2]
 
@@ -110,7 +118,7 @@ def test_the_process_reads_once_and_again_only_after_a_change(monkeypatch):
 
 
 def test_the_environment_wins_over_dot_env_and_dot_env_fills_the_rest(tmp_path, monkeypatch):
-    from warehouse_engine import env_file
+    from invoicing_warehouse.engine import env_file
 
     saved = dict(os.environ)
     settings_file = tmp_path / "settings.env"
@@ -130,9 +138,9 @@ def test_the_environment_wins_over_dot_env_and_dot_env_fills_the_rest(tmp_path, 
 
 
 def test_the_readers_raise_the_door_s_error(monkeypatch):
-    from runs.linger import Linger
-    from runs.status import StatusError, stale_after
-    from warehouse_engine.lake_lock import lock_wait_s
+    from invoicing_warehouse.engine.lake_lock import lock_wait_s
+    from invoicing_warehouse.runs.linger import Linger
+    from invoicing_warehouse.runs.status import StatusError, stale_after
 
     monkeypatch.setenv("INVOICING_LAKE_LOCK_WAIT_S", "soon")
     with pytest.raises(ValueError, match="INVOICING_LAKE_LOCK_WAIT_S must be a number of seconds > 0, got 'soon'"):

@@ -1,4 +1,4 @@
-"""`invoicing-warehouse status` (runs/status.py) on a real warehouse synced from the sandbox by the CLI: the
+"""`invoicing-warehouse status` (invoicing_warehouse/runs/status.py) on a real warehouse synced from the sandbox by the CLI: the
 all-fresh case exits 0; a portal made stale by its recorded sync time, a blocking check failing (a raw row
 duplicated, as a broken merge would leave it) and a webhook hint kept dead each exit 1 and say which; bad
 usage exits 2. The truths are independent of the status: the raw tables' own row counts, the gate's verdict
@@ -15,9 +15,9 @@ import duckdb
 import pytest
 
 from invoicing_warehouse.cli import main
+from invoicing_warehouse.engine.target import WarehouseTarget
+from invoicing_warehouse.runs.run_log import log_path
 from pipelines.invoicing.webhooks.hint_spool import Hint, HintSpool
-from runs.run_log import log_path
-from warehouse_engine.target import WarehouseTarget
 
 
 @pytest.fixture(scope="module")

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from warehouse_engine.target import WarehouseTarget
-from warehouse_engine.warehouse_files import WarehouseFiles
+from invoicing_warehouse.engine.target import WarehouseTarget
+from invoicing_warehouse.engine.warehouse_files import WarehouseFiles
 
 
 def test_the_files_beside_a_duckdb_file(tmp_path):
@@ -36,11 +36,11 @@ def test_the_files_beside_a_lake(tmp_path):
 
 
 def test_every_module_asks_warehouse_files(tmp_path):
-    from demo.command import demo_marker
+    from invoicing_warehouse.demo.command import demo_marker
+    from invoicing_warehouse.engine.publish import default_snapshot_path, unpublished_mark
+    from invoicing_warehouse.runs.gate_state import state_path
+    from invoicing_warehouse.runs.run_log import log_path
     from pipelines.invoicing.webhooks.hint_spool import spool_path
-    from runs.gate_state import state_path
-    from runs.run_log import log_path
-    from warehouse_engine.publish import default_snapshot_path, unpublished_mark
 
     warehouse = Path("data/warehouse.duckdb")
     target = WarehouseTarget.duckdb_file(warehouse)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from invoicing_sandbox import quiet
+from sandbox_syncs import quiet
 
 
 @pytest.fixture

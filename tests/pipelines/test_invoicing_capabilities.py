@@ -8,11 +8,11 @@ from datetime import timedelta
 
 import pytest
 from invoicing_fakes import BASE_URL, CLIENT_ID, CLIENT_SECRET, SERVER_NOW, FakeApi, FakeClock
-from invoicing_sandbox import quiet, sync
+from sandbox_syncs import quiet, sync
 
 from harness.warehouse_truth import mismatches
+from invoicing_sandbox.contract import ContractProfile
 from pipelines.invoicing.http.client import InvoicingClient
-from sandbox.contract import ContractProfile
 
 REFUSING = replace(ContractProfile.default(), window_params_refused_on=("suppliers", "supplier_documents"))
 
@@ -177,8 +177,8 @@ def test_a_503_stamped_with_its_present_measures_no_lead():
 
     import httpx
 
+    from invoicing_sandbox.clock import iso
     from pipelines.invoicing.read.windows import window_end
-    from sandbox.clock import iso
 
     api = FakeApi({"/documents": []}, expires_in=20, expire_at=SERVER_NOW + timedelta(seconds=20))
     serve = api.handle

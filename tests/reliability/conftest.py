@@ -17,7 +17,7 @@ PROJECT_ROOT = Path(__file__).resolve().parents[2]
 if str(PROJECT_ROOT) not in sys.path:
     sys.path.insert(0, str(PROJECT_ROOT))
 
-from sandbox.server import SandboxServer
+from invoicing_sandbox.server import SandboxServer
 
 
 @pytest.fixture(autouse=True)

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import pytest
 
-from sandbox.config import SandboxConfig
-from sandbox.server import SandboxServer
 from harness.bad_input_cases import CASE_TITLES, BadInputSuite, format_table
+from invoicing_sandbox.config import SandboxConfig
+from invoicing_sandbox.server import SandboxServer
 
 SECRET = "S3CRET-badinput-5e1c"
 

@@ -26,10 +26,10 @@ from pathlib import Path
 import pytest
 
 from harness.egress_race import prepare, private_env, race, start, stop
+from invoicing_sandbox.host import SandboxHost
 from pipelines.invoicing.http import host_budget
 from pipelines.invoicing.http.host_budget import SHARED_DIR_ENV, HostBudget
 from pipelines.invoicing.http.private_state import LocalStateError
-from sandbox.host import SandboxHost
 
 # alone, after the parallel phase (scripts/test): the pace is measured against the machine's clock
 pytestmark = pytest.mark.serial

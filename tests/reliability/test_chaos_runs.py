@@ -17,7 +17,6 @@ import pytest
 
 from harness.chaos_run import ChaosSettings, format_outcomes, run_chaos_seed
 
-
 SHORT_SEEDS = (101, pytest.param(202, marks=pytest.mark.soak))  # 202: another data variety, soak only
 SOAK_SEEDS = tuple(range(1, 51))
 
@@ -39,7 +38,7 @@ def _check(outcomes) -> None:
     assert sum(sum(o.mutations.values()) for o in outcomes) > 0
 
 
-@pytest.mark.parametrize("contract", ["default", "strict"])  # sandbox/contract.py profiles
+@pytest.mark.parametrize("contract", ["default", "strict"])  # invoicing_sandbox/contract.py profiles
 @pytest.mark.parametrize("seed", SHORT_SEEDS)
 def test_chaos_runs_short_form(tmp_path, contract, seed):
     settings = ChaosSettings(scale=40, incremental_syncs=1, contract=contract)

@@ -18,7 +18,7 @@ from dataclasses import replace
 import pytest
 
 from harness.chaos_run import ChaosSettings, format_outcomes, run_chaos_seed
-from sandbox.contract import ContractProfile
+from invoicing_sandbox.contract import ContractProfile
 
 SEED = 303
 LEAD_NOTE = re.compile(r"Date runs (\d+) s ahead")

@@ -21,8 +21,8 @@ import pytest
 
 from harness.egress_race import await_line, prepare, private_env, race, start, stop
 from harness.network_namespaces import NamespacesUnavailable, TwoHosts
+from invoicing_sandbox.host import SandboxHost
 from pipelines.invoicing.http.host_budget import host_key
-from sandbox.host import SandboxHost
 
 # alone, after the parallel phase (scripts/test): the pace is measured against the machine's clock
 pytestmark = pytest.mark.serial

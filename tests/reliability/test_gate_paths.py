@@ -1,4 +1,4 @@
-"""One gate before readers, on every path that publishes figures (runs/gate.py): when a blocking check fails,
+"""One gate before readers, on every path that publishes figures (invoicing_warehouse/runs/gate.py): when a blocking check fails,
 nothing reaches the readers' copy (its bytes are unchanged), the command exits 1 naming the check and the figures
 it protects, and the gate's state carries what the dashboard's banner says. A read that may be incomplete holds
 back the marts built on it, and only those. One report date per build.
@@ -18,20 +18,20 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from dashboard.gate_banner import banner_lines, flag_lines
-from dashboard.source import Source, Unavailable
+from invoicing_sandbox.config import SandboxConfig
+from invoicing_sandbox.server import SandboxServer
 from invoicing_warehouse.cli import main
+from invoicing_warehouse.dashboard.gate_banner import banner_lines, flag_lines
+from invoicing_warehouse.dashboard.source import Source, Unavailable
+from invoicing_warehouse.engine.publish import default_snapshot_path
+from invoicing_warehouse.engine.target import WarehouseTarget
+from invoicing_warehouse.runs.gate import build_and_publish, record_reads
+from invoicing_warehouse.runs.gate_state import load
+from invoicing_warehouse.runs.hints import apply_pending, spool_for
 from pipelines.invoicing.credentials import ApiSettings
-from pipelines.invoicing.webhooks.hint_spool import Hint
-from pipelines.invoicing.portals import Portal
 from pipelines.invoicing.load.sync import make_pipeline, run_sync
-from runs.gate import build_and_publish, record_reads
-from runs.gate_state import load
-from runs.hints import apply_pending, spool_for
-from sandbox.config import SandboxConfig
-from sandbox.server import SandboxServer
-from warehouse_engine.publish import default_snapshot_path
-from warehouse_engine.target import WarehouseTarget
+from pipelines.invoicing.portals import Portal
+from pipelines.invoicing.webhooks.hint_spool import Hint
 
 DUPLICATE = "insert into invoicing_raw.documents select * from invoicing_raw.documents order by id limit 1"
 UNDO_DUPLICATE = ("delete from invoicing_raw.documents where rowid = (select max(rowid) from invoicing_raw.documents "
@@ -252,7 +252,7 @@ def test_a_supplier_list_read_incompletely_holds_the_payables_and_publishes_the_
     from dataclasses import replace
 
     from harness.marts_truth import compare_marts
-    from sandbox.contract import ContractProfile
+    from invoicing_sandbox.contract import ContractProfile
 
     warehouse = tmp_path / "warehouse.duckdb"
     profile = replace(ContractProfile.default(), paging_params_refused_on=("supplier_documents",))

@@ -18,9 +18,9 @@ import dlt
 import duckdb
 import pytest
 
-from sandbox.config import SandboxConfig
-from sandbox.server import SandboxServer
 from harness.warehouse_truth import RAW_TABLES, compare_raw_tables, flatten
+from invoicing_sandbox.config import SandboxConfig
+from invoicing_sandbox.server import SandboxServer
 
 
 @pytest.fixture(scope="module")

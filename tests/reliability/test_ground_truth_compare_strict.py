@@ -19,9 +19,9 @@ import pytest
 
 from harness.served_truth import expected_records
 from harness.warehouse_truth import RAW_TABLES, compare_raw_tables, flatten
-from sandbox.config import SandboxConfig
-from sandbox.contract import ContractProfile
-from sandbox.server import SandboxServer
+from invoicing_sandbox.config import SandboxConfig
+from invoicing_sandbox.contract import ContractProfile
+from invoicing_sandbox.server import SandboxServer
 
 OBSERVED = "2026-03-16T09:30:00Z"  # a client's observation time of a deletion served without `deletedAt`
 

@@ -17,9 +17,9 @@ import pytest
 
 from harness.budget_race import hammer, reserve_and_die
 from harness.multi_portal import arrival_times
+from invoicing_sandbox.host import SandboxHost
 from pipelines.invoicing.http.host_budget import HostBudget, host_key
 from pipelines.invoicing.http.ratelimit import RateLimiter
-from sandbox.host import SandboxHost
 
 # in the serial set (scripts/test): the grants' spacing and the budget's throughput are measured in real time
 pytestmark = pytest.mark.serial

@@ -20,21 +20,21 @@ from pathlib import Path
 
 import pytest
 
-from dashboard.gate_banner import banner_lines
-from dashboard.source import Source
 from harness.common import quiet
 from harness.warehouse_truth import COMPARED, mismatches
+from invoicing_sandbox.contract import ContractProfile
 from invoicing_warehouse.cli import main
+from invoicing_warehouse.dashboard.gate_banner import banner_lines
+from invoicing_warehouse.dashboard.source import Source
+from invoicing_warehouse.engine.publish import default_snapshot_path
+from invoicing_warehouse.engine.target import WarehouseTarget
+from invoicing_warehouse.runs.gate import failed_read_marts, held_marts, record_reads
+from invoicing_warehouse.runs.gate_state import load
 from pipelines.invoicing.load.sync import committed_state, make_pipeline
-from runs.gate import failed_read_marts, held_marts, record_reads
-from runs.gate_state import load
-from sandbox.contract import ContractProfile
-from warehouse_engine.publish import default_snapshot_path
-from warehouse_engine.target import WarehouseTarget
 
 FAILED_TABLES = ("supplier_documents", "supplier_document_events")
 OTHER_TABLES = tuple(table for table in COMPARED if table not in FAILED_TABLES)
-# read from the models' SQL (warehouse_engine/sql/marts): built on the supplier documents, or not at all
+# read from the models' SQL (sql/marts): built on the supplier documents, or not at all
 PAYABLES = {"marts.supplier_payables", "marts.payables_by_supplier", "marts.payables_schedule", "marts.cash_outlook"}
 RECEIVABLES = {"marts.receivables", "marts.receivables_by_customer", "marts.overdue_customers", "marts.dso",
                "marts.payment_history"}

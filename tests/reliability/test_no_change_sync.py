@@ -16,7 +16,7 @@ import duckdb
 
 from harness.common import quiet
 from harness.sync_process import Workspace, run_sync_command
-from warehouse_engine.publish import default_snapshot_path, unpublished_mark
+from invoicing_warehouse.engine.publish import default_snapshot_path, unpublished_mark
 
 
 def _loads(warehouse) -> int:

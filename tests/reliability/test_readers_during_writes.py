@@ -1,6 +1,6 @@
 """Issue 7, point 5: dashboards and analysts read the marts while a scheduled run writes.
 
-Mechanism (warehouse_engine/publish.py): readers open the published snapshot
+Mechanism (invoicing_warehouse/engine/publish.py): readers open the published snapshot
 `warehouse.read.duckdb` read-only, never the warehouse (why: test_snapshot_publish.py). Here a real
 sync + models run writes the warehouse and publishes while two reader processes query the marts in
 a loop: a dashboard opening a new read-only connection per query, an analyst holding one connection.
@@ -20,8 +20,8 @@ from pathlib import Path
 import duckdb
 
 from harness.common import wait_until
-from warehouse_engine.publish import connect_reader, publish_snapshot
-from warehouse_engine.sql_runner import build_models
+from invoicing_warehouse.engine.publish import connect_reader, publish_snapshot
+from invoicing_warehouse.engine.sql_runner import build_models
 from pipelines.invoicing.load.sync import make_pipeline, run_sync
 
 READER_SCRIPT = Path(__file__).resolve().parents[1] / "support" / "marts_reader.py"

@@ -24,14 +24,14 @@ from decimal import Decimal
 import duckdb
 import pytest
 
-from dashboard.gate_banner import flag_lines
-from dashboard.source import Source
 from harness.marts_truth import compare_marts
+from invoicing_sandbox.contract import ContractProfile
+from invoicing_sandbox.mutator import Mutator
 from invoicing_warehouse.cli import main
-from runs.checks import REFERENCE_CHECKS
-from sandbox.contract import ContractProfile
-from sandbox.mutator import Mutator
-from warehouse_engine.target import WarehouseTarget
+from invoicing_warehouse.dashboard.gate_banner import flag_lines
+from invoicing_warehouse.dashboard.source import Source
+from invoicing_warehouse.engine.target import WarehouseTarget
+from invoicing_warehouse.runs.checks import REFERENCE_CHECKS
 
 
 def _point_cli_at(sb, monkeypatch) -> None:

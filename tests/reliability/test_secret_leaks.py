@@ -14,9 +14,9 @@ import logging
 
 from dagster import DagsterInstance
 
-from tests.support.secret_scan import scan_text, scan_tree, scan_warehouse, secret_needles
 from harness.sync_process import Workspace, run_sync_command
 from harness.tamper_proxy import TamperProxy
+from tests.support.secret_scan import scan_text, scan_tree, scan_warehouse, secret_needles
 
 SECRET = "S3CRET-canary-7f3a"
 

@@ -29,7 +29,7 @@ def _check(outcomes, phases: set[str]) -> None:
         assert outcome.mismatches == 0, outcome.comparison.summary()
 
 
-@pytest.mark.parametrize("contract", ["default", "strict"])  # sandbox/contract.py profiles
+@pytest.mark.parametrize("contract", ["default", "strict"])  # invoicing_sandbox/contract.py profiles
 @pytest.mark.parametrize("seed", [31, pytest.param(32, marks=pytest.mark.soak)])
 def test_sigkill_then_rerun_is_exact(tmp_path, seed, contract):
     outcome = run_crash_seed(

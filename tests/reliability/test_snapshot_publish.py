@@ -1,6 +1,6 @@
 """Issue 7, point 5, the mechanism: readers open a published snapshot, never the warehouse.
 
-`warehouse_engine/publish.py` checkpoints the warehouse, copies it beside the snapshot, fsyncs and
+`invoicing_warehouse/engine/publish.py` checkpoints the warehouse, copies it beside the snapshot, fsyncs and
 renames it onto `warehouse.read.duckdb`. These tests show the DuckDB behaviour that makes it
 necessary (a second process is refused a file a writer holds; a held read-only connection blocks the
 next writer) and that the snapshot removes both failures. The end-to-end test with a real sync and
@@ -17,7 +17,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from warehouse_engine.publish import connect_reader, default_snapshot_path, publish_snapshot
+from invoicing_warehouse.engine.publish import connect_reader, default_snapshot_path, publish_snapshot
 
 
 def _open_in_other_process(path: Path, read_only: bool) -> subprocess.CompletedProcess:

@@ -1,4 +1,4 @@
-"""The hand-computed portal of tests/models/model_fixture.py, built and published, for the attack rows that need
+"""The hand-computed portal of tests/sql/model_fixture.py, built and published, for the attack rows that need
 a warehouse and its readers' copy (the analysts' models, the exports)."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from pathlib import Path
 import duckdb
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "models"))  # the fixture's own sibling imports
-from model_fixture import load_fixture
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "sql"))  # the fixture's own sibling imports
+from tests.sql.model_fixture import load_fixture
 
 
 def _publish_fixture(folder: Path, as_of: date,

@@ -1,8 +1,8 @@
 """Issue 41, point 1: the analysts' models of security review 2 (C1, critical; H1, high) and test review 2's F14,
 replayed as the review ran them: a models folder written by someone who can write only that folder.
 
-Each row builds the hand-computed portal of tests/models/model_fixture.py, publishes it once (the readers' copy
-owes 3129.50: tests/models/test_receivables_marts.py), then runs the review's payload through `models
+Each row builds the hand-computed portal of tests/sql/model_fixture.py, publishes it once (the readers' copy
+owes 3129.50: tests/sql/test_receivables_marts.py), then runs the review's payload through `models
 --models-dir` (or the dashboard's Freshness checks) and asserts the answer now (refused, naming the rule) and
 that nothing was lost: the warehouse and the readers' copy hold what they held, no file was written, no
 database attached. The DuckLake rows use the session's real PostgreSQL (tests/conftest.py `lake`).
@@ -16,13 +16,13 @@ from pathlib import Path
 import duckdb
 import psycopg2
 import pytest
-from model_fixture import load_fixture  # on the path by tests/security/conftest.py
 
 from invoicing_warehouse.cli import main
-from runs.gate import build_and_publish
-from warehouse_engine.connection import connect
-from warehouse_engine.sql_runner import ModelDefinitionError
-from warehouse_engine.target import CATALOG_ENV, DATA_PATH_ENV, ENGINE_ENV, LAKE_NAME, PASSWORD_ENV
+from invoicing_warehouse.engine.connection import connect
+from invoicing_warehouse.engine.sql_runner import ModelDefinitionError
+from invoicing_warehouse.engine.target import CATALOG_ENV, DATA_PATH_ENV, ENGINE_ENV, LAKE_NAME, PASSWORD_ENV
+from invoicing_warehouse.runs.gate import build_and_publish
+from tests.sql.model_fixture import load_fixture  # on the path by tests/security/conftest.py
 
 AS_OF = date(2026, 1, 31)
 OPEN_TOTAL = "3129.50"  # 699.50 + 380.00 + 850.00 + 140.00 + 1000.00 + 60.00, the fixture's open receivables
@@ -168,7 +168,7 @@ def test_f14_a_declared_column_the_model_does_not_build_is_refused(published, tm
 def test_c1_the_dashboard_freshness_checks_never_run_a_hook_from_the_models_folder(published, tmp_path,
                                                                                  monkeypatch):
     # review 2, C1.4: with INVOICING_MODELS_DIR set, the Freshness page re-ran the grain hook on the readers' copy
-    from dashboard.freshness import checks
+    from invoicing_warehouse.dashboard.freshness import checks
 
     probe = tmp_path / "freshness_probe.csv"
     # YAML doubles a quote inside a quoted string: the SQL reads `copy (select 1) to '<probe>'`
@@ -293,8 +293,8 @@ def test_an_analyst_model_on_a_ducklake_is_built_and_published_as_on_a_file(lake
 def test_h1_the_publication_after_a_dagster_run_drops_an_analyst_table_whose_file_is_gone(published, tmp_path):
     # Dagster builds each model as an asset and publishes through publish_checked (dagster_project/sensors.py),
     # not build_models: the stale table is dropped there too
-    from runs.gate import publish_checked
-    from warehouse_engine.target import WarehouseTarget
+    from invoicing_warehouse.engine.target import WarehouseTarget
+    from invoicing_warehouse.runs.gate import publish_checked
 
     folder = _model(tmp_path / "m", "leak", "select 'default' as portal_id, 'was published' as note")
     assert _models(published, folder) == 0
@@ -321,7 +321,7 @@ SANDBOX_ATTEMPTS = (
 
 def test_c1_h1_the_sandbox_itself_refuses_what_the_one_select_rule_already_keeps_out(published_refused, tmp_path):
     # a second wall: were a statement to slip past the parser's check, the instance it would run on refuses it
-    from warehouse_engine.analyst_sandbox import open_sandbox
+    from invoicing_warehouse.engine.analyst_sandbox import open_sandbox
 
     inputs = tmp_path / "inputs.duckdb"
     with duckdb.connect(str(inputs)) as copy:
@@ -358,8 +358,8 @@ def test_c1_h1_the_sandbox_itself_refuses_what_the_one_select_rule_already_keeps
 
 def test_h1_the_dashboard_as_of_build_never_runs_the_analyst_models(published, tmp_path, monkeypatch):
     # the dashboard's (and export's) other report dates build the product's models over the readers' copy
-    # (runs/as_of.py): an analyst's folder named by INVOICING_MODELS_DIR is not run there at all
-    from runs.as_of import attached, marts_as_of
+    # (invoicing_warehouse/runs/as_of.py): an analyst's folder named by INVOICING_MODELS_DIR is not run there at all
+    from invoicing_warehouse.runs.as_of import attached, marts_as_of
 
     env_file = tmp_path / "invoicing.env"
     env_file.write_text("INVOICING_DUCKLAKE_PASSWORD=pw-DO-NOT-LEAK\n")

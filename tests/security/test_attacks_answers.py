@@ -25,13 +25,13 @@ import pytest
 
 from harness.bad_input_cases import BadInputSuite
 from harness.tamper_proxy import Exchange, TamperProxy
+from invoicing_sandbox.config import SandboxConfig
+from invoicing_sandbox.server import SandboxServer
 from pipelines.invoicing.errors import InvoicingApiError
 from pipelines.invoicing.http.answers import parse_json
 from pipelines.invoicing.http.database_budget import BudgetDatabase, DatabaseBudget
 from pipelines.invoicing.http.host_budget import HostBudget
 from pipelines.invoicing.http.ratelimit import Grant, RateLimiter
-from sandbox.config import SandboxConfig
-from sandbox.server import SandboxServer
 
 SECRET = "S3CRET-answers-attack-7d2a"
 FORGED_GRIDS = {  # (base, step, per_window); "now": the store's clock, as the review wrote it

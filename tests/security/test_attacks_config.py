@@ -33,10 +33,10 @@ from dagster import DagsterInstance, DagsterInvalidConfigError
 from harness.dashboard_process import dashboard_process
 from harness.model_raw_tables import create_raw_tables, insert
 from harness.tamper_proxy import Exchange, TamperProxy
+from invoicing_sandbox.server import SandboxServer
 from invoicing_warehouse.cli import main
 from pipelines.invoicing.load.sync import SyncReport
-from sandbox.server import SandboxServer
-from tests.sandbox.conftest import small_config
+from tests.invoicing_sandbox.conftest import small_config
 
 TOKEN = "attack-rows-token-0123456789abcdef"
 FOREIGN_HOST = "evil.example"
@@ -293,7 +293,7 @@ HIDDEN_ROW = 'Dupont\r=HYPERLINK("http://x","y")'
 
 
 def formula_cells(request: pytest.FixtureRequest) -> Outcome:
-    from dashboard.formatting import to_csv
+    from invoicing_warehouse.dashboard.formatting import to_csv
 
     def frame() -> pd.DataFrame:  # the shape of a download: names from third parties, amounts, counts, dates
         return pd.DataFrame({
@@ -333,8 +333,8 @@ def _snapshots(connection) -> list[tuple[int, str | None]]:
 
 
 def snapshot_growth(request: pytest.FixtureRequest) -> Outcome:
-    from warehouse_engine.connection import connect
-    from warehouse_engine.readers import connect_reader, publish
+    from invoicing_warehouse.engine.connection import connect
+    from invoicing_warehouse.engine.readers import connect_reader, publish
 
     target = request.getfixturevalue("lake")
     with connect(target) as writer:
@@ -372,9 +372,9 @@ def snapshot_growth(request: pytest.FixtureRequest) -> Outcome:
 
 
 def reader_on_an_older_publication(request: pytest.FixtureRequest) -> Outcome:
-    from warehouse_engine.connection import connect
-    from warehouse_engine.lake_maintenance import maintain
-    from warehouse_engine.readers import publish
+    from invoicing_warehouse.engine.connection import connect
+    from invoicing_warehouse.engine.lake_maintenance import maintain
+    from invoicing_warehouse.engine.readers import publish
 
     target = request.getfixturevalue("lake")
     with connect(target) as writer:
@@ -412,11 +412,11 @@ def reader_on_an_older_publication(request: pytest.FixtureRequest) -> Outcome:
 def half_loaded_publication(request: pytest.FixtureRequest) -> Outcome:
     """Writer B loads portal beta in two commits (customers, then documents) while writer A builds and publishes:
     A's publication holds B's whole load or none of it, never customers without documents."""
-    import runs.sync
+    import invoicing_warehouse.runs.sync
+    from invoicing_warehouse.engine.connection import connect, give_catalog_password, open_lake_instance
+    from invoicing_warehouse.engine.readers import connect_reader, published_snapshot
+    from invoicing_warehouse.runs.gate import build_and_publish
     from pipelines.invoicing.portals import Portal
-    from runs.gate import build_and_publish
-    from warehouse_engine.connection import connect, give_catalog_password, open_lake_instance
-    from warehouse_engine.readers import connect_reader, published_snapshot
 
     target = request.getfixturevalue("lake")
     monkeypatch = request.getfixturevalue("monkeypatch")
@@ -453,8 +453,8 @@ def half_loaded_publication(request: pytest.FixtureRequest) -> Outcome:
                                          for n in (1, 2, 3)])
         return SyncReport(rows={"customers": 2, "documents": 3})  # what it loaded, as a real run reports it
 
-    monkeypatch.setattr(runs.sync, "sync_portal", load_in_two_commits)
-    writer_b = threading.Thread(target=runs.sync.sync_and_record, args=(target, Portal("beta")))
+    monkeypatch.setattr(invoicing_warehouse.runs.sync, "sync_portal", load_in_two_commits)
+    writer_b = threading.Thread(target=invoicing_warehouse.runs.sync.sync_and_record, args=(target, Portal("beta")))
     writer_b.start()
     try:
         assert half_loaded.wait(WAIT_S), "writer B never committed its first half"

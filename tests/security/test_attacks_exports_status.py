@@ -85,7 +85,7 @@ def test_l5_an_out_folder_others_may_write_is_refused_and_nothing_written(publis
 
 @pytest.fixture()
 def wrong_password_lake(lake, monkeypatch):
-    from warehouse_engine.target import CATALOG_ENV, DATA_PATH_ENV, ENGINE_ENV, PASSWORD_ENV
+    from invoicing_warehouse.engine.target import CATALOG_ENV, DATA_PATH_ENV, ENGINE_ENV, PASSWORD_ENV
 
     for name, value in ((ENGINE_ENV, "ducklake"), (CATALOG_ENV, lake.catalog.public()),
                         (DATA_PATH_ENV, str(lake.data_path)), (PASSWORD_ENV, "wrong-password-DO-NOT-PRINT")):

@@ -23,13 +23,13 @@ import httpx
 import pytest
 
 from invoicing_warehouse.cli import build_parser, main
-from invoicing_warehouse.webhooks_command import receiver_settings
+from invoicing_warehouse.cli.webhooks_command import receiver_settings
+from invoicing_warehouse.engine import env_file
 from pipelines.invoicing.webhooks.hint_spool import HintSpool
 from pipelines.invoicing.webhooks.receiver import Receiver
 from tests.security.test_attacks_config import Trap
 from tests.support.two_portals import build_two_portals
 from tests.support.webhook_receiver import envelope, serving_app
-from warehouse_engine import env_file
 
 TOKEN = "least-privilege-token-0123456789abcdef"
 GLOBEX_API_ID = "64f0c0ffee00000000000b0b"
@@ -100,8 +100,8 @@ def test_m1_register_subscribes_the_portals_door_and_replaces_the_shared_token_u
     """`webhooks register --receiver ROOT` subscribes ROOT/hooks/<door>[/<portal>] (the sandbox's own record of the
     subscription), and removes the URL an older version subscribed with the shared token, after the new one exists;
     `--url` with the shared token is refused (the receiver would answer 404 to every delivery)."""
-    from sandbox.server import SandboxServer
-    from tests.sandbox.conftest import small_config
+    from invoicing_sandbox.server import SandboxServer
+    from tests.invoicing_sandbox.conftest import small_config
 
     monkeypatch.chdir(tmp_path)
     for name in list(os.environ):
@@ -224,12 +224,12 @@ def test_m2_each_service_role_holds_only_its_grants_on_a_real_postgresql(tmp_pat
     import psycopg2
 
     from harness.postgres_cluster import PostgresCluster
+    from invoicing_warehouse.engine.connection import connect
+    from invoicing_warehouse.engine.readers import connect_reader, publish
+    from invoicing_warehouse.engine.target import WarehouseTarget, parse_catalog_dsn
     from pipelines.invoicing.http.database_budget import BudgetDatabase, DatabaseBudget
     from pipelines.invoicing.webhooks.hint_spool import SPOOLED, Hint
     from pipelines.invoicing.webhooks.spool_stores import PostgresSpool, PostgresSpoolConnection
-    from warehouse_engine.connection import connect
-    from warehouse_engine.readers import connect_reader, publish
-    from warehouse_engine.target import WarehouseTarget, parse_catalog_dsn
 
     passwords = {role: f"{role}-pw-{os.urandom(6).hex()}" for role in
                  ("invoicing_receiver", "invoicing_budget", "invoicing_reader")}
@@ -348,9 +348,9 @@ def test_m4_a_dashboard_limited_to_one_portal_shows_no_other_portals_rows(two_po
     globex's are empty. Unset, both portals are shown (nothing changed for a firm's own dashboard)."""
     import duckdb
 
-    from dashboard import cache, queries
-    from dashboard.source import Source, Unavailable
-    from dashboard.trends import month_end_figures
+    from invoicing_warehouse.dashboard import cache, queries
+    from invoicing_warehouse.dashboard.source import Source, Unavailable
+    from invoicing_warehouse.dashboard.trends import month_end_figures
 
     warehouse, as_of = two_portals
     with duckdb.connect(str(warehouse.with_name("warehouse.read.duckdb")), read_only=True) as copy:

@@ -31,6 +31,14 @@ import pytest
 from harness.common import quiet
 from harness.sync_process import Workspace, run_sync_command
 from harness.warehouse_truth import compare_raw_tables
+from invoicing_warehouse.engine.connection import _identity, connect, open_lake_instance
+from invoicing_warehouse.engine.target import (
+    CATALOG_ENV,
+    DATA_PATH_ENV,
+    ENGINE_ENV,
+    PASSWORD_ENV,
+    WarehouseTarget,
+)
 from pipelines.invoicing.errors import InvoicingApiError
 from pipelines.invoicing.http.client import InvoicingClient
 from pipelines.invoicing.http.host_budget import HostBudget
@@ -38,8 +46,6 @@ from pipelines.invoicing.http.private_state import LocalStateError
 from pipelines.invoicing.http.ratelimit import MAX_PAUSE_S, RateLimiter
 from pipelines.invoicing.http.token_cache import CachedToken, TokenCache
 from tests.support.secret_scan import scan_text, scan_tree
-from warehouse_engine.connection import _identity, connect, open_lake_instance
-from warehouse_engine.target import CATALOG_ENV, DATA_PATH_ENV, ENGINE_ENV, PASSWORD_ENV, WarehouseTarget
 
 ROOT = Path(__file__).resolve().parents[2]
 BASE_URL = "http://127.0.0.1:9/api/v2"  # nothing listens there: the rows that need no server never call it
@@ -76,8 +82,8 @@ def umask_restored() -> Iterator[None]:
 @contextmanager
 def sandbox_server(**settings) -> Iterator:
     """A small sandbox on 127.0.0.1, stopped on exit."""
-    from sandbox.config import SandboxConfig
-    from sandbox.server import SandboxServer
+    from invoicing_sandbox.config import SandboxConfig
+    from invoicing_sandbox.server import SandboxServer
 
     server = SandboxServer(SandboxConfig(**{"seed": 3, "scale": 30, "rate_limit_per_s": 0, **settings})).start()
     try:
@@ -365,10 +371,10 @@ def lake_instances_are_locked_down(request: pytest.FixtureRequest, tmp_path: Pat
 
 # ------------------------------------------------------------------------------------------------ L5
 def data_files_are_the_owners_only(request: pytest.FixtureRequest, tmp_path: Path) -> None:
-    from invoicing_warehouse.doctor_command import write_private_text
+    from invoicing_warehouse.cli.doctor_command import write_private_text
+    from invoicing_warehouse.engine.publish import publish_snapshot
     from pipelines.invoicing.load.sync import make_pipeline, run_sync
     from pipelines.invoicing.webhooks.hint_spool import HintSpool
-    from warehouse_engine.publish import publish_snapshot
 
     warehouse = tmp_path / "data" / "warehouse.duckdb"
     with sandbox_server() as sandbox:
@@ -422,7 +428,7 @@ def portals_rate_limit_not_finite(request: pytest.FixtureRequest, tmp_path: Path
 
 # ------------------------------------------------------------------------------------------------ L8
 def a_killed_publications_copy_is_removed(request: pytest.FixtureRequest, tmp_path: Path) -> None:
-    from warehouse_engine.publish import publish_snapshot
+    from invoicing_warehouse.engine.publish import publish_snapshot
 
     warehouse = tmp_path / "warehouse.duckdb"
     with duckdb.connect(str(warehouse)) as connection:

@@ -33,8 +33,13 @@ from harness.common import quiet
 from harness.postgres_cluster import PostgresCluster
 from harness.regular_build import regular_build
 from harness.warehouse_truth import mismatches
+from invoicing_sandbox.config import SandboxConfig
+from invoicing_sandbox.server import SandboxServer
 from invoicing_warehouse.cli import build_parser
-from invoicing_warehouse.webhooks_command import receiver_settings
+from invoicing_warehouse.cli.webhooks_command import receiver_settings
+from invoicing_warehouse.engine.readers import connect_reader
+from invoicing_warehouse.engine.target import WarehouseTarget, parse_catalog_dsn
+from invoicing_warehouse.runs.hints import HintRun, apply_pending
 from pipelines.invoicing.credentials import ApiSettings
 from pipelines.invoicing.hook_urls import hook_url
 from pipelines.invoicing.portals import Portal
@@ -42,12 +47,7 @@ from pipelines.invoicing.webhooks.hint_spool import WHOLE_RESOURCE, HintSpool
 from pipelines.invoicing.webhooks.receiver import Receiver
 from pipelines.invoicing.webhooks.receiver_server import ServerLimits
 from pipelines.invoicing.webhooks.spool_stores import PostgresSpool
-from runs.hints import HintRun, apply_pending
-from sandbox.config import SandboxConfig
-from sandbox.server import SandboxServer
 from tests.support.webhook_receiver import ServedReceiver, envelope, serving_app, serving_receiver
-from warehouse_engine.readers import connect_reader
-from warehouse_engine.target import WarehouseTarget, parse_catalog_dsn
 
 READ_TIMEOUT_S = 1.0  # the receiver's read timeout in this module (10 s in production)
 FLOOD_BOUND = 30  # pending hints per portal in this module (50,000 in production)

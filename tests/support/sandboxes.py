@@ -14,10 +14,10 @@ from collections.abc import Callable
 from datetime import UTC, date, datetime, timedelta
 from typing import Self
 
-from sandbox.clock import Clock
-from sandbox.config import SandboxConfig
-from sandbox.contract import ContractProfile
-from sandbox.server import ConfiguredClock, SandboxServer
+from invoicing_sandbox.clock import Clock
+from invoicing_sandbox.config import SandboxConfig
+from invoicing_sandbox.contract import ContractProfile
+from invoicing_sandbox.server import ConfiguredClock, SandboxServer
 
 TEST_TODAY_VARIABLE = "INVOICING_TEST_TODAY"
 

@@ -7,14 +7,14 @@ from __future__ import annotations
 from datetime import date, datetime
 from pathlib import Path
 
+from invoicing_sandbox.clock import Clock
+from invoicing_sandbox.config import SandboxConfig
+from invoicing_sandbox.server import SandboxServer
+from invoicing_warehouse.engine.target import WarehouseTarget
+from invoicing_warehouse.runs.gate import build_and_publish
+from invoicing_warehouse.runs.sync import sync_and_record
 from pipelines.invoicing.credentials import ApiSettings
 from pipelines.invoicing.portals import Portal
-from runs.gate import build_and_publish
-from runs.sync import sync_and_record
-from sandbox.clock import Clock
-from sandbox.config import SandboxConfig
-from sandbox.server import SandboxServer
-from warehouse_engine.target import WarehouseTarget
 
 PORTALS = (("acme", 41), ("globex", 42))
 CLOCK_AT = datetime(2026, 3, 2, 9)  # pinned: the figures never depend on the day the test runs

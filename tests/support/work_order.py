@@ -21,64 +21,64 @@ from xml.etree import ElementTree
 
 from xdist.scheduler import LoadScopeScheduling
 
-DASHBOARD = "tests/dashboard/"
+DASHBOARD = "tests/invoicing_warehouse/dashboard/"
 
 # measured on a fresh clone of main, 2026-11-26, one process (seconds of setup, call and teardown)
 HEAVIEST: tuple[str, ...] = (
     # issue 40, point 6, added by hand: every bench/ script's smoke in the default run, 18 runs in one file (their
     # times: bench/RESULTS.md, "The benchmarks' smoke runs"); the longest file, so it starts first
     "tests/bench/test_bench_smoke.py",
-    "tests/dashboard/",  # 150 s (issue 31 added the aged balances, Trends, Portals and export tests)
-    "tests/pipelines/test_invoicing_sync.py",  # 107 s
-    "tests/pipelines/test_ducklake_sync.py",  # 102 s
+    "tests/invoicing_warehouse/dashboard/",  # 150 s (issue 31 added the aged balances, Trends, Portals and export tests)
+    "tests/pipelines/load/test_invoicing_sync.py",  # 107 s
+    "tests/pipelines/load/test_ducklake_sync.py",  # 102 s
     "tests/reliability/test_clock_lead_under_faults.py",  # 70 s
     "tests/reliability/test_secret_leaks.py",  # 67 s
-    "tests/pipelines/test_invoicing_tie_groups.py",  # 63 s
-    "tests/pipelines/test_paging_not_honoured.py",  # 58 s (issue 40 adds about 30 s: F16, mutations on)
+    "tests/pipelines/read/test_invoicing_tie_groups.py",  # 63 s
+    "tests/pipelines/read/test_paging_not_honoured.py",  # 58 s (issue 40 adds about 30 s: F16, mutations on)
     "tests/reliability/test_list_fails_alone.py",  # about 50 s (issue 40, added by hand: 88 s on a loaded machine)
-    "tests/pipelines/test_ducklake_models.py",  # 56 s
-    "tests/pipelines/test_portals_sync.py",  # 55 s
-    "tests/pipelines/test_invoicing_resilience.py",  # 55 s
-    "tests/webhooks/test_sync_follow.py",  # 55 s
+    "tests/invoicing_warehouse/engine/test_ducklake_models.py",  # 56 s
+    "tests/pipelines/load/test_portals_sync.py",  # 55 s
+    "tests/pipelines/load/test_invoicing_resilience.py",  # 55 s
+    "tests/pipelines/webhooks/test_sync_follow.py",  # 55 s
     "tests/reliability/test_chaos_runs.py",  # 53 s
-    "tests/models/test_contract_rows.py",  # 49 s
+    "tests/sql/test_contract_rows.py",  # 49 s
     "tests/security/test_attacks_config.py",  # 48 s (added by hand from its own run, issue 30)
     "tests/test_house_rules.py",  # 46 s
     "tests/reliability/test_host_budget.py",  # 43 s
-    "tests/dagster/test_materialize.py",  # 42 s
-    "tests/pipelines/test_invoicing_records.py",  # 41 s
-    "tests/pipelines/test_ducklake_s3.py",  # about 40 s (issue 33, added by hand from its own run)
-    "tests/models/test_month_end_carry_over.py",  # issue 40, added by hand (see its run in bench/RESULTS.md)
-    "tests/models/test_month_end_trends.py",  # about 30 s (issue 31, added by hand)
-    "tests/pipelines/test_page_size_per_list.py",  # 40 s
+    "tests/dagster_project/test_materialize.py",  # 42 s
+    "tests/pipelines/read/test_invoicing_records.py",  # 41 s
+    "tests/invoicing_warehouse/engine/test_ducklake_s3.py",  # about 40 s (issue 33, added by hand from its own run)
+    "tests/sql/test_month_end_carry_over.py",  # issue 40, added by hand (see its run in bench/RESULTS.md)
+    "tests/sql/test_month_end_trends.py",  # about 30 s (issue 31, added by hand)
+    "tests/pipelines/read/test_page_size_per_list.py",  # 40 s
     "tests/reliability/test_sigkill_crash_safety.py",  # 37 s
     "tests/pipelines/test_invoicing_capabilities.py",  # 35 s
     "tests/reliability/test_gate_paths.py",  # 34 s
-    "tests/dagster/test_partial_sync_run.py",  # about 25 s (issue 40, added by hand: 41 s on a loaded machine)
-    "tests/webhooks/test_hint_windows.py",  # 30 s
-    "tests/dagster/test_webserver.py",  # 28 s
-    "tests/dagster/test_demo.py",  # 27 s
-    "tests/webhooks/test_hint_payments.py",  # 27 s
-    "tests/pipelines/test_ducklake_hints.py",  # 26 s
+    "tests/dagster_project/test_partial_sync_run.py",  # about 25 s (issue 40, added by hand: 41 s on a loaded machine)
+    "tests/pipelines/webhooks/test_hint_windows.py",  # 30 s
+    "tests/dagster_project/test_webserver.py",  # 28 s
+    "tests/dagster_project/test_demo.py",  # 27 s
+    "tests/pipelines/webhooks/test_hint_payments.py",  # 27 s
+    "tests/pipelines/load/test_ducklake_hints.py",  # 26 s
     "tests/reliability/test_concurrent_portals.py",  # 25 s
     "tests/security/test_attacks_local.py",  # 24 s (added by hand, issue 30)
-    "tests/models/test_currency_against_sandbox.py",  # 24 s
+    "tests/sql/test_currency_against_sandbox.py",  # 24 s
     "tests/reliability/test_no_change_sync.py",  # 23 s
     "tests/test_packaging.py",  # 22 s
-    "tests/webhooks/test_hint_linger.py",  # 22 s
-    "tests/pipelines/test_derived_changes.py",  # 22 s
+    "tests/pipelines/webhooks/test_hint_linger.py",  # 22 s
+    "tests/pipelines/read/test_derived_changes.py",  # 22 s
     "tests/security/test_attacks_webhooks.py",  # 20 s (added by hand, issue 30)
-    "tests/webhooks/test_hint_loss.py",  # 19 s
-    "tests/webhooks/test_hint_ordering.py",  # 18 s
+    "tests/pipelines/webhooks/test_hint_loss.py",  # 19 s
+    "tests/pipelines/webhooks/test_hint_ordering.py",  # 18 s
     "tests/reliability/test_bad_input_table.py",  # 18 s
-    "tests/webhooks/test_hint_crash.py",  # 18 s
-    "tests/models/test_receivables_contract_gaps.py",  # 17 s
+    "tests/pipelines/webhooks/test_hint_crash.py",  # 18 s
+    "tests/sql/test_receivables_contract_gaps.py",  # 17 s
     "tests/reliability/test_readers_during_writes.py",  # 16 s
-    "tests/models/test_refunds_against_sandbox.py",  # 12 s
-    "tests/models/test_models_against_sandbox.py",  # 11 s
-    "tests/webhooks/test_spool_across_hosts.py",  # about 10 s (issue 33, added by hand)
-    "tests/dagster/test_runs_across_hosts.py",  # about 9 s (issue 33, added by hand)
-    "tests/pipelines/test_database_budget_settings.py",  # about 9 s (issue 33, added by hand)
+    "tests/sql/test_refunds_against_sandbox.py",  # 12 s
+    "tests/sql/test_models_against_sandbox.py",  # 11 s
+    "tests/pipelines/webhooks/test_spool_across_hosts.py",  # about 10 s (issue 33, added by hand)
+    "tests/dagster_project/test_runs_across_hosts.py",  # about 9 s (issue 33, added by hand)
+    "tests/pipelines/http/test_database_budget_settings.py",  # about 9 s (issue 33, added by hand)
 )
 
 
@@ -136,7 +136,7 @@ def heaviest_from_junit(report: str, count: int = 40) -> list[tuple[str, float]]
     seconds: dict[str, float] = defaultdict(float)
     for case in ElementTree.parse(report).getroot().iter("testcase"):
         path = case.get("classname", "").replace(".", "/")
-        # classname is `tests.dashboard.test_x` for module-level tests, plus `.Class` for methods
+        # classname is `tests.invoicing_warehouse.dashboard.test_x` for module-level tests, plus `.Class` for methods
         parts = path.split("/")
         while parts and not parts[-1].startswith("test_"):
             parts.pop()

@@ -3,7 +3,7 @@
 One `LedgerRow` per item: where the promise comes from (`contract` = the spec, `api-facts` = the public facts
 page, `assumption` = neither), which code uses it, what the product does when the item is absent or different
 (`derive` it from promised fields, `check`: a check fails naming field and marts, run by the gate on every path,
-runs/gate.py; `note`: a sync note, `fine`: not used for numbers), the check or note that shows it, and the marts it
+invoicing_warehouse/runs/gate.py; `note`: a sync note, `fine`: not used for numbers), the check or note that shows it, and the marts it
 feeds. `docs/contract.md` lists the same rows for people (a test keeps the two equal); the doctor probes the
 `field` rows on sample pages and the other kinds with its own requests.
 """
@@ -13,8 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from invoicing_warehouse.engine.model_inputs import marts_fed_by
 from pipelines.invoicing.settings import LISTS
-from warehouse_engine.model_inputs import marts_fed_by
 
 Source = Literal["contract", "api-facts", "assumption"]
 Absent = Literal["derive", "check", "note", "fine"]

@@ -1,7 +1,7 @@
 """The raw columns the ledger knows: every column the product loads from what the API serves today, whether it
 relies on it (a row of `contract.py`'s LEDGER) or keeps it raw only (the endpoint catalogue, settings.py). A column
 of a raw table outside both is a field the API started to serve that nobody has judged yet: the sync notes it once
-(runs/schema_notices.py), a Dagster WARN check names it and the doctor lists it.
+(invoicing_warehouse/runs/schema_notices.py), a Dagster WARN check names it and the doctor lists it.
 
 Why a catalogue of columns and not of JSON paths: dlt flattens nested objects (`to.address.city` ->
 `to__address__city`) and child lists (`documents__lines`); the warehouse's own columns are what a check can

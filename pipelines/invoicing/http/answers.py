@@ -22,10 +22,10 @@ from typing import Any
 
 import httpx
 
+from invoicing_warehouse.engine.environment.api_settings import MAX_ANSWER_BYTES
+from invoicing_warehouse.engine.environment.kinds import SettingError
+from invoicing_warehouse.engine.environment.reader import environment
 from pipelines.invoicing.errors import InvoicingApiError
-from warehouse_engine.environment.api_settings import MAX_ANSWER_BYTES
-from warehouse_engine.environment.kinds import SettingError
-from warehouse_engine.environment.reader import environment
 
 MAX_BYTES_ENV = MAX_ANSWER_BYTES.name
 DEFAULT_MAX_BYTES = MAX_ANSWER_BYTES.default

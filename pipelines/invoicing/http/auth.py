@@ -33,9 +33,9 @@ from email.utils import parsedate_to_datetime
 
 import httpx
 
+from invoicing_warehouse.engine.redaction import register_token
 from pipelines.invoicing.dates import parse_timestamp
 from pipelines.invoicing.http.token_cache import CachedToken, TokenCache
-from warehouse_engine.redaction import register_token
 
 RENEW_MARGIN_S = 60.0
 MAX_RESENDS_ON_401 = 3

@@ -7,7 +7,7 @@ on, paces on the same grants:
 
 - Which database (`budget_database_from_env`): `INVOICING_RATE_BUDGET_URL` (a libpq URL; its password in
   `INVOICING_RATE_BUDGET_PASSWORD` or libpq's usual places, never printed), else the lake's catalog when the
-  DuckLake engine is configured (`INVOICING_DUCKLAKE_CATALOG` and its password, warehouse_engine/target.py);
+  DuckLake engine is configured (`INVOICING_DUCKLAKE_CATALOG` and its password, invoicing_warehouse/engine/target.py);
   `INVOICING_RATE_BUDGET_URL=file` keeps the machine's file even then. No database: the file, as before.
 - Key: the egress (`egress.py`: `INVOICING_EGRESS_IP`, else the source address towards the API host) and the
   API host (`host_budget.host_key`): one row per key in `invoicing_rate_budget`, created when missing.
@@ -41,13 +41,13 @@ from psycopg2.extensions import connection as Connection
 from psycopg2.extensions import cursor as Cursor
 from psycopg2.extras import Json
 
+from invoicing_warehouse.engine.environment.api_settings import RATE_BUDGET_PASSWORD, RATE_BUDGET_URL
+from invoicing_warehouse.engine.environment.reader import environment
+from invoicing_warehouse.engine.redaction import redact, register_secret
+from invoicing_warehouse.engine.target import catalog_from_env
 from pipelines.invoicing.errors import InvoicingApiError
 from pipelines.invoicing.http.egress import egress_for
 from pipelines.invoicing.http.host_budget import STALE_S, host_key
-from warehouse_engine.environment.api_settings import RATE_BUDGET_PASSWORD, RATE_BUDGET_URL
-from warehouse_engine.environment.reader import environment
-from warehouse_engine.redaction import redact, register_secret
-from warehouse_engine.target import catalog_from_env
 
 log = logging.getLogger(__name__)
 

@@ -21,8 +21,8 @@ from __future__ import annotations
 import socket
 from urllib.parse import urlsplit
 
-from warehouse_engine.environment.api_settings import EGRESS_IP
-from warehouse_engine.environment.reader import environment
+from invoicing_warehouse.engine.environment.api_settings import EGRESS_IP
+from invoicing_warehouse.engine.environment.reader import environment
 
 EGRESS_ENV = EGRESS_IP.name
 UNROUTED = "unrouted"

@@ -44,6 +44,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from invoicing_warehouse.engine.environment.api_settings import RATE_BUDGET_SHARED_DIR
+from invoicing_warehouse.engine.environment.reader import current_environment
 from pipelines.invoicing.http.private_state import (
     DIR_ENV,
     LOCK_WAIT_S,
@@ -56,8 +58,6 @@ from pipelines.invoicing.http.private_state import (
     shared_state_dir,
     state_dir,
 )
-from warehouse_engine.environment.api_settings import RATE_BUDGET_SHARED_DIR
-from warehouse_engine.environment.reader import current_environment
 
 log = logging.getLogger(__name__)
 

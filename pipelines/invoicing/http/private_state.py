@@ -29,10 +29,10 @@ from pathlib import Path
 
 import filelock
 
+from invoicing_warehouse.engine.environment.api_settings import RATE_BUDGET_DIR
+from invoicing_warehouse.engine.environment.external_settings import XDG_CACHE_HOME, XDG_RUNTIME_DIR
+from invoicing_warehouse.engine.environment.reader import current_environment
 from pipelines.invoicing.errors import InvoicingApiError
-from warehouse_engine.environment.api_settings import RATE_BUDGET_DIR
-from warehouse_engine.environment.external_settings import XDG_CACHE_HOME, XDG_RUNTIME_DIR
-from warehouse_engine.environment.reader import current_environment
 
 DIR_ENV = RATE_BUDGET_DIR.name
 FOLDER_NAME = "invoicing-warehouse"

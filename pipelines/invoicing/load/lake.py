@@ -1,11 +1,11 @@
-"""dlt's `ducklake` destination for a DuckLake warehouse target (warehouse_engine/target.py).
+"""dlt's `ducklake` destination for a DuckLake warehouse target (invoicing_warehouse/engine/target.py).
 
-The lake is the one `warehouse_engine.connection.connect` attaches: same name (`invoicing_lake`, which is
+The lake is the one `invoicing_warehouse.engine.connection.connect` attaches: same name (`invoicing_lake`, which is
 also its metadata schema in the PostgreSQL catalog), same data folder. The extensions come from the PyPI
 wheels; `open_lake_instance` installs them before dlt's first connection.
 
 dlt's DuckLake pool opens a new in-memory DuckDB for each connection it lends, seven or more a load;
-`LakeConnections` lends instances from `open_lake_instance` instead (warehouse_engine/connection.py says why).
+`LakeConnections` lends instances from `open_lake_instance` instead (invoicing_warehouse/engine/connection.py says why).
 
 dlt never holds the catalog's password: its catalog credentials have none (so nothing of dlt's, its trace,
 state, config traces or error texts, can repeat it), and each instance `LakeConnections` lends has the lake
@@ -31,9 +31,9 @@ from dlt.destinations.impl.ducklake.configuration import DuckLakeCredentials
 from dlt.destinations.impl.ducklake.ducklake import DuckLakeClient
 from dlt.destinations.impl.ducklake.sql_client import DuckLakeSqlClient
 
-from warehouse_engine.connection import attach_lake, extensions_for, open_lake_instance, seal
-from warehouse_engine.private_files import private_dir
-from warehouse_engine.target import LAKE_NAME, WarehouseTarget
+from invoicing_warehouse.engine.connection import attach_lake, extensions_for, open_lake_instance, seal
+from invoicing_warehouse.engine.private_files import private_dir
+from invoicing_warehouse.engine.target import LAKE_NAME, WarehouseTarget
 
 
 def lake_destination(target: WarehouseTarget, pipeline_name: str) -> Any:

@@ -10,7 +10,7 @@ figures (an invoice is still owed when its customer is archived) under a deleted
 `deleted: true` carries its own `_deleted_at` (rows.to_row).
 
 At most INVOICING_PARENT_FETCH_MAX ids per run (default 500): a reference left dangling beyond that is read by a
-later run, and meanwhile flagged by the gate (runs/checks.py: `customers_exist`, `invoices_exist`, WARN).
+later run, and meanwhile flagged by the gate (invoicing_warehouse/runs/checks.py: `customers_exist`, `invoices_exist`, WARN).
 """
 
 from __future__ import annotations
@@ -20,15 +20,15 @@ from datetime import datetime
 
 import dlt
 
+from invoicing_warehouse.engine.environment.api_settings import PARENT_FETCH_MAX
+from invoicing_warehouse.engine.environment.reader import current_environment
+from invoicing_warehouse.engine.names import PORTAL_COLUMN
 from pipelines.invoicing import record_rows
 from pipelines.invoicing.http.client import InvoicingClient
 from pipelines.invoicing.load.raw_upkeep import select_rows
 from pipelines.invoicing.read.by_id import fetch_by_id
 from pipelines.invoicing.read.rows import normalized, to_row, with_portal
 from pipelines.invoicing.settings import ENDPOINTS, REFERENCES
-from warehouse_engine.environment.api_settings import PARENT_FETCH_MAX
-from warehouse_engine.environment.reader import current_environment
-from warehouse_engine.names import PORTAL_COLUMN
 
 PARENT_FETCH_MAX_ENV = PARENT_FETCH_MAX.name
 DEFAULT_PARENT_FETCH_MAX = PARENT_FETCH_MAX.default  # 50 s of the service's 10 requests/s at most, in a run that found them

@@ -29,6 +29,10 @@ from pathlib import Path
 
 import dlt
 
+from invoicing_warehouse.engine.environment.api_settings import PDF_ARCHIVE_MAX
+from invoicing_warehouse.engine.environment.reader import current_environment
+from invoicing_warehouse.engine.names import PORTAL_COLUMN
+from invoicing_warehouse.engine.private_files import private_dir, write_private_file
 from pipelines.invoicing import MERGE
 from pipelines.invoicing.errors import InvoicingApiError
 from pipelines.invoicing.http.client import InvoicingClient
@@ -36,10 +40,6 @@ from pipelines.invoicing.load.raw_upkeep import select_rows
 from pipelines.invoicing.read.by_id import FETCHERS, NOT_THE_RECORDS
 from pipelines.invoicing.record_ids import child_path, record_id_problem
 from pipelines.invoicing.settings import ENDPOINTS, PDF_ARCHIVE_COLUMNS, PDF_ARCHIVE_TABLE, Columns, Endpoint
-from warehouse_engine.environment.api_settings import PDF_ARCHIVE_MAX
-from warehouse_engine.environment.reader import current_environment
-from warehouse_engine.names import PORTAL_COLUMN
-from warehouse_engine.private_files import private_dir, write_private_file
 
 PDF_ARCHIVE_MAX_ENV = PDF_ARCHIVE_MAX.name
 DEFAULT_PDF_ARCHIVE_MAX = PDF_ARCHIVE_MAX.default  # opt-in: files of legal value go where the user decided to keep and back them up

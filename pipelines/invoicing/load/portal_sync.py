@@ -13,12 +13,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from invoicing_warehouse.engine.target import WarehouseTarget
 from pipelines.invoicing.capabilities import ServerCapabilities
 from pipelines.invoicing.credentials import ApiSettings, resolve_settings
 from pipelines.invoicing.errors import InvoicingApiError
 from pipelines.invoicing.load.sync import SyncReport, make_pipeline, run_sync
 from pipelines.invoicing.portals import Portal
-from warehouse_engine.target import WarehouseTarget
 
 DEFAULT_RATE_LIMIT = 10.0  # the service's limit per source IP
 

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import dlt
 
+from invoicing_warehouse.engine.names import DEFAULT_PORTAL, PORTAL_COLUMN
 from pipelines.invoicing.load.raw_upkeep import select_rows
 from pipelines.invoicing.settings import ENDPOINTS, EVENTS
-from warehouse_engine.names import DEFAULT_PORTAL, PORTAL_COLUMN
 
 API_COLUMN = "api_portal_id"
 

@@ -16,10 +16,10 @@ import dlt
 from dlt.common.schema.typing import TColumnSchema
 from dlt.destinations.sql_client import SqlClientBase
 
+from invoicing_warehouse.engine.names import PORTAL_COLUMN
 from pipelines.invoicing.dates import format_timestamp
 from pipelines.invoicing.read.reader import Index
 from pipelines.invoicing.settings import ENDPOINTS, EVENTS, Columns
-from warehouse_engine.names import PORTAL_COLUMN
 
 # Lists that may fall back to a whole-list scan (their window parameters are not in the spec) or are
 # always read whole: their index is loaded on every run. The others only for a reconcile.

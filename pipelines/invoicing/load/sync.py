@@ -22,6 +22,11 @@ from typing import TypeVar
 import dlt
 from dlt.pipeline.exceptions import PipelineStepFailed
 
+from invoicing_warehouse.engine.environment.api_settings import PARENT_FETCH_MAX
+from invoicing_warehouse.engine.lake_conflicts import is_commit_conflict, retry_on_conflict
+from invoicing_warehouse.engine.names import DEFAULT_PORTAL, RAW_DATASET
+from invoicing_warehouse.engine.private_files import private_dir, private_umask
+from invoicing_warehouse.engine.target import WarehouseTarget
 from pipelines.invoicing import invoicing
 from pipelines.invoicing.capabilities import ServerCapabilities
 from pipelines.invoicing.credentials import resolve_settings
@@ -44,11 +49,6 @@ from pipelines.invoicing.load.trace_redaction import install_trace_redaction
 from pipelines.invoicing.read.feed import Feed
 from pipelines.invoicing.read.read_host import RunPlan
 from pipelines.invoicing.settings import EVENTS, RESOURCE_NAMES, WINDOW_LAG_S
-from warehouse_engine.environment.api_settings import PARENT_FETCH_MAX
-from warehouse_engine.lake_conflicts import is_commit_conflict, retry_on_conflict
-from warehouse_engine.names import DEFAULT_PORTAL, RAW_DATASET
-from warehouse_engine.private_files import private_dir, private_umask
-from warehouse_engine.target import WarehouseTarget
 
 # One dlt pipeline per portal: `invoicing` for `default` (the name a warehouse made before portals has, so its
 # state carries on), `invoicing__<portal>` for the others. Each has its own state (windows, capabilities)
@@ -153,7 +153,7 @@ def portal_of(pipeline: dlt.Pipeline) -> str:
 
 def make_pipeline(warehouse: str | Path | WarehouseTarget, portal_id: str = DEFAULT_PORTAL) -> dlt.Pipeline:
     """The portal's pipeline (`pipeline_name`) loading dataset `invoicing_raw` of the warehouse: a DuckDB file
-    (a path or a target) or a DuckLake target (warehouse_engine/target.py).
+    (a path or a target) or a DuckLake target (invoicing_warehouse/engine/target.py).
 
     dlt's working directory sits beside the warehouse (`.<name>.dlt/`), so two warehouses never share
     state, and a resumed run finds the load package a killed run left behind. On a DuckLake each portal's

@@ -1,4 +1,4 @@
-"""dlt's trace passes through the one scrubber (`warehouse_engine.redaction`) before dlt keeps it.
+"""dlt's trace passes through the one scrubber (`invoicing_warehouse.engine.redaction`) before dlt keeps it.
 
 dlt saves each run's trace, exceptions included, as `trace.pickle` in the pipeline's working folder, and hands it
 to its tracking modules (telemetry, the dlthub platform). A failing step's exception text is whatever the failing
@@ -13,7 +13,7 @@ from typing import Any
 
 from dlt.pipeline import trace as dlt_trace
 
-from warehouse_engine.redaction import redact
+from invoicing_warehouse.engine.redaction import redact
 
 
 class TraceRedaction:

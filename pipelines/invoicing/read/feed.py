@@ -17,6 +17,7 @@ from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from invoicing_warehouse.engine.names import DEFAULT_PORTAL
 from pipelines.invoicing.capabilities import STATE_KEY, DeletedCustomers, ServerCapabilities
 from pipelines.invoicing.errors import InvoicingApiError
 from pipelines.invoicing.http.client import InvoicingClient
@@ -27,7 +28,6 @@ from pipelines.invoicing.read.rows import event_rows
 from pipelines.invoicing.read.windows import window_end
 from pipelines.invoicing.record_ids import child_path
 from pipelines.invoicing.settings import ENDPOINTS, EVENTS, WINDOW_LAG_S
-from warehouse_engine.names import DEFAULT_PORTAL
 
 log = logging.getLogger(__name__)
 
@@ -71,7 +71,7 @@ class Feed:
         self.error: BaseException | None = None
         self.notes: list[str] = []
         self.degraded_notes: list[str] = []  # the notes saying something is unknown, not just slower
-        self.standing_notes: list[str] = []  # the notes about the account, not this run (said once: runs/sync.py)
+        self.standing_notes: list[str] = []  # the notes about the account, not this run (said once: invoicing_warehouse/runs/sync.py)
         self.max_pages = math.inf
         self.deadline = math.inf
         self._lock = threading.Lock()

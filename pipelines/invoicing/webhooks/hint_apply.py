@@ -27,7 +27,7 @@ The portal's API id (`portalId` of the records served) is reported (`HintLoad.ap
 receiver can refuse deliveries naming another portal.
 
 This module only loads; acknowledging the hints, the models and publication are the caller's
-(runs/hints.py), after this load committed.
+(invoicing_warehouse/runs/hints.py), after this load committed.
 """
 
 from __future__ import annotations
@@ -41,6 +41,7 @@ from decimal import Decimal, InvalidOperation
 
 import dlt
 
+from invoicing_warehouse.engine.names import PORTAL_COLUMN
 from pipelines.invoicing import record_rows
 from pipelines.invoicing.capabilities import STATE_KEY, ServerCapabilities
 from pipelines.invoicing.dates import parse_timestamp
@@ -54,7 +55,6 @@ from pipelines.invoicing.read.rows import event_rows, normalized, to_row, with_p
 from pipelines.invoicing.record_ids import child_path, record_id_problem
 from pipelines.invoicing.settings import ENDPOINTS, EVENTS
 from pipelines.invoicing.webhooks.hint_spool import Hint
-from warehouse_engine.names import PORTAL_COLUMN
 
 log = logging.getLogger(__name__)
 

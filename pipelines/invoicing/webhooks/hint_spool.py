@@ -22,7 +22,7 @@ Delivery ids are kept (bounded, the newest `KEPT_DELIVERY_IDS`) so that a replay
 Bounded under a flood of *distinct* records too (the sender chooses the ids): a portal holds at most
 `MAX_PENDING_PER_PORTAL` pending hints. Past that, a delivery for a record not yet pending collapses into one
 "re-read this resource" hint per (portal, resource) (`record_id = WHOLE_RESOURCE`), which the applying run
-answers with an incremental read of that resource (runs/hints.py) instead of a GET per record: the spool stops
+answers with an incremental read of that resource (invoicing_warehouse/runs/hints.py) instead of a GET per record: the spool stops
 growing and deliveries keep being answered 200, none lost.
 
 A hint that fails alone (the service refuses its record) is retried a few times, then kept dead beside the
@@ -38,14 +38,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Self
 
+from invoicing_warehouse.engine.environment.api_settings import HINT_SPOOL, HINT_SPOOL_PASSWORD
+from invoicing_warehouse.engine.environment.engine_settings import DUCKLAKE_CATALOG
+from invoicing_warehouse.engine.environment.reader import environment
+from invoicing_warehouse.engine.target import WarehouseConfigError, WarehouseTarget, parse_catalog_dsn
+from invoicing_warehouse.engine.warehouse_files import WarehouseFiles
 from pipelines.invoicing.webhooks import dead_letters
 from pipelines.invoicing.webhooks.dead_letters import DeadLetter
 from pipelines.invoicing.webhooks.spool_stores import PostgresSpool, SpoolLocation, open_spool
-from warehouse_engine.environment.api_settings import HINT_SPOOL, HINT_SPOOL_PASSWORD
-from warehouse_engine.environment.engine_settings import DUCKLAKE_CATALOG
-from warehouse_engine.environment.reader import environment
-from warehouse_engine.target import WarehouseConfigError, WarehouseTarget, parse_catalog_dsn
-from warehouse_engine.warehouse_files import WarehouseFiles
 
 KEPT_DELIVERY_IDS = 100_000
 # A PostgreSQL database for the spool of any warehouse (`postgresql://user@host:port/dbname`, password apart):

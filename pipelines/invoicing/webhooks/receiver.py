@@ -50,11 +50,11 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
+from invoicing_warehouse.engine.names import DEFAULT_PORTAL
 from pipelines.invoicing.hook_urls import is_portal_door, masked
 from pipelines.invoicing.webhooks.hint_events import UnknownEvent, hint_for_event
 from pipelines.invoicing.webhooks.hint_spool import MAX_PENDING_PER_PORTAL, PORTAL_MISMATCH, Hint, HintSpool
 from pipelines.invoicing.webhooks.spool_stores import SpoolLocation
-from warehouse_engine.names import DEFAULT_PORTAL
 
 MAX_BODY_BYTES = 256 * 1024
 SIGNATURE_HEADER = "X-Invoicing-Signature"

@@ -27,10 +27,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from invoicing_warehouse.engine.private_files import make_private, private_dir, private_umask
+from invoicing_warehouse.engine.redaction import redact
+from invoicing_warehouse.engine.target import CatalogDsn
 from pipelines.invoicing.errors import InvoicingApiError
-from warehouse_engine.private_files import make_private, private_dir, private_umask
-from warehouse_engine.redaction import redact
-from warehouse_engine.target import CatalogDsn
 
 BUSY_TIMEOUT_S = 10.0
 WAL_SWITCH_RETRY_S = 0.01
@@ -114,7 +114,7 @@ class SqliteSpoolConnection:
         if read_only:
             self._connection = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=5.0)
             return
-        private_umask()  # the spool, its WAL and shared memory: the owner's only (warehouse_engine/private_files.py)
+        private_umask()  # the spool, its WAL and shared memory: the owner's only (invoicing_warehouse/engine/private_files.py)
         if not path.parent.exists():
             private_dir(path.parent)
         make_private(path)  # a spool an older version left 0644
