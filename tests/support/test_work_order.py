@@ -1,6 +1,7 @@
 """The suite's own scheduler (tests/support/work_order.py, test-review-2 F21): `HeaviestFirst` is built on private
 members of pytest-xdist's `LoadScopeScheduling`, so a real two-worker run checks it: the heaviest file is handed
-out first, and every file runs whole, in its order, on one worker. Plain `--dist loadfile` hands the files out
+out first, and every file runs whole, in its order, on one worker, but a file named in SPLIT_BY_TEST, whose
+tests go out one by one, to every worker. Plain `--dist loadfile` hands the files out
 in collection order, where the heavy file (named last) comes last: this run fails without `HeaviestFirst`."""
 
 from __future__ import annotations
@@ -11,8 +12,10 @@ from pathlib import Path
 pytest_plugins = ["pytester"]
 
 ROOT = Path(__file__).resolve().parents[2]
-FILES = ("test_a.py", "test_b.py", "test_c.py", "test_d.py", "test_z_heavy.py")  # collected in this order
+# collected in this order
+FILES = ("test_a.py", "test_b.py", "test_c.py", "test_d.py", "test_y_split.py", "test_z_heavy.py")
 HEAVY = "test_z_heavy.py"
+SPLIT = "test_y_split.py"  # independent tests: each its own unit, ranked as heavy as its file
 TESTS_PER_FILE = 3
 
 CONFTEST = f"""
@@ -21,7 +24,8 @@ sys.path.insert(0, {str(ROOT)!r})
 
 import tests.support.work_order as work_order
 
-work_order.HEAVIEST = ({HEAVY!r},)  # this run's measured list: its one heavy file
+work_order.HEAVIEST = ({SPLIT!r}, {HEAVY!r})  # this run's measured list: the split file, then the heavy one
+work_order.SPLIT_BY_TEST = ({SPLIT!r},)
 
 
 def pytest_xdist_make_scheduler(config, log):
@@ -48,7 +52,7 @@ def test_the_heaviest_file_goes_first_and_every_file_stays_whole_and_in_order(py
     monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")  # only xdist: the run starts three processes
     pytester.makeconftest(CONFTEST)
     for name in FILES:
-        pytester.makepyfile(**{name[:-3]: TEST_FILE.format(pause=0.3 if name == HEAVY else 0.05)})
+        pytester.makepyfile(**{name[:-3]: TEST_FILE.format(pause=0.3 if name in (HEAVY, SPLIT) else 0.05)})
     result = pytester.runpytest_subprocess("-p", "xdist.plugin", "-n", "2", "--dist", "loadfile", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=len(FILES) * TESTS_PER_FILE)
 
@@ -59,14 +63,17 @@ def test_the_heaviest_file_goes_first_and_every_file_stays_whole_and_in_order(py
     for worker, module, test in runs:
         by_worker[worker].append((module, test))
         workers_of[module].add(worker)
-    # whole: each file on one worker; in order: its tests one after the other, as written
+    # the split file's tests, handed out first, one to each worker
+    assert len(workers_of.pop(SPLIT[:-3])) == 2, dict(by_worker)
+    # whole: each other file on one worker; in order: its tests one after the other, as written
     assert all(len(workers) == 1 for workers in workers_of.values()), dict(workers_of)
     for started in by_worker.values():
         modules = [module for module, _ in started]
-        for module in set(modules):
+        for module in set(modules) - {SPLIT[:-3]}:
             first = modules.index(module)
             assert started[first:first + TESTS_PER_FILE] == [(module, f"test_{n}") for n in range(TESTS_PER_FILE)], \
                 started
-    # heaviest first: the heavy file is the first thing its worker ran
+    # heaviest first: after the split file's tests, the heavy file is the first thing its worker ran
     (heavy_worker,) = workers_of[HEAVY[:-3]]
-    assert by_worker[heavy_worker][0] == (HEAVY[:-3], "test_0"), dict(by_worker)
+    unsplit = [run for run in by_worker[heavy_worker] if run[0] != SPLIT[:-3]]
+    assert unsplit[0] == (HEAVY[:-3], "test_0"), dict(by_worker)

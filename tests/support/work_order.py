@@ -22,6 +22,10 @@ from xml.etree import ElementTree
 from xdist.scheduler import LoadScopeScheduling
 
 DASHBOARD = "tests/invoicing_warehouse/dashboard/"
+# files whose tests share nothing (no module fixture: each starts a subprocess of its own): every test is a unit
+# of its own, so that the bench scripts' smoke runs (about 200 s in all, issue 40 point 6) spread over the workers
+# instead of making one worker's queue the whole run's length
+SPLIT_BY_TEST: tuple[str, ...] = ("tests/bench/test_bench_smoke.py",)
 
 # measured on a fresh clone of main, 2026-11-26, one process (seconds of setup, call and teardown)
 HEAVIEST: tuple[str, ...] = (
@@ -83,13 +87,17 @@ HEAVIEST: tuple[str, ...] = (
 
 
 def work_unit(nodeid: str) -> str:
-    """The unit a worker runs whole: the test file, or the dashboard's directory."""
+    """The unit a worker runs whole: the test file, the dashboard's directory, or one test of a file in
+    SPLIT_BY_TEST."""
     path = nodeid.split("::", 1)[0]
+    if path in SPLIT_BY_TEST:
+        return nodeid
     return DASHBOARD if path.startswith(DASHBOARD) else path
 
 
 def _unit_rank(unit: str) -> int:
-    return HEAVIEST.index(unit) if unit in HEAVIEST else len(HEAVIEST)
+    file = unit.split("::", 1)[0]  # a split file's tests keep its rank
+    return HEAVIEST.index(file) if file in HEAVIEST else len(HEAVIEST)
 
 
 class HeaviestFirst(LoadScopeScheduling):
