@@ -249,12 +249,11 @@ def one_instance(target: WarehouseTarget) -> Iterator[HeldInstance]:
     if target.is_lake or target.path is None or not Path(target.path).exists():
         yield HeldInstance(None)
         return
-    held = HeldInstance(connect(target))
+    connection = connect(target)
     try:
-        yield held
+        yield HeldInstance(connection)
     finally:
-        assert held.connection is not None
-        held.connection.close()
+        connection.close()
 
 
 def scrub(text: str, target: WarehouseTarget | None = None) -> str:
