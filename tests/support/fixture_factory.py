@@ -16,7 +16,7 @@ import shutil
 from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
-from typing import Any, Self
+from typing import Self
 
 import pytest
 
@@ -68,15 +68,15 @@ class SandboxFactory:
             past_the_windows_lag(server)
         return server
 
-    def marked(self, node: pytest.Item | pytest.Collector, default: dict[str, Any] | None = None) -> SandboxServer:
+    def marked(self, node: pytest.Item | pytest.Collector) -> SandboxServer:
         """The sandbox that `node` (a test, or a module for a module's sandbox) declares with its closest
-        `@pytest.mark.sandbox(**settings)`, else one of `default` (DEFAULT_SANDBOX when None)."""
+        `@pytest.mark.sandbox(**settings)`, else one of DEFAULT_SANDBOX."""
         marker = node.get_closest_marker(SANDBOX_MARKER)
         if marker is not None and marker.args:
             raise TypeError(f"{node.nodeid}: pytest.mark.{SANDBOX_MARKER} takes settings by name, "
                             f"not {marker.args!r}")
-        # a copy: the factory completes its settings, and a marker's are shared by every test it marks
-        return self(**dict(marker.kwargs if marker is not None else (default or DEFAULT_SANDBOX)))
+        # `**` hands the factory a dict of its own: a marker's settings, shared by every test it marks, stay as written
+        return self(**(marker.kwargs if marker is not None else DEFAULT_SANDBOX))
 
     def stop_all(self) -> None:
         """Stops every sandbox started here (also after a failed start of a later one)."""
