@@ -37,10 +37,10 @@ def own_rate_budget_dir(tmp_path, monkeypatch) -> None:
 
 
 def pytest_configure(config) -> None:
-    """Registers the suite's own marker (the run is `--strict-markers`)."""
-    from tests.support.fixture_factory import MARKER_HELP
-
-    config.addinivalue_line("markers", MARKER_HELP)
+    """Registers the suite's own marker (the run is `--strict-markers`); written here, not imported from the
+    factory, whose import brings the emulator's server into every run, also of the tests that start none."""
+    config.addinivalue_line("markers", "sandbox(**settings): the sandbox that the test's `sandbox`, or the "
+                            "module's `shared_sandbox`, starts (tests/support/fixture_factory.py)")
 
 
 @pytest.fixture

@@ -27,9 +27,7 @@ from invoicing_sandbox.contract import ContractProfile
 from invoicing_sandbox.server import ConfiguredClock, SandboxServer
 from tests.support.sandboxes import sandbox_date_shift
 
-SANDBOX_MARKER = "sandbox"
-MARKER_HELP = (f"{SANDBOX_MARKER}(**settings): the sandbox that the test's `sandbox`, or the module's "
-               "`shared_sandbox`, starts (settings of SandboxFactory, tests/support/fixture_factory.py)")
+SANDBOX_MARKER = "sandbox"  # registered by tests/conftest.py's pytest_configure
 # an unmarked `sandbox`: small, unpaced and past the windows' lag, what a test that only needs "a sandbox" wants
 DEFAULT_SANDBOX = {"seed": 16, "scale": 40, "rate_limit_per_s": 0, "latency_ms": 0, "quiet": True}
 CREDENTIAL_SETTINGS = ("SOURCES__INVOICING__BASE_URL", "SOURCES__INVOICING__CLIENT_ID",
