@@ -1,5 +1,5 @@
 """The fixture factory (tests/support/fixture_factory.py): a test's marker reaches its sandbox and no other test's,
-a module's sandbox is one object for all its tests, every sandbox started is stopped, a warehouse's copy is
+a module's sandbox is the one its module fixtures see, every sandbox started is stopped, a warehouse's copy is
 byte for byte its base with the files beside it. The truths are the markers' literals written here, the
 sandboxes' own configs and counters, and the files' bytes."""
 
@@ -20,7 +20,6 @@ from tests.support.sandboxes import sandbox_date_shift
 
 MODULE_SETTINGS = {"seed": 5, "scale": 3, "rate_limit_per_s": 0, "generate": False, "contract": "strict"}
 pytestmark = pytest.mark.sandbox(**MODULE_SETTINGS)
-SEEN_SHARED: list[object] = []
 
 
 def _answers(base_url: str) -> bool:
@@ -45,13 +44,17 @@ def test_the_modules_marker_serves_an_unmarked_test_and_stays_as_written(sandbox
     assert pytestmark.kwargs == MODULE_SETTINGS
 
 
-def test_the_modules_shared_sandbox_is_one_for_all_its_tests_first(shared_sandbox):
-    SEEN_SHARED.append(shared_sandbox)
-    assert shared_sandbox.config.seed == 5
+@pytest.fixture(scope="module")
+def module_fixture_on_the_shared_sandbox(shared_sandbox):
+    """A module-scoped fixture on the module's sandbox, as a synced base warehouse is."""
+    return shared_sandbox
 
 
-def test_the_modules_shared_sandbox_is_one_for_all_its_tests_second(shared_sandbox):
-    assert SEEN_SHARED == [shared_sandbox], "a second sandbox for the same module"
+def test_the_modules_shared_sandbox_is_the_one_its_module_fixtures_see(shared_sandbox,
+                                                                       module_fixture_on_the_shared_sandbox, sandbox):
+    assert module_fixture_on_the_shared_sandbox is shared_sandbox
+    assert shared_sandbox.config.seed == 5  # the module's marker
+    assert sandbox is not shared_sandbox  # a test's own sandbox is another server
 
 
 def test_an_unmarked_node_gets_the_small_unpaced_sandbox_past_the_lag():
