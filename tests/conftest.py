@@ -36,13 +36,19 @@ def own_rate_budget_dir(tmp_path, monkeypatch) -> None:
     monkeypatch.setenv("INVOICING_RATE_BUDGET_DIR", str(tmp_path / "rate-budget"))
 
 
+def pytest_configure(config) -> None:
+    """Registers the suite's own marker (the run is `--strict-markers`); written here, not imported from the
+    factory, whose import brings the emulator's server into every run, also of the tests that start none."""
+    config.addinivalue_line("markers", "sandbox(**settings): the sandbox that the test's `sandbox`, or the "
+                            "module's `shared_sandbox`, starts (tests/support/fixture_factory.py)")
+
+
 @pytest.fixture
 def sandbox_factory() -> Iterator:
-    """`sandbox_factory(seed=.., scale=.., clock=None, generate=True, **config)`: a started sandbox on 127.0.0.1
-    on the run's date (INVOICING_TEST_TODAY, tests/support/sandboxes.py); every one is stopped at teardown. The
-    one way the suite starts its seeded sandboxes: the folder fixtures (`sandbox`, `start_sandbox`,
-    `make_sandbox`) are made with it."""
-    from tests.support.sandboxes import SandboxFactory
+    """`sandbox_factory(seed=.., scale=.., clock=None, generate=True, quiet=False, **config)`: a started sandbox on
+    127.0.0.1 on the run's date (INVOICING_TEST_TODAY, tests/support/sandboxes.py); every one is stopped at
+    teardown. The one way the suite starts its seeded sandboxes (tests/support/fixture_factory.py)."""
+    from tests.support.fixture_factory import SandboxFactory
 
     with SandboxFactory() as factory:
         yield factory
@@ -51,10 +57,33 @@ def sandbox_factory() -> Iterator:
 @pytest.fixture(scope="module")
 def module_sandbox_factory() -> Iterator:
     """`sandbox_factory` for a module's shared sandbox (its module-scoped fixtures); stopped after the module."""
-    from tests.support.sandboxes import SandboxFactory
+    from tests.support.fixture_factory import SandboxFactory
 
     with SandboxFactory() as factory:
         yield factory
+
+
+@pytest.fixture
+def sandbox(sandbox_factory, request):
+    """The test's own sandbox, of its closest `@pytest.mark.sandbox(**settings)` (the test's, its class's or its
+    module's `pytestmark`); unmarked, a small one, unpaced, past the windows' lag (DEFAULT_SANDBOX). Stopped at
+    teardown."""
+    return sandbox_factory.marked(request.node)
+
+
+@pytest.fixture(scope="module")
+def shared_sandbox(module_sandbox_factory, request):
+    """The module's one sandbox, shared by its tests and its module-scoped fixtures (a synced base warehouse),
+    of the module's `pytestmark = pytest.mark.sandbox(**settings)`; stopped after the module."""
+    return module_sandbox_factory.marked(request.node)
+
+
+@pytest.fixture
+def warehouse(tmp_path) -> str:
+    """The path of an empty warehouse in the test's folder (the first sync makes it)."""
+    from tests.support.fixture_factory import empty_warehouse
+
+    return str(empty_warehouse(tmp_path))
 
 
 @pytest.fixture(scope="session")

@@ -29,7 +29,6 @@ import httpx
 import pytest
 
 from harness.regular_build import sync_sandbox
-from invoicing_sandbox.server import SandboxServer
 
 ROOT = Path(__file__).resolve().parents[1]
 UV = [sys.executable, "-m", "uv"]
@@ -110,9 +109,7 @@ def installed(tmp_path_factory) -> Installed:
     return Installed(wheel, venv, elsewhere)
 
 
-@pytest.fixture(scope="module")
-def sandbox(module_sandbox_factory) -> SandboxServer:
-    return module_sandbox_factory(seed=1, scale=100, rate_limit_per_s=0)
+pytestmark = pytest.mark.sandbox(seed=1, scale=100, rate_limit_per_s=0)  # the module's `shared_sandbox`
 
 
 def _top_level_names(wheel: Path) -> set[str]:
@@ -169,10 +166,10 @@ def test_the_emulators_distribution_holds_the_emulator_alone(tmp_path):
 
 
 @pytest.fixture(scope="module")
-def modelled(installed, sandbox, tmp_path_factory) -> tuple[Path, subprocess.CompletedProcess]:
+def modelled(installed, shared_sandbox, tmp_path_factory) -> tuple[Path, subprocess.CompletedProcess]:
     """A small warehouse synced here (raw tables only), then `models` run on it by the installed command."""
     warehouse = tmp_path_factory.mktemp("small") / "small.duckdb"
-    sync_sandbox(sandbox, warehouse)
+    sync_sandbox(shared_sandbox, warehouse)
     return warehouse, installed.run("models", "--warehouse", str(warehouse))
 
 
@@ -198,16 +195,16 @@ def test_models_from_another_directory_builds_every_model(installed, modelled):
     assert warehouse.with_name("small.read.duckdb").exists()
 
 
-def test_sync_and_doctor_from_another_directory(installed, sandbox, tmp_path):
-    credentials = {"SOURCES__INVOICING__BASE_URL": sandbox.base_url,
-                   "SOURCES__INVOICING__CLIENT_ID": sandbox.client_id,
-                   "SOURCES__INVOICING__CLIENT_SECRET": sandbox.client_secret}
+def test_sync_and_doctor_from_another_directory(installed, shared_sandbox, tmp_path):
+    credentials = {"SOURCES__INVOICING__BASE_URL": shared_sandbox.base_url,
+                   "SOURCES__INVOICING__CLIENT_ID": shared_sandbox.client_id,
+                   "SOURCES__INVOICING__CLIENT_SECRET": shared_sandbox.client_secret}
     warehouse = tmp_path / "synced.duckdb"
     synced = installed.run("sync", "--warehouse", str(warehouse), "--rate-limit", "0", **credentials)
     assert synced.returncode == 0, synced.stdout + synced.stderr
     with duckdb.connect(str(warehouse), read_only=True) as connection:
         documents = connection.execute("select count(*) from invoicing_raw.documents").fetchone()[0]
-    assert documents == len(sandbox.portal.snapshot("documents")) > 0
+    assert documents == len(shared_sandbox.portal.snapshot("documents")) > 0
     findings = tmp_path / "doctor.json"
     probed = installed.run("doctor", "--warehouse", str(warehouse), "--out", str(findings), "--rate-limit", "100",
                            **credentials)

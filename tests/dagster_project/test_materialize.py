@@ -30,11 +30,11 @@ from dagster_expectations import SPEC_RAW_TABLES, sql_model_paths
 from assets.checks import gate_steps
 from assets.resources import InvoicingApiResource, WarehouseResource
 from dagster_project.definitions import build_definitions
-from invoicing_sandbox.config import SandboxConfig
 from invoicing_sandbox.server import SandboxServer
 from invoicing_warehouse.engine.publish import default_snapshot_path
 from invoicing_warehouse.runs.due_amount_check import DUE_AMOUNT_CHECK
 from pipelines.invoicing.portals import Portal
+from tests.support.fixture_factory import empty_warehouse
 
 SCALE = 300
 # The sandbox's rate limit is off and the client does not pace (0): pacing is the extraction's own tests'
@@ -125,12 +125,10 @@ def assert_marts_match_api(harness: Harness) -> None:
 
 
 @pytest.fixture(scope="module")
-def harness(tmp_path_factory):
-    warehouse = tmp_path_factory.mktemp("warehouse") / "warehouse.duckdb"
-    with (
-        SandboxServer(SandboxConfig(seed=7, scale=SCALE, rate_limit_per_s=0)) as sandbox,
-        DagsterInstance.ephemeral() as instance,
-    ):
+def harness(tmp_path_factory, module_sandbox_factory):
+    warehouse = empty_warehouse(tmp_path_factory.mktemp("warehouse"))
+    sandbox = module_sandbox_factory(seed=7, scale=SCALE, rate_limit_per_s=0, real_date=True)
+    with DagsterInstance.ephemeral() as instance:
         yield Harness(sandbox, str(warehouse), instance)
 
 

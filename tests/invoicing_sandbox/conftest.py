@@ -17,15 +17,18 @@ from invoicing_sandbox.clock import Clock
 from invoicing_sandbox.config import SandboxConfig
 from invoicing_sandbox.contract import ContractProfile
 from invoicing_sandbox.server import SandboxServer
+from tests.support.fixture_factory import SandboxFactory
 
 SMALL_SCALE = 60
+# the small sandbox's settings, also for a `pytest.mark.sandbox(**SMALL_SETTINGS, ...)` elsewhere
+SMALL_SETTINGS = {"seed": 7, "scale": SMALL_SCALE, "rate_limit_per_s": 0}
 FROZEN_AT = datetime(2026, 3, 16, 9, 30, 0, tzinfo=timezone.utc)
 
 
 def small_config(**settings) -> SandboxConfig:
     """A 60-document sandbox with the rate limit off (tests that want it turn it on); `contract` may be a
     `ContractProfile` or a preset's name ("default", "strict")."""
-    values = {"seed": 7, "scale": SMALL_SCALE, "rate_limit_per_s": 0}
+    values = dict(SMALL_SETTINGS)
     values.update(settings)
     if "contract" in values:
         values["contract"] = ContractProfile.named(values["contract"])
@@ -43,26 +46,19 @@ def client_for(server: SandboxServer, scope: str | None = "read write") -> httpx
 @pytest.fixture(scope="session")
 def sandbox_server() -> Iterator[SandboxServer]:
     """A session-wide sandbox: seed 7, 60 documents, real-time clock, rate limit and faults off."""
-    server = SandboxServer(small_config()).start()
-    try:
-        yield server
-    finally:
-        server.stop()
+    with SandboxFactory() as factory:
+        yield factory(config=small_config(), real_date=True)
 
 
 @pytest.fixture
-def make_sandbox() -> Iterator[Callable[..., SandboxServer]]:
-    """A factory of extra sandboxes: `make_sandbox(config=None, clock=None, generate=True)`, stopped after."""
-    started: list[SandboxServer] = []
+def make_sandbox(sandbox_factory) -> Callable[..., SandboxServer]:
+    """A factory of extra sandboxes: `make_sandbox(config=None, clock=None, generate=True)` (None: the small
+    config), on the machine's date as the emulator's own tests want it; stopped after."""
 
     def make(config: SandboxConfig | None = None, **kwargs) -> SandboxServer:
-        server = SandboxServer(config if config is not None else small_config(), **kwargs)
-        started.append(server)
-        return server.start()
+        return sandbox_factory(config=config if config is not None else small_config(), real_date=True, **kwargs)
 
-    yield make
-    for server in started:
-        server.stop()
+    return make
 
 
 @pytest.fixture

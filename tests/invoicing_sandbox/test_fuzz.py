@@ -78,16 +78,11 @@ JUNK = st.text(alphabet=string.printable, max_size=15)
 
 
 @pytest.fixture(scope="module")
-def fuzzed():
-    from invoicing_sandbox.server import SandboxServer
-
-    server = SandboxServer(small_config(seed=11)).start()
-    try:
-        with client_for(server) as client:
-            document = client.get("/openapi.json").json()
-            yield server, client, document
-    finally:
-        server.stop()
+def fuzzed(module_sandbox_factory):
+    server = module_sandbox_factory(config=small_config(seed=11), real_date=True)
+    with client_for(server) as client:
+        document = client.get("/openapi.json").json()
+        yield server, client, document
 
 
 # which collection's ids fill an id-valued body field

@@ -82,13 +82,9 @@ PARIS_MIDNIGHT_TIMES = ("T22:00:00Z", "T23:00:00Z")  # summer time, winter time
 
 
 @pytest.fixture(scope="module")
-def strict_sandbox() -> Iterator[SandboxServer]:
+def strict_sandbox(module_sandbox_factory) -> SandboxServer:
     """A 60-document sandbox serving the strict profile (module-wide: tests only add records to it)."""
-    server = SandboxServer(small_config(contract=ContractProfile.strict())).start()
-    try:
-        yield server
-    finally:
-        server.stop()
+    return module_sandbox_factory(config=small_config(contract=ContractProfile.strict()), real_date=True)
 
 
 @pytest.fixture(scope="module")
@@ -193,7 +189,7 @@ def test_negative_supplier_credit_notes_are_served_negative():
 
 
 @pytest.fixture(scope="module")
-def respelled_sandbox() -> Iterator[SandboxServer]:
+def respelled_sandbox(module_sandbox_factory) -> SandboxServer:
     """The default profile with the three spelling switches and the credit-note sign turned over."""
     profile = dataclasses.replace(
         ContractProfile.default(),
@@ -202,11 +198,7 @@ def respelled_sandbox() -> Iterator[SandboxServer]:
         supplier_paid_status="paymentSent",
         credit_note_sign="negative",
     )
-    server = SandboxServer(small_config(contract=profile)).start()
-    try:
-        yield server
-    finally:
-        server.stop()
+    return module_sandbox_factory(config=small_config(contract=profile), real_date=True)
 
 
 @pytest.mark.parametrize(

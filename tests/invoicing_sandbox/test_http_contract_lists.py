@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-from collections.abc import Iterator
 from datetime import timedelta
 from email.utils import parsedate_to_datetime
 
@@ -26,13 +25,9 @@ DEFAULT = ContractProfile.default()
 
 
 @pytest.fixture(scope="module")
-def strict_server() -> Iterator[SandboxServer]:
+def strict_server(module_sandbox_factory) -> SandboxServer:
     """A strict sandbox for the tests that only read."""
-    server = SandboxServer(small_config(contract="strict")).start()
-    try:
-        yield server
-    finally:
-        server.stop()
+    return module_sandbox_factory(config=small_config(contract="strict"), real_date=True)
 
 
 def one_switch(**switch) -> ContractProfile:

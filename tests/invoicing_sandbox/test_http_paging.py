@@ -8,12 +8,8 @@ from tests.invoicing_sandbox.conftest import client_for, small_config
 
 
 @pytest.fixture(scope="module")
-def paged(request):
-    from invoicing_sandbox.server import SandboxServer
-
-    server = SandboxServer(small_config(max_page_size=10, default_page_size=4)).start()
-    request.addfinalizer(server.stop)
-    return server
+def paged(module_sandbox_factory):
+    return module_sandbox_factory(config=small_config(max_page_size=10, default_page_size=4), real_date=True)
 
 
 def ids(response) -> list[str]:

@@ -70,12 +70,8 @@ def test_limiter_off_and_changed_at_run_time():
 
 
 @pytest.fixture(scope="module")
-def limited(request):
-    from invoicing_sandbox.server import SandboxServer
-
-    server = SandboxServer(small_config(rate_limit_per_s=10), generate=False).start()
-    request.addfinalizer(server.stop)
-    return server
+def limited(module_sandbox_factory):
+    return module_sandbox_factory(config=small_config(rate_limit_per_s=10), generate=False, real_date=True)
 
 
 def wait_for_window_start() -> None:

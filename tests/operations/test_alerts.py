@@ -21,9 +21,7 @@ import pytest
 from aiosmtpd.controller import Controller
 
 from invoicing_warehouse.cli import main
-from invoicing_warehouse.engine.target import WarehouseTarget
-from invoicing_warehouse.runs.gate import build_and_publish
-from pipelines.invoicing.load.sync import make_pipeline, run_sync
+from tests.support.fixture_factory import copied_warehouse, point_at, synced_warehouse
 
 DUPLICATE = "insert into invoicing_raw.customers select * from invoicing_raw.customers order by id limit 1"
 UNDO_DUPLICATE = ("delete from invoicing_raw.customers where rowid = (select max(rowid) from invoicing_raw.customers "
@@ -108,36 +106,27 @@ def sinks():
     mail.stop()
 
 
-@pytest.fixture(scope="module")
-def sandbox(module_sandbox_factory):
-    return module_sandbox_factory(seed=44, scale=20, rate_limit_per_s=0)
+pytestmark = pytest.mark.sandbox(seed=44, scale=20, rate_limit_per_s=0)  # the module's `shared_sandbox`
 
 
 @pytest.fixture(scope="module")
-def base(sandbox, tmp_path_factory) -> Path:
-    warehouse = tmp_path_factory.mktemp("alerts-base") / "warehouse.duckdb"
-    run_sync(make_pipeline(warehouse), base_url=sandbox.base_url, client_id=sandbox.client_id,
-             client_secret=sandbox.client_secret, rate_limit_per_s=0)
-    assert build_and_publish(WarehouseTarget.duckdb_file(warehouse), note="base").published
-    return warehouse
+def base(shared_sandbox, tmp_path_factory) -> Path:
+    """A warehouse synced from the module's sandbox, its models built and published."""
+    return synced_warehouse(tmp_path_factory.mktemp("alerts-base"), shared_sandbox)
 
 
 @pytest.fixture
-def alerting(sinks, sandbox, base, tmp_path, monkeypatch):
+def alerting(sinks, shared_sandbox, base, tmp_path, monkeypatch):
     """A copy of the base warehouse, the CLI pointed at the sandbox and the two sinks (emptied)."""
     http, mail = sinks
     http.received.clear()
     mail.received.clear()
-    for path in base.parent.iterdir():
-        if path.is_file():
-            (tmp_path / path.name).write_bytes(path.read_bytes())
-    monkeypatch.setenv("SOURCES__INVOICING__BASE_URL", sandbox.base_url)
-    monkeypatch.setenv("SOURCES__INVOICING__CLIENT_ID", sandbox.client_id)
-    monkeypatch.setenv("SOURCES__INVOICING__CLIENT_SECRET", sandbox.client_secret)
+    warehouse = copied_warehouse(base, tmp_path)
+    point_at(monkeypatch, shared_sandbox)
     monkeypatch.setenv("INVOICING_ALERT_URL", http.url)
     monkeypatch.setenv("INVOICING_ALERT_APPRISE_URLS", mail.url)
     monkeypatch.chdir(tmp_path)
-    return tmp_path / base.name, http, mail
+    return warehouse, http, mail
 
 
 def _run(*argv: str) -> tuple[int, str]:
@@ -158,7 +147,7 @@ def _states(http, kind: str) -> list[str]:
     return [message["state"] for message in http.received if message["kind"] == kind]
 
 
-def test_a_failed_sync_is_announced_once_and_its_recovery_once(alerting, sandbox, monkeypatch):
+def test_a_failed_sync_is_announced_once_and_its_recovery_once(alerting, shared_sandbox, monkeypatch):
     warehouse, http, mail = alerting
     monkeypatch.setenv("SOURCES__INVOICING__CLIENT_SECRET", "a-wrong-secret-for-this-test")
     for _ in range(2):  # the second failing run sends nothing new
@@ -168,7 +157,7 @@ def test_a_failed_sync_is_announced_once_and_its_recovery_once(alerting, sandbox
     assert _states(http, "failed_run") == ["raised"]
     assert http.received[0]["condition"] == "sync:default" and "sync default failed" in http.received[0]["text"]
     assert len(mail.received) == 1 and "sync default failed" in mail.received[0]
-    monkeypatch.setenv("SOURCES__INVOICING__CLIENT_SECRET", sandbox.client_secret)  # the right secret again
+    monkeypatch.setenv("SOURCES__INVOICING__CLIENT_SECRET", shared_sandbox.client_secret)  # the right secret again
     code, output = _run("sync", "--warehouse", str(warehouse), "--rate-limit", "0")
     assert code == 0, output
     _settle(mail, 2)

@@ -17,26 +17,24 @@ from assets.checks import fields_known_check
 from assets.resources import WarehouseResource
 from invoicing_sandbox.contract import ContractProfile
 from invoicing_warehouse.cli import main
+from tests.support.fixture_factory import point_at
 
 NEW = "new field served"
 
 
-@pytest.fixture(scope="module")
-def sandbox(module_sandbox_factory):
-    profile = dataclasses.replace(ContractProfile.default(), extra_fields=(("documents", "loyaltyTier", "gold"),))
-    return module_sandbox_factory(seed=32, scale=20, rate_limit_per_s=0, latency_ms=0, contract=profile)
+# the module's `shared_sandbox`: the default contract, plus one field it does not name
+pytestmark = pytest.mark.sandbox(seed=32, scale=20, rate_limit_per_s=0, latency_ms=0, contract=dataclasses.replace(
+    ContractProfile.default(), extra_fields=(("documents", "loyaltyTier", "gold"),)))
 
 
 @pytest.fixture(scope="module")
-def synced(sandbox, tmp_path_factory) -> tuple[Path, str, str]:
+def synced(shared_sandbox, tmp_path_factory) -> tuple[Path, str, str]:
     """The warehouse and the output of two syncs, one after the other."""
     folder = tmp_path_factory.mktemp("notices")
     warehouse = folder / "warehouse.duckdb"
     outputs = []
     with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("SOURCES__INVOICING__BASE_URL", sandbox.base_url)
-        patch.setenv("SOURCES__INVOICING__CLIENT_ID", sandbox.client_id)
-        patch.setenv("SOURCES__INVOICING__CLIENT_SECRET", sandbox.client_secret)
+        point_at(patch, shared_sandbox)
         patch.chdir(folder)
         for _ in range(2):
             out, err = io.StringIO(), io.StringIO()
@@ -91,23 +89,19 @@ def test_dagster_warns_naming_the_new_column(synced):
     assert documents.metadata["new_columns"].value == ["loyalty_tier"]
 
 
-def test_the_doctor_lists_the_new_field(sandbox, tmp_path, monkeypatch, capsys):
-    monkeypatch.setenv("SOURCES__INVOICING__BASE_URL", sandbox.base_url)
-    monkeypatch.setenv("SOURCES__INVOICING__CLIENT_ID", sandbox.client_id)
-    monkeypatch.setenv("SOURCES__INVOICING__CLIENT_SECRET", sandbox.client_secret)
+def test_the_doctor_lists_the_new_field(shared_sandbox, tmp_path, monkeypatch, capsys):
+    point_at(monkeypatch, shared_sandbox)
     monkeypatch.chdir(tmp_path)
     assert main(["doctor", "--rate-limit", "0", "--out", str(tmp_path / "findings.json")]) == 0
     listed = [line for line in capsys.readouterr().out.splitlines() if NEW in line]
     assert listed == ["new field served, not in the ledger (docs/contract.md): documents.loyaltyTier"]
 
 
-def test_the_doctors_json_flag_prints_the_findings_on_stdout(sandbox, tmp_path, monkeypatch, capsys):
+def test_the_doctors_json_flag_prints_the_findings_on_stdout(shared_sandbox, tmp_path, monkeypatch, capsys):
     """`--json` means one thing on every command: a JSON document on stdout (issue 44); `--out` is the file."""
     import json
 
-    monkeypatch.setenv("SOURCES__INVOICING__BASE_URL", sandbox.base_url)
-    monkeypatch.setenv("SOURCES__INVOICING__CLIENT_ID", sandbox.client_id)
-    monkeypatch.setenv("SOURCES__INVOICING__CLIENT_SECRET", sandbox.client_secret)
+    point_at(monkeypatch, shared_sandbox)
     monkeypatch.chdir(tmp_path)
     out = tmp_path / "findings.json"
     assert main(["doctor", "--rate-limit", "0", "--out", str(out), "--json"]) == 0

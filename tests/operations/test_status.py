@@ -7,7 +7,6 @@ printed by `models`, the spool's dead letter written through the spool's own API
 from __future__ import annotations
 
 import json
-import shutil
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -18,36 +17,25 @@ from invoicing_warehouse.cli import main
 from invoicing_warehouse.engine.target import WarehouseTarget
 from invoicing_warehouse.runs.run_log import log_path
 from pipelines.invoicing.webhooks.hint_spool import Hint, HintSpool
+from tests.support.fixture_factory import copied_warehouse, synced_warehouse
+
+pytestmark = pytest.mark.sandbox(seed=31, scale=30, rate_limit_per_s=0, latency_ms=0)  # the module's one
 
 
 @pytest.fixture(scope="module")
-def sandbox(module_sandbox_factory):
-    return module_sandbox_factory(seed=31, scale=30, rate_limit_per_s=0, latency_ms=0)
-
-
-@pytest.fixture(scope="module")
-def base(sandbox, tmp_path_factory) -> Path:
+def base(shared_sandbox, tmp_path_factory) -> Path:
     """A warehouse synced once by `invoicing-warehouse sync` (which records the run), models built."""
-    warehouse = tmp_path_factory.mktemp("status-base") / "warehouse.duckdb"
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("SOURCES__INVOICING__BASE_URL", sandbox.base_url)
-        patch.setenv("SOURCES__INVOICING__CLIENT_ID", sandbox.client_id)
-        patch.setenv("SOURCES__INVOICING__CLIENT_SECRET", sandbox.client_secret)
-        patch.chdir(warehouse.parent)  # no portals.toml here: the one portal `default`
-        assert main(["sync", "--warehouse", str(warehouse), "--rate-limit", "0"]) == 0
-        assert main(["models", "--warehouse", str(warehouse)]) == 0
-    return warehouse
+    return synced_warehouse(tmp_path_factory.mktemp("status-base"), shared_sandbox, through_cli=True)
 
 
 @pytest.fixture
 def warehouse(base, tmp_path, monkeypatch) -> Path:
-    for path in base.parent.iterdir():
-        if path.is_file():
-            shutil.copy2(path, tmp_path / path.name)
+    """A copy of the base for one test, in the working directory, with the staleness settings unset."""
+    copy = copied_warehouse(base, tmp_path)
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("INVOICING_STALE_AFTER_MINUTES", raising=False)
     monkeypatch.delenv("INVOICING_SYNC_INTERVAL_MINUTES", raising=False)
-    return tmp_path / base.name
+    return copy
 
 
 def _status(warehouse: Path, capsys, *extra: str) -> tuple[int, dict]:

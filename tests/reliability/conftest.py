@@ -1,4 +1,4 @@
-"""Fixtures of the reliability suite: isolated dlt data dirs and sandboxes stopped at teardown.
+"""Fixtures of the reliability suite: isolated dlt data dirs (its sandboxes: the root conftest's `sandbox_factory`).
 
 The suite's scenarios live in `harness/` (shared with `bench/chaos.py`, the long form), so
 the project root must be importable as in `python -m pytest` from the root; this also makes a
@@ -8,7 +8,6 @@ plain `pytest` call from elsewhere work.
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -17,7 +16,6 @@ PROJECT_ROOT = Path(__file__).resolve().parents[2]
 if str(PROJECT_ROOT) not in sys.path:
     sys.path.insert(0, str(PROJECT_ROOT))
 
-from invoicing_sandbox.server import SandboxServer
 
 
 @pytest.fixture(autouse=True)
@@ -34,8 +32,3 @@ def isolated_dlt_data_dir(tmp_path, monkeypatch) -> Path:
         monkeypatch.delenv(name, raising=False)
     return data_dir
 
-
-@pytest.fixture
-def make_sandbox(sandbox_factory) -> Callable[..., SandboxServer]:
-    """`make_sandbox(**config_fields)`: a started sandbox on the run's date; every one is stopped at teardown."""
-    return sandbox_factory

@@ -10,20 +10,17 @@ from __future__ import annotations
 import pytest
 
 from harness.bad_input_cases import CASE_TITLES, BadInputSuite, format_table
-from invoicing_sandbox.config import SandboxConfig
-from invoicing_sandbox.server import SandboxServer
 
 SECRET = "S3CRET-badinput-5e1c"
 
 
 @pytest.fixture(scope="module")
-def bad_input_results(tmp_path_factory):
+def bad_input_results(tmp_path_factory, module_sandbox_factory):
     """Runs every case once against one sandbox; prints the table."""
-    config = SandboxConfig(seed=23, scale=60, rate_limit_per_s=0, client_secret=SECRET)
-    with SandboxServer(config) as sb:
-        # unpaced (`--rate-limit 0`): the sandbox's own limit is off and no case is about pacing
-        suite = BadInputSuite(sb, tmp_path_factory.mktemp("bad_input"), SECRET, sync_args=("--rate-limit", "0"))
-        results = suite.run_all()
+    sb = module_sandbox_factory(seed=23, scale=60, rate_limit_per_s=0, client_secret=SECRET, real_date=True)
+    # unpaced (`--rate-limit 0`): the sandbox's own limit is off and no case is about pacing
+    suite = BadInputSuite(sb, tmp_path_factory.mktemp("bad_input"), SECRET, sync_args=("--rate-limit", "0"))
+    results = suite.run_all()
     print("\n" + format_table(results))
     return {result.case: result for result in results}
 

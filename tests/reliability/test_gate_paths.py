@@ -11,7 +11,6 @@ copy's own bytes, taken before the failing run.
 from __future__ import annotations
 
 import hashlib
-import shutil
 from datetime import date, timedelta
 from pathlib import Path
 
@@ -29,43 +28,30 @@ from invoicing_warehouse.runs.gate import build_and_publish, record_reads
 from invoicing_warehouse.runs.gate_state import load
 from invoicing_warehouse.runs.hints import apply_pending, spool_for
 from pipelines.invoicing.credentials import ApiSettings
-from pipelines.invoicing.load.sync import make_pipeline, run_sync
 from pipelines.invoicing.portals import Portal
 from pipelines.invoicing.webhooks.hint_spool import Hint
+from tests.support.fixture_factory import copied_warehouse, point_at, synced_warehouse
 
 DUPLICATE = "insert into invoicing_raw.documents select * from invoicing_raw.documents order by id limit 1"
 UNDO_DUPLICATE = ("delete from invoicing_raw.documents where rowid = (select max(rowid) from invoicing_raw.documents "
                   "where id = (select min(id) from invoicing_raw.documents))")
 
 
-@pytest.fixture(scope="module")
-def sandbox(module_sandbox_factory):
-    return module_sandbox_factory(seed=23, scale=40, rate_limit_per_s=0)
+pytestmark = pytest.mark.sandbox(seed=23, scale=40, rate_limit_per_s=0)  # the module's `shared_sandbox`
 
 
 @pytest.fixture(scope="module")
-def base(sandbox, tmp_path_factory) -> Path:
+def base(shared_sandbox, tmp_path_factory) -> Path:
     """A warehouse synced from the sandbox, every model built and published (the regular path)."""
-    folder = tmp_path_factory.mktemp("gate-base")
-    warehouse = folder / "warehouse.duckdb"
-    run_sync(make_pipeline(warehouse), base_url=sandbox.base_url, client_id=sandbox.client_id,
-             client_secret=sandbox.client_secret, rate_limit_per_s=0)
-    outcome = build_and_publish(WarehouseTarget.duckdb_file(warehouse), note="base")
-    assert outcome.ok and outcome.published, outcome.lines()
-    return warehouse
+    return synced_warehouse(tmp_path_factory.mktemp("gate-base"), shared_sandbox)
 
 
 @pytest.fixture
-def warehouse(base, tmp_path, sandbox, monkeypatch) -> Path:
+def warehouse(base, tmp_path, shared_sandbox, monkeypatch) -> Path:
     """A copy of the base warehouse, its readers' copy and gate state, for one test; the CLI pointed at the
     sandbox."""
-    for path in base.parent.iterdir():
-        if path.is_file():
-            shutil.copy2(path, tmp_path / path.name)
-    monkeypatch.setenv("SOURCES__INVOICING__BASE_URL", sandbox.base_url)
-    monkeypatch.setenv("SOURCES__INVOICING__CLIENT_ID", sandbox.client_id)
-    monkeypatch.setenv("SOURCES__INVOICING__CLIENT_SECRET", sandbox.client_secret)
-    return tmp_path / base.name
+    point_at(monkeypatch, shared_sandbox)
+    return copied_warehouse(base, tmp_path)
 
 
 def _digest(path: Path) -> str:
@@ -111,12 +97,12 @@ def test_models_publishes_nothing_when_a_blocking_check_fails_and_exits_1(wareho
     assert banner_lines(WarehouseTarget.duckdb_file(warehouse)) == []
 
 
-def test_sync_publishes_nothing_when_a_blocking_check_fails_and_exits_1(warehouse, sandbox, capsys):
+def test_sync_publishes_nothing_when_a_blocking_check_fails_and_exits_1(warehouse, shared_sandbox, capsys):
     copy = default_snapshot_path(warehouse)
     published = _digest(copy)
     _execute(warehouse, DUPLICATE)
-    sandbox.portal.create("customers", {"name": "Gate SARL"})  # a change, so the sync has something to publish
-    sandbox.clock.advance(timedelta(seconds=30))
+    shared_sandbox.portal.create("customers", {"name": "Gate SARL"})  # a change, so the sync has something to publish
+    shared_sandbox.clock.advance(timedelta(seconds=30))
     assert main(["sync", "--warehouse", str(warehouse), "--rate-limit", "0"]) == 1
     captured = capsys.readouterr()
     _held_by_duplicate(warehouse, captured.err)
@@ -124,12 +110,12 @@ def test_sync_publishes_nothing_when_a_blocking_check_fails_and_exits_1(warehous
     assert _digest(copy) == published
 
 
-def test_sync_follow_publishes_nothing_when_a_blocking_check_fails_and_exits_1(warehouse, sandbox, capsys):
+def test_sync_follow_publishes_nothing_when_a_blocking_check_fails_and_exits_1(warehouse, shared_sandbox, capsys):
     copy = default_snapshot_path(warehouse)
     published = _digest(copy)
     _execute(warehouse, DUPLICATE)
-    sandbox.portal.create("customers", {"name": "Followed SARL"})
-    sandbox.clock.advance(timedelta(seconds=30))
+    shared_sandbox.portal.create("customers", {"name": "Followed SARL"})
+    shared_sandbox.clock.advance(timedelta(seconds=30))
     code = main(["sync", "--warehouse", str(warehouse), "--rate-limit", "0", "--follow", "--max-seconds", "0.5",
                  "--poll-s", "0.2"])
     assert code == 1
@@ -137,17 +123,17 @@ def test_sync_follow_publishes_nothing_when_a_blocking_check_fails_and_exits_1(w
     assert _digest(copy) == published
 
 
-def test_a_hint_run_publishes_nothing_when_a_blocking_check_fails(warehouse, sandbox):
+def test_a_hint_run_publishes_nothing_when_a_blocking_check_fails(warehouse, shared_sandbox):
     copy = default_snapshot_path(warehouse)
     published = _digest(copy)
     _execute(warehouse, DUPLICATE)
-    customer = sandbox.portal.create("customers", {"name": "Hinted SARL"})
-    sandbox.clock.advance(timedelta(seconds=30))
+    customer = shared_sandbox.portal.create("customers", {"name": "Hinted SARL"})
+    shared_sandbox.clock.advance(timedelta(seconds=30))
     target = WarehouseTarget.duckdb_file(warehouse)
     with spool_for(target) as spool:
         spool.append("delivery-1", Hint("default", "customers", customer["id"], "customer.created"))
     run = apply_pending(target, Portal("default"), rate_limit_per_s=0,
-                        settings=ApiSettings(sandbox.base_url, sandbox.client_id, sandbox.client_secret))
+                        settings=ApiSettings(shared_sandbox.base_url, shared_sandbox.client_id, shared_sandbox.client_secret))
     assert run.load is not None and run.load.rows.get("customers") == 1  # the record itself was loaded
     assert run.published is None and run.gate is not None
     assert "ids_unique" in [f.name for f in run.gate.failures]
@@ -165,9 +151,9 @@ def test_an_as_of_build_that_fails_shows_the_failures_instead_of_figures(warehou
     assert "ids_unique on invoicing_raw.documents" in str(shown.value)
 
 
-def test_a_degraded_read_holds_the_marts_built_on_it_and_only_those(warehouse, sandbox, capsys):
+def test_a_degraded_read_holds_the_marts_built_on_it_and_only_those(warehouse, shared_sandbox, capsys):
     target = WarehouseTarget.duckdb_file(warehouse)
-    past = sandbox.clock.today().date() - timedelta(days=7)  # a date the portal has figures for
+    past = shared_sandbox.clock.today().date() - timedelta(days=7)  # a date the portal has figures for
     assert main(["models", "--warehouse", str(warehouse), "--as-of", past.isoformat()]) == 0
     capsys.readouterr()
     record_reads(target, "default", ["supplier_documents: answered in one page that may be incomplete"],

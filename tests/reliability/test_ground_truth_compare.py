@@ -19,16 +19,14 @@ import duckdb
 import pytest
 
 from harness.warehouse_truth import RAW_TABLES, compare_raw_tables, flatten
-from invoicing_sandbox.config import SandboxConfig
-from invoicing_sandbox.server import SandboxServer
 
 
 @pytest.fixture(scope="module")
-def loaded(tmp_path_factory):
+def loaded(tmp_path_factory, module_sandbox_factory):
     """(snapshot function, warehouse path) of a small sandbox loaded by plain dlt."""
     root = tmp_path_factory.mktemp("truth")
-    with SandboxServer(SandboxConfig(seed=9, scale=40, rate_limit_per_s=0)) as sb:
-        truth = {table: sb.portal.snapshot(table) for table in RAW_TABLES}
+    sb = module_sandbox_factory(seed=9, scale=40, rate_limit_per_s=0, real_date=True)
+    truth = {table: sb.portal.snapshot(table) for table in RAW_TABLES}
     warehouse = root / "w.duckdb"
     pipeline = dlt.pipeline(
         "truth_fixture",

@@ -19,9 +19,6 @@ import pytest
 
 from harness.served_truth import expected_records
 from harness.warehouse_truth import RAW_TABLES, compare_raw_tables, flatten
-from invoicing_sandbox.config import SandboxConfig
-from invoicing_sandbox.contract import ContractProfile
-from invoicing_sandbox.server import SandboxServer
 
 OBSERVED = "2026-03-16T09:30:00Z"  # a client's observation time of a deletion served without `deletedAt`
 
@@ -37,14 +34,13 @@ def _decimals(value):
 
 
 @pytest.fixture(scope="module")
-def loaded(tmp_path_factory):
+def loaded(tmp_path_factory, module_sandbox_factory):
     """(portal, warehouse path, id of the held deleted customer) of a strict sandbox loaded by plain dlt."""
     root = tmp_path_factory.mktemp("strict-truth")
-    with SandboxServer(SandboxConfig(seed=9, scale=40, rate_limit_per_s=0, contract=ContractProfile.strict())) as sb:
-        portal = sb.portal
-        spare = portal.create("customers", {"name": "Short-lived SARL"})
-        portal.delete("customers", spare["id"])  # a second deleted customer: one held, one hidden
-        pairs = {table: expected_records(portal, table, "strict") for table in RAW_TABLES}
+    portal = module_sandbox_factory(seed=9, scale=40, rate_limit_per_s=0, contract="strict", real_date=True).portal
+    spare = portal.create("customers", {"name": "Short-lived SARL"})
+    portal.delete("customers", spare["id"])  # a second deleted customer: one held, one hidden
+    pairs = {table: expected_records(portal, table, "strict") for table in RAW_TABLES}
     deleted = [record["id"] for record, _ in pairs["customers"] if record.get("deleted")]
     assert len(deleted) >= 2, "the seed must have soft-deleted customers"
     held = deleted[0]

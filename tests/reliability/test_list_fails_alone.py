@@ -74,9 +74,9 @@ def _report_dates(warehouse: Path) -> dict[str, object]:
 
 
 @pytest.mark.parametrize(("contract", "status"), [("default", 503), ("strict", 404)])
-def test_a_list_that_fails_holds_only_its_marts_publishes_the_rest_and_heals(make_sandbox, cli_env, tmp_path,
+def test_a_list_that_fails_holds_only_its_marts_publishes_the_rest_and_heals(sandbox_factory, cli_env, tmp_path,
                                                                              capsys, contract, status):
-    sandbox = make_sandbox(seed=23, scale=40, rate_limit_per_s=0, contract=ContractProfile.named(contract))
+    sandbox = sandbox_factory(seed=23, scale=40, rate_limit_per_s=0, contract=ContractProfile.named(contract))
     cli_env(sandbox)
     warehouse = tmp_path / "warehouse.duckdb"
     target = WarehouseTarget.duckdb_file(warehouse)
@@ -120,11 +120,11 @@ def test_a_list_that_fails_holds_only_its_marts_publishes_the_rest_and_heals(mak
 
 
 @pytest.mark.parametrize("contract", ["default", "strict"])
-def test_a_churning_subscriptions_list_that_ignores_paging_does_not_fail_the_run(make_sandbox, cli_env, tmp_path,
+def test_a_churning_subscriptions_list_that_ignores_paging_does_not_fail_the_run(sandbox_factory, cli_env, tmp_path,
                                                                                  capsys, contract):
     profile = replace(ContractProfile.named(contract), paging_params_ignored_on=("webhooks",),
                       subscriptions_churn_every=2, webhooks_listed_to_read_scope=True)
-    sandbox = make_sandbox(seed=23, scale=40, rate_limit_per_s=0, contract=profile)
+    sandbox = sandbox_factory(seed=23, scale=40, rate_limit_per_s=0, contract=profile)
     for number in range(25):  # more than the default page (20) that an ignored `limit` answers
         sandbox.portal.create("webhooks", {"url": f"http://127.0.0.1:9/hooks/{number}",
                                            "events": ["customer.created"], "enabled": False})

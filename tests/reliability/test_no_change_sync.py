@@ -29,8 +29,8 @@ def _price(path, item_id: str):
         return con.execute("select price from invoicing_raw.items where id = ?", [item_id]).fetchone()[0]
 
 
-def test_a_no_change_sync_process_loads_nothing_copies_nothing_and_asks_once_per_endpoint(make_sandbox, tmp_path):
-    sandbox = make_sandbox(seed=3, scale=200, rate_limit_per_s=0)
+def test_a_no_change_sync_process_loads_nothing_copies_nothing_and_asks_once_per_endpoint(sandbox_factory, tmp_path):
+    sandbox = sandbox_factory(seed=3, scale=200, rate_limit_per_s=0)
     workspace = Workspace(tmp_path)
     env = workspace.env(sandbox.base_url, sandbox.client_id, sandbox.client_secret)
     first = run_sync_command(workspace, env, "--rate-limit", "0")

@@ -43,8 +43,8 @@ def _api_total_due(sb) -> Decimal:
     return sum((Decimal(str(c["dueAmount"])) for c in sb.portal.snapshot("customers")), Decimal(0))
 
 
-def test_readers_and_a_scheduled_run_never_fail_each_other(make_sandbox, tmp_path):
-    sb = make_sandbox(seed=11, scale=40, rate_limit_per_s=0)
+def test_readers_and_a_scheduled_run_never_fail_each_other(sandbox_factory, tmp_path):
+    sb = sandbox_factory(seed=11, scale=40, rate_limit_per_s=0)
     warehouse = tmp_path / "warehouse.duckdb"
     credentials = dict(base_url=sb.base_url, client_id=sb.client_id, client_secret=sb.client_secret)
     today = sb.clock.today().date()

@@ -45,9 +45,9 @@ def _published(warehouse) -> duckdb.DuckDBPyConnection:
 
 
 @pytest.mark.parametrize("contract", ["default", "strict"])
-def test_a_first_sync_with_parents_edited_in_its_lag_publishes_exact_receivables(contract, make_sandbox, tmp_path,
+def test_a_first_sync_with_parents_edited_in_its_lag_publishes_exact_receivables(contract, sandbox_factory, tmp_path,
                                                                                 monkeypatch, capsys):
-    sb = make_sandbox(seed=31, scale=40, rate_limit_per_s=0, contract=ContractProfile.named(contract))
+    sb = sandbox_factory(seed=31, scale=40, rate_limit_per_s=0, contract=ContractProfile.named(contract))
     edited = Mutator(sb.portal, 0, seed=7).edit_customers_with_invoices(3)
     assert len(edited) == 3
     _point_cli_at(sb, monkeypatch)
@@ -70,11 +70,11 @@ def test_a_first_sync_with_parents_edited_in_its_lag_publishes_exact_receivables
 
 
 @pytest.mark.parametrize("contract", ["default", "strict"])
-def test_a_first_sync_reads_a_payment_made_in_its_lag_before_it_publishes(contract, make_sandbox, tmp_path,
+def test_a_first_sync_reads_a_payment_made_in_its_lag_before_it_publishes(contract, sandbox_factory, tmp_path,
                                                                          monkeypatch, capsys):
     """Not a parent: an invoice half paid just before the first sync (the invoice, its payment and its usage
     all in the lag). Only the read of the lag zone once the lag has passed brings them: no reference names them."""
-    sb = make_sandbox(seed=33, scale=40, rate_limit_per_s=0, contract=ContractProfile.named(contract))
+    sb = sandbox_factory(seed=33, scale=40, rate_limit_per_s=0, contract=ContractProfile.named(contract))
     records = sb.portal.stores["documents"].records  # the sandbox's own records (remaining = total - paid)
     invoice = records[min(i for i, d in records.items() if sb.portal.is_open_invoice(d))]
     half = round(float(sb.portal.remaining(invoice)) / 2, 2)
@@ -97,11 +97,11 @@ def test_a_first_sync_reads_a_payment_made_in_its_lag_before_it_publishes(contra
 
 
 @pytest.mark.parametrize(("contract", "by_id"), [("default", "flagged"), ("strict", "flagged"), ("strict", "gone")])
-def test_hidden_deleted_customers_publish_their_invoices_counted_and_flagged(contract, by_id, make_sandbox, tmp_path,
+def test_hidden_deleted_customers_publish_their_invoices_counted_and_flagged(contract, by_id, sandbox_factory, tmp_path,
                                                                              monkeypatch, capsys):
     # default: deleted customers listed with `deleted: true`; strict: hidden from lists, by id flagged or 404
     profile = replace(ContractProfile.named(contract), deleted_customer_documents="kept", hidden_customer_by_id=by_id)
-    sb = make_sandbox(seed=32, scale=40, rate_limit_per_s=0, contract=profile)
+    sb = sandbox_factory(seed=32, scale=40, rate_limit_per_s=0, contract=profile)
     deleted = Mutator(sb.portal, 0, seed=7).delete_customers_with_invoices(2)
     assert len(deleted) == 2
     # the sandbox's own figures: what each archived customer still owes

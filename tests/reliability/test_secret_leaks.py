@@ -21,9 +21,9 @@ from tests.support.secret_scan import scan_text, scan_tree, scan_warehouse, secr
 SECRET = "S3CRET-canary-7f3a"
 
 
-def test_no_secret_or_token_anywhere(make_sandbox, tmp_path, monkeypatch, caplog):
+def test_no_secret_or_token_anywhere(sandbox_factory, tmp_path, monkeypatch, caplog):
     caplog.set_level(logging.DEBUG)
-    sb = make_sandbox(
+    sb = sandbox_factory(
         seed=5,
         scale=40,
         rate_limit_per_s=0,

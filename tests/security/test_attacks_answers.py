@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from decimal import Decimal
 from pathlib import Path
 
@@ -25,8 +25,6 @@ import pytest
 
 from harness.bad_input_cases import BadInputSuite
 from harness.tamper_proxy import Exchange, TamperProxy
-from invoicing_sandbox.config import SandboxConfig
-from invoicing_sandbox.server import SandboxServer
 from pipelines.invoicing.errors import InvoicingApiError
 from pipelines.invoicing.http.answers import parse_json
 from pipelines.invoicing.http.database_budget import BudgetDatabase, DatabaseBudget
@@ -101,13 +99,12 @@ def test_l1_a_forged_grid_in_the_budget_file_is_dropped(tmp_path, forged):
 
 # ------------------------------------------------------------------------------------------------ L2, L3
 @pytest.fixture(scope="module")
-def suite(tmp_path_factory) -> Iterator[BadInputSuite]:
+def suite(tmp_path_factory, module_sandbox_factory) -> BadInputSuite:
     """One small sandbox (its own limit off: no row is about pacing) and one successful sync every row copies."""
-    config = SandboxConfig(seed=41, scale=30, rate_limit_per_s=0, client_secret=SECRET)
-    with SandboxServer(config) as sandbox:
-        answers = BadInputSuite(sandbox, tmp_path_factory.mktemp("answers"), SECRET, sync_args=("--rate-limit", "0"))
-        answers.prepare()
-        yield answers
+    sandbox = module_sandbox_factory(seed=41, scale=30, rate_limit_per_s=0, client_secret=SECRET, real_date=True)
+    answers = BadInputSuite(sandbox, tmp_path_factory.mktemp("answers"), SECRET, sync_args=("--rate-limit", "0"))
+    answers.prepare()
+    return answers
 
 
 def a_customer(suite: BadInputSuite) -> dict:

@@ -36,7 +36,7 @@ from harness.tamper_proxy import Exchange, TamperProxy
 from invoicing_sandbox.server import SandboxServer
 from invoicing_warehouse.cli import main
 from pipelines.invoicing.load.sync import SyncReport
-from tests.invoicing_sandbox.conftest import small_config
+from tests.invoicing_sandbox.conftest import SMALL_SETTINGS
 
 TOKEN = "attack-rows-token-0123456789abcdef"
 FOREIGN_HOST = "evil.example"
@@ -481,11 +481,9 @@ def half_loaded_publication(request: pytest.FixtureRequest) -> Outcome:
 
 # ---- L4: webhook subscriptions never send the token in clear, never print it ---------------------------------
 
-
-@pytest.fixture
-def sandbox(sandbox_factory) -> SandboxServer:
-    """An empty sandbox on 127.0.0.1 (its webhook subscriptions are the truth of what was registered)."""
-    return sandbox_factory(config=small_config(), generate=False)
+# the rows' `sandbox` (the root conftest's, asked for by name): the small one, empty (its webhook subscriptions
+# are the truth of what was registered)
+pytestmark = pytest.mark.sandbox(**SMALL_SETTINGS, generate=False)
 
 
 def _webhook_env(request: pytest.FixtureRequest, base_url: str, server: SandboxServer):

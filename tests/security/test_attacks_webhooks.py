@@ -33,7 +33,6 @@ from harness.common import quiet
 from harness.postgres_cluster import PostgresCluster
 from harness.regular_build import regular_build
 from harness.warehouse_truth import mismatches
-from invoicing_sandbox.config import SandboxConfig
 from invoicing_sandbox.server import SandboxServer
 from invoicing_warehouse.cli import build_parser
 from invoicing_warehouse.cli.webhooks_command import receiver_settings
@@ -47,6 +46,7 @@ from pipelines.invoicing.webhooks.hint_spool import WHOLE_RESOURCE, HintSpool
 from pipelines.invoicing.webhooks.receiver import Receiver
 from pipelines.invoicing.webhooks.receiver_server import ServerLimits
 from pipelines.invoicing.webhooks.spool_stores import PostgresSpool
+from tests.support.fixture_factory import empty_warehouse
 from tests.support.webhook_receiver import ServedReceiver, envelope, serving_app, serving_receiver
 
 READ_TIMEOUT_S = 1.0  # the receiver's read timeout in this module (10 s in production)
@@ -248,17 +248,17 @@ ROWS = [
 
 
 @pytest.fixture(scope="module")
-def battle(tmp_path_factory, postgres_cluster) -> Iterator[Battle]:
+def battle(tmp_path_factory, postgres_cluster, module_sandbox_factory) -> Iterator[Battle]:
     """A sandbox, its regular build, a receiver beside it; a warm-up run (the portal's API id learnt from the
     records), then every row's genuine delivery and probe in one batch, and the one run applying it."""
     folder = tmp_path_factory.mktemp("attacks")
     saved = {name: os.environ.get(name) for name in ("INVOICING_RATE_BUDGET_DIR", "DLT_DATA_DIR")}
     os.environ["INVOICING_RATE_BUDGET_DIR"] = str(folder / "rate-budget")
     os.environ["DLT_DATA_DIR"] = str(folder / "dlt")
-    sandbox = SandboxServer(SandboxConfig(seed=16, scale=40, rate_limit_per_s=0, latency_ms=0)).start()
     try:
-        quiet(sandbox)
-        warehouse = folder / "warehouse.duckdb"
+        sandbox = module_sandbox_factory(seed=16, scale=40, rate_limit_per_s=0, latency_ms=0, quiet=True,
+                                         real_date=True)
+        warehouse = empty_warehouse(folder)
         regular_build(sandbox, warehouse)
         limits = ServerLimits(request_read_timeout_s=READ_TIMEOUT_S)
         with serving_receiver(folder, limits=limits, max_pending_per_portal=FLOOD_BOUND) as served:
@@ -273,8 +273,7 @@ def battle(tmp_path_factory, postgres_cluster) -> Iterator[Battle]:
             quiet(sandbox)
             battle.run = _apply(battle)
             yield battle
-    finally:
-        sandbox.stop()
+    finally:  # the sandbox is stopped by the factory, after this
         for name, value in saved.items():
             if value is None:
                 os.environ.pop(name, None)

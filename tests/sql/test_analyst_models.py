@@ -4,22 +4,11 @@ built after the product's, judged by the same gate, and a broken one loses nothi
 from pathlib import Path
 
 import duckdb
-import pytest
-from model_fixture import load_fixture
 
 from invoicing_warehouse.cli import main
 
 FRONT = "-- ---\n-- description: {what}\n-- materialized: {materialized}\n-- grain: [{grain}]\n-- ---\n"
 AS_OF = ["--as-of", "2026-01-31"]
-
-
-@pytest.fixture()
-def warehouse(tmp_path) -> Path:
-    path = tmp_path / "warehouse.duckdb"
-    conn = duckdb.connect(str(path))
-    load_fixture(conn)
-    conn.close()
-    return path
 
 
 def _model(folder: Path, name: str, grain: str, sql: str, materialized: str = "table") -> Path:

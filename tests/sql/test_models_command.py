@@ -10,15 +10,6 @@ from invoicing_warehouse.cli import main
 from invoicing_warehouse.engine.sql_runner import today_in_portal_zone
 
 
-@pytest.fixture()
-def warehouse(tmp_path):
-    path = tmp_path / "warehouse.duckdb"
-    conn = duckdb.connect(str(path))
-    load_fixture(conn)
-    conn.close()
-    return path
-
-
 def test_builds_every_model_and_prints_rows_and_time(warehouse, capsys):
     assert main(["models", "--warehouse", str(warehouse), "--as-of", "2026-01-31"]) == 0
     out = capsys.readouterr().out

@@ -16,13 +16,13 @@ import pytest
 from harness.marts_truth import compare_marts
 from invoicing_sandbox.clock import Clock
 from invoicing_sandbox.config import SandboxConfig
-from invoicing_sandbox.server import SandboxServer
 from invoicing_warehouse.engine.publish import default_snapshot_path
 from invoicing_warehouse.engine.sql_runner import build_models, downstream_models
 from invoicing_warehouse.engine.target import WarehouseTarget
 from invoicing_warehouse.runs.gate import build_and_publish
 from pipelines.invoicing.load.sync import make_pipeline, run_sync
 from tests.sql.test_models_two_portals import open_invoices, pay_some
+from tests.support.fixture_factory import empty_warehouse
 
 SEED, SCALE = 7, 30
 START = datetime(2026, 3, 16, 9, 30, tzinfo=UTC)
@@ -51,18 +51,19 @@ def _rows(conn, table: str) -> list[tuple]:
 
 
 @pytest.fixture
-def two_portals(tmp_path):
+def two_portals(tmp_path, sandbox_factory):
     """A warehouse of two portals (acme, beta), every model built and published through the gate; the
     sandboxes stay up for the test's changes."""
-    warehouse = tmp_path / "warehouse.duckdb"
+    warehouse = empty_warehouse(tmp_path)
     config = SandboxConfig(seed=SEED, scale=SCALE, rate_limit_per_s=0)
     acme_clock = Clock(fixed=START)
-    with SandboxServer(config, clock=acme_clock) as acme, SandboxServer(config, clock=Clock(fixed=START)) as beta:
-        for name, sb in (("acme", acme), ("beta", beta)):
-            _sync(warehouse, name, sb)
-        outcome = build_and_publish(WarehouseTarget.duckdb_file(warehouse), note="first", as_of=START.date())
-        assert outcome.ok, outcome.lines()
-        yield warehouse, acme, acme_clock, beta
+    acme = sandbox_factory(config=config, clock=acme_clock)
+    beta = sandbox_factory(config=config, clock=Clock(fixed=START))
+    for name, sb in (("acme", acme), ("beta", beta)):
+        _sync(warehouse, name, sb)
+    outcome = build_and_publish(WarehouseTarget.duckdb_file(warehouse), note="first", as_of=START.date())
+    assert outcome.ok, outcome.lines()
+    return warehouse, acme, acme_clock, beta
 
 
 def test_a_change_in_one_portal_rebuilds_its_rows_only_and_equals_a_full_rebuild(two_portals, tmp_path):

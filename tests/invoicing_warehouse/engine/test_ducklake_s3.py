@@ -20,7 +20,6 @@ import duckdb
 import pytest
 
 from harness.warehouse_truth import mismatches
-from invoicing_sandbox.config import SandboxConfig
 from invoicing_sandbox.server import SandboxServer
 from invoicing_warehouse.engine.connection import connect, current_snapshot
 from invoicing_warehouse.engine.readers import connect_reader, publish, published_snapshot
@@ -62,20 +61,16 @@ def s3_lake(s3_server, postgres_cluster, tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def sandboxes():
+def sandboxes(module_sandbox_factory):
     """Two portals' sandboxes whose ids collide (same seed): only `portal_id` tells their rows apart."""
-    started = {name: SandboxServer(SandboxConfig(seed=5, scale=15, rate_limit_per_s=0, latency_ms=0)).start()
+    started = {name: module_sandbox_factory(seed=5, scale=15, rate_limit_per_s=0, latency_ms=0, real_date=True)
                for name in PORTALS}
-    try:
-        customer = started["beta"].portal.snapshot("customers")[0]
-        # a colliding id whose record differs
-        started["beta"].portal.update("customers", customer["id"], {"name": "Beta's own customer"})
-        for sandbox in started.values():
-            quiet(sandbox)
-        yield started
-    finally:
-        for sandbox in started.values():
-            sandbox.stop()
+    customer = started["beta"].portal.snapshot("customers")[0]
+    # a colliding id whose record differs
+    started["beta"].portal.update("customers", customer["id"], {"name": "Beta's own customer"})
+    for sandbox in started.values():
+        quiet(sandbox)  # after the update: the next sync's window holds it
+    return started
 
 
 def sync_portal(lake: WarehouseTarget, sandbox: SandboxServer, portal: str, **options):

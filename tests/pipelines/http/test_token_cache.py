@@ -67,11 +67,7 @@ def _process(sandbox: SandboxServer, budget_dir: Path) -> dict:
     return json.loads(done.stdout)
 
 
-@pytest.fixture
-def sandbox(sandbox_factory):
-    return sandbox_factory(seed=3, scale=5, rate_limit_per_s=0, latency_ms=0)
-
-
+@pytest.mark.sandbox(seed=3, scale=5, rate_limit_per_s=0, latency_ms=0)
 def test_the_next_process_reuses_the_kept_token_and_replaces_a_refused_one(sandbox, tmp_path):
     first = _process(sandbox, tmp_path)
     second = _process(sandbox, tmp_path)

@@ -89,19 +89,16 @@ def test_two_portals_with_colliding_ids_each_exact_and_a_bad_portal_does_not_sto
 
 
 @pytest.fixture(scope="module")
-def golden_default_portal(tmp_path_factory):
+def golden_default_portal(tmp_path_factory, module_sandbox_factory):
     """One sandbox and one first sync of the portal `default` (as before portals) for the bad-option cases,
     which copy it: their refused runs make no request, so they can share the sandbox."""
-    from invoicing_sandbox.config import SandboxConfig
-    from invoicing_sandbox.server import SandboxServer
-
-    with SandboxServer(SandboxConfig(seed=2, scale=40, rate_limit_per_s=0, latency_ms=0)) as sandbox:
-        quiet(sandbox)
-        golden = Workspace(tmp_path_factory.mktemp("golden-default-portal"))
-        env = golden.env(sandbox.base_url, sandbox.client_id, sandbox.client_secret)
-        first = run_sync_in_process(golden, env, "--rate-limit", "0")
-        assert first.returncode == 0, first.output  # the sandbox's own limit is off: unpaced
-        yield sandbox, golden
+    sandbox = module_sandbox_factory(seed=2, scale=40, rate_limit_per_s=0, latency_ms=0, quiet=True,
+                                     real_date=True)
+    golden = Workspace(tmp_path_factory.mktemp("golden-default-portal"))
+    env = golden.env(sandbox.base_url, sandbox.client_id, sandbox.client_secret)
+    first = run_sync_in_process(golden, env, "--rate-limit", "0")
+    assert first.returncode == 0, first.output  # the sandbox's own limit is off: unpaced
+    return sandbox, golden
 
 
 @pytest.mark.parametrize(("portals_text", "args", "says"), [

@@ -14,10 +14,8 @@ import duckdb
 import pytest
 
 from harness.warehouse_truth import mismatches
-from invoicing_sandbox.config import SandboxConfig
 from invoicing_sandbox.contract import ContractProfile
 from invoicing_sandbox.generator import generate
-from invoicing_sandbox.server import SandboxServer
 from tests.pipelines.sandbox_syncs import quiet, sync
 
 GROUP = 160  # > 3 pages of 50 sharing one second
@@ -25,17 +23,14 @@ SHUFFLED = replace(ContractProfile.default(), tie_order="shuffled", max_page_siz
 
 
 @pytest.fixture
-def tied_sandbox():
+def tied_sandbox(sandbox_factory):
     """A sandbox whose documents hold GROUP drafts written in one second, ties shuffled, pages of 50."""
-    server = SandboxServer(SandboxConfig(seed=4, scale=80, rate_limit_per_s=0, latency_ms=0, contract=SHUFFLED),
-                           generate=False)
-    server.generated = generate(server.portal, 4, 80, end=server.clock.today(), bulk_same_second=GROUP)
-    server.start()
-    quiet(server)
-    try:
-        yield server
-    finally:
-        server.stop()
+
+    def tied_history(server) -> None:
+        server.generated = generate(server.portal, 4, 80, end=server.clock.today(), bulk_same_second=GROUP)
+
+    return sandbox_factory(seed=4, scale=80, rate_limit_per_s=0, latency_ms=0, contract=SHUFFLED, generate=False,
+                           real_date=True, quiet=True, before_start=tied_history)
 
 
 def raw_ids(warehouse: str, table: str) -> list[str]:

@@ -1,5 +1,5 @@
-"""Fixtures of the applying-run tests: a seeded sandbox on 127.0.0.1 (stopped at teardown), a synced
-warehouse, an isolated dlt data dir, and the portal `default` pointed at the sandbox."""
+"""Fixtures of the applying-run tests: an isolated dlt data dir, and the portal `default` pointed at the test's
+sandbox (the root conftest's `sandbox`: seed 16, scale 40, unpaced, past the windows' lag, stopped at teardown)."""
 
 from __future__ import annotations
 
@@ -18,16 +18,6 @@ def isolated_dlt_data_dir(tmp_path, monkeypatch) -> Path:
     """Every test's dlt pipelines live under its own DLT_DATA_DIR."""
     monkeypatch.setenv("DLT_DATA_DIR", str(tmp_path / "dlt"))
     return tmp_path / "dlt"
-
-
-@pytest.fixture
-def sandbox(sandbox_factory):
-    """A seeded sandbox (seed 16, scale 40), unpaced, on the run's date; stopped at teardown."""
-    from harness.common import quiet
-
-    server = sandbox_factory(seed=16, scale=40, rate_limit_per_s=0, latency_ms=0)
-    quiet(server)
-    return server
 
 
 @pytest.fixture

@@ -13,15 +13,12 @@ from invoicing_sandbox.server import SandboxServer
 from invoicing_warehouse.cli import main
 from pipelines.invoicing.load.sync import make_pipeline, run_sync
 from pipelines.invoicing.webhooks.hint_events import EVENTS
-from tests.invoicing_sandbox.conftest import client_for, created, small_config
+from tests.invoicing_sandbox.conftest import SMALL_SETTINGS, client_for, created
 from tests.support.webhook_receiver import serving_receiver
 
 TOKEN = "subscription-test-token-0123456789"
-
-
-@pytest.fixture
-def sandbox(sandbox_factory):
-    return sandbox_factory(config=small_config(), generate=False)
+# each test's `sandbox` (the root conftest's): the small one, empty (its subscriptions are what was registered)
+pytestmark = pytest.mark.sandbox(**SMALL_SETTINGS, generate=False)
 
 
 @pytest.fixture
@@ -116,9 +113,10 @@ def test_missing_webhook_credentials_name_the_setting(sandbox, env, capsys):
     assert sandbox.client_secret not in output and sandbox.stats["requests"] == 0
 
 
+@pytest.mark.sandbox(**SMALL_SETTINGS, allowed_scopes=("read",), real_date=True)  # seeded: the sync reads items
 def test_a_read_only_client_is_refused_with_the_scope_to_ask_for_while_the_sync_needs_only_read(
-        make_read_only_sandbox, env, capsys, tmp_path):
-    server = make_read_only_sandbox
+        sandbox, env, capsys, tmp_path):
+    server = sandbox
     _configure(env, server)
     code, output = _cli(capsys, "register", "--url", f"http://127.0.0.1:8787/hooks/{TOKEN}")
     assert code == 1 and "'write' scope" in output and "SOURCES__INVOICING__WEBHOOK_CLIENT_ID" in output
@@ -128,15 +126,6 @@ def test_a_read_only_client_is_refused_with_the_scope_to_ask_for_while_the_sync_
                       client_id=server.client_id, client_secret=server.client_secret, rate_limit_per_s=0,
                       resources=["items"])
     assert report.rows.get("items", 0) == len(server.portal.snapshot("items")) > 0
-
-
-@pytest.fixture
-def make_read_only_sandbox():
-    server = SandboxServer(small_config(allowed_scopes=("read",))).start()
-    try:
-        yield server
-    finally:
-        server.stop()
 
 
 def test_a_portal_of_the_portals_file_uses_its_own_webhook_client(sandbox, env, capsys, tmp_path):
