@@ -3,8 +3,12 @@ the hints that follow (invoicing_warehouse/runs/linger.py).
 
 It adds no asset: what it changes are the raw tables and models the asset graph already has, so it records
 an asset materialization for each raw table whose rows changed (of the portal's partition) and for each model
-it rebuilt, for every set of hints it applied. The regular `sync_job` stays the one that runs every model and
-every check.
+it rebuilt. The regular `sync_job` stays the one that runs every model and every check.
+
+The readers come first: each set's line is logged at once, but its materializations wait until no hint is
+pending (or RECORD_WITHIN_S has passed, or the run ends), merged per asset over the sets applied meanwhile. Each
+event is a write of Dagster's storage (on SQLite a commit and a new connection, 25-150 ms): the ~30 of a set,
+written before the next set, made the lingering run's changes queue (bench/RESULTS.md, the doorbell's p95).
 """
 
 import time
@@ -33,6 +37,7 @@ from pipelines.invoicing.errors import InvoicingApiError
 from pipelines.invoicing.portals import Portal
 
 APPLY_HINTS_OP = "apply_webhook_hints"
+RECORD_WITHIN_S = 30.0  # the longest an applied set's materializations wait for a moment without pending hints
 
 
 class HintsConfig(Config):
@@ -67,9 +72,13 @@ def _apply(context: OpExecutionContext, config: HintsConfig, portals: dict[str, 
     except ValueError as error:
         raise Failure(description=str(error), allow_retries=False) from None
 
+    unrecorded = Unrecorded(portal.name)
+
     def record(run: HintRun) -> None:
         context.log.info(run.line())
-        _record_materializations(context, portal.name, run)
+        unrecorded.add(run)
+        if unrecorded.due():
+            unrecorded.record(context)
 
     target = warehouse.target()
 
@@ -86,26 +95,50 @@ def _apply(context: OpExecutionContext, config: HintsConfig, portals: dict[str, 
             if first.waiting:
                 return
             stayed = linger(target, portal, client, staying, another_writer_waits=another_writer_waits,
-                            on_run=record, started=started, api_settings=settings, rate_limit_per_s=rate)
+                            on_run=record, on_idle=lambda: unrecorded.record(context), started=started,
+                            api_settings=settings, rate_limit_per_s=rate)
     except InvoicingApiError as error:
         # the hints stay pending; a wrong secret is not retried, the rest is (the next sensor tick)
         raise Failure(description=str(error), allow_retries=error.kind not in PERMANENT_ERROR_KINDS) from None
+    finally:
+        unrecorded.record(context)  # the sets applied before a failure were published: recorded all the same
     if staying.enabled:
         context.log.info(f"hints {portal.name}: {len(stayed.runs)} more set(s), {stayed.hints} hints applied "
                          f"while staying; ended: {stayed.ended}")
 
 
-def _record_materializations(context: OpExecutionContext, portal: str, run: HintRun) -> None:
-    """A materialization per raw table whose rows changed (of the portal's partition) and per rebuilt model."""
-    if run.load is None and run.reread is None:
-        return
-    loaded = run.rows
-    raw = sorted({parent for table in run.changed_tables if (parent := raw_table_of(table))})
-    for table in raw:
-        context.log_event(AssetMaterialization(
-            raw_asset_key(table), partition=portal,
-            metadata={"rows_loaded": MetadataValue.int(int(loaded.get(table, 0))),
-                      "source": MetadataValue.text("webhook hints")}))
-    for key, rows in run.models.items():
-        context.log_event(AssetMaterialization(AssetKey(key.split(".")),
-                                               metadata={"dagster/row_count": MetadataValue.int(int(rows))}))
+class Unrecorded:
+    """The materializations of applied sets not recorded yet, merged per asset: a raw table's rows loaded
+    summed over the sets, a model's row count its latest."""
+
+    def __init__(self, portal: str) -> None:
+        self.portal = portal
+        self.raw_rows: dict[str, int] = {}
+        self.model_rows: dict[str, int] = {}
+        self.since: float | None = None  # time.monotonic() of the oldest set not recorded
+
+    def add(self, run: HintRun) -> None:
+        """The raw tables whose rows `run` changed and the models it rebuilt, to record."""
+        if run.load is None and run.reread is None:
+            return
+        loaded = run.rows
+        for table in {parent for table in run.changed_tables if (parent := raw_table_of(table))}:
+            self.raw_rows[table] = self.raw_rows.get(table, 0) + int(loaded.get(table, 0))
+        self.model_rows.update({key: int(rows) for key, rows in run.models.items()})
+        if self.since is None and (self.raw_rows or self.model_rows):
+            self.since = time.monotonic()
+
+    def due(self) -> bool:
+        """True when the oldest set not recorded was applied RECORD_WITHIN_S ago or more."""
+        return self.since is not None and time.monotonic() - self.since >= RECORD_WITHIN_S
+
+    def record(self, context: OpExecutionContext) -> None:
+        """One materialization per raw table (of the portal's partition) and per model, then nothing left."""
+        for table, rows in sorted(self.raw_rows.items()):
+            context.log_event(AssetMaterialization(
+                raw_asset_key(table), partition=self.portal,
+                metadata={"rows_loaded": MetadataValue.int(rows), "source": MetadataValue.text("webhook hints")}))
+        for key, rows in self.model_rows.items():
+            context.log_event(AssetMaterialization(AssetKey(key.split(".")),
+                                                   metadata={"dagster/row_count": MetadataValue.int(rows)}))
+        self.raw_rows, self.model_rows, self.since = {}, {}, None

@@ -27,6 +27,8 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import duckdb
@@ -202,6 +204,56 @@ def connect(target: WarehouseTarget, *, read_only: bool = False,
         connection.close()
         raise
     return connection
+
+
+# the instance-wide settings a dlt connection changes (dlt's `session_timezone`: SET GLOBAL TimeZone)
+INSTANCE_SETTINGS = ("TimeZone",)
+
+
+class HeldInstance:
+    """The warehouse file's DuckDB instance held open by `one_instance` (None on a DuckLake), with the
+    instance-wide settings it had when opened."""
+
+    def __init__(self, connection: duckdb.DuckDBPyConnection | None) -> None:
+        self.connection = connection
+        self.settings: dict[str, str] = {}
+        if connection is not None:
+            for name in INSTANCE_SETTINGS:
+                row = connection.execute("select current_setting(?)", [name]).fetchone()
+                self.settings[name] = str(row[0]) if row is not None else ""
+
+    def restore_settings(self) -> None:
+        """Puts the instance-wide settings back as they were when it was opened (after a dlt load changed them)."""
+        if self.connection is None:
+            return
+        for name, value in self.settings.items():
+            self.connection.execute(f"set global {name} = ?", [value])
+
+
+@contextmanager
+def one_instance(target: WarehouseTarget) -> Iterator[HeldInstance]:
+    """Keeps the warehouse file's DuckDB instance open for the block: every `duckdb.connect` of that file in
+    this process meanwhile (dlt's, the gate's, the publication's) joins it instead of opening the file again.
+
+    Why: a hint run opened and closed the file seven or more times (dlt's loads, the build, the trend, the
+    publication), each open reading the catalog again and each last close checkpointing: 30-80 ms each on the
+    bench's warehouse (bench/RESULTS.md, the doorbell's p95). DuckDB shares one instance per file and process
+    (its instance cache, by the file's real path); the publication still checkpoints before it copies, and
+    the block's end closes the instance (a checkpoint). The file is locked for the block only, as during any
+    run: between runs other processes open it as before.
+
+    dlt sets the instance's global TimeZone (UTC) on each connection it opens, where a fresh instance has the
+    process's own: call `restore_settings()` after a load, so that the SQL after it runs under the settings
+    every connection had before. On a DuckLake (an in-memory instance per connection), or before the file
+    exists (a connection would create it), nothing is held."""
+    if target.is_lake or target.path is None or not Path(target.path).exists():
+        yield HeldInstance(None)
+        return
+    connection = connect(target)
+    try:
+        yield HeldInstance(connection)
+    finally:
+        connection.close()
 
 
 def scrub(text: str, target: WarehouseTarget | None = None) -> str:

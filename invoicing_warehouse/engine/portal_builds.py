@@ -43,10 +43,18 @@ from invoicing_warehouse.engine.sql_runner import (
 SCOPE_CATALOG = "portal_scope"
 
 
-def _columns(conn: duckdb.DuckDBPyConnection, catalog: str, schema: str, table: str) -> list[tuple[str, str]]:
-    return [(name.lower(), kind) for name, kind in conn.execute(
-        "select column_name, data_type from information_schema.columns where table_catalog = ? "
-        "and table_schema = ? and table_name = ? order by ordinal_position", [catalog, schema, table]).fetchall()]
+Columns = dict[tuple[str, str], list[tuple[str, str]]]  # (schema, table) -> [(column, type)] in order
+
+
+def _columns(conn: duckdb.DuckDBPyConnection, catalog: str) -> Columns:
+    """Every relation's columns in `catalog`, in one read of the catalog (a read per relation was a fifth of a
+    hint run's models, bench/RESULTS.md); a relation absent is absent from the answer."""
+    found: Columns = {}
+    for schema, table, name, kind in conn.execute(
+            "select table_schema, table_name, column_name, data_type from information_schema.columns "
+            "where table_catalog = ? order by table_schema, table_name, ordinal_position", [catalog]).fetchall():
+        found.setdefault((schema, table), []).append((name.lower(), kind))
+    return found
 
 
 def _portal_filter(portals: Sequence[str]) -> str:
@@ -61,9 +69,10 @@ def _raw_scope(conn: duckdb.DuckDBPyConnection, warehouse: str, portals: Sequenc
     tables = [row[0] for row in conn.execute(
         "select table_name from information_schema.tables where table_catalog = ? and table_schema = ?",
         [warehouse, RAW_DATASET]).fetchall()]
+    every = _columns(conn, warehouse)
     for table in tables:
         source = f"{quoted(warehouse)}.{RAW_DATASET}.{quoted(table)}"
-        columns = {name for name, _ in _columns(conn, warehouse, RAW_DATASET, table)}
+        columns = {name for name, _ in every.get((RAW_DATASET, table), [])}
         root = table.split("__", 1)[0]
         if PORTAL_COLUMN in columns:
             where = f" where {PORTAL_COLUMN} in ({chosen})"
@@ -83,6 +92,7 @@ def _model_scope(conn: duckdb.DuckDBPyConnection, warehouse: str, models: list[S
     conn.execute(f"set variable portal_time_zone = '{PORTAL_TIME_ZONE}'")
     set_seed_variables(conn)
     set_report_variables(conn)
+    built = _columns(conn, warehouse)  # the warehouse's models, unchanged while the scope is made
     for model in models:
         conn.execute(f"create schema if not exists {quoted(model.schema)}")
         relation = quoted_relation(model.key)
@@ -94,7 +104,7 @@ def _model_scope(conn: duckdb.DuckDBPyConnection, warehouse: str, models: list[S
             except duckdb.Error as error:
                 raise ModelBuildError(model, error) from error
             continue
-        columns = {name for name, _ in _columns(conn, warehouse, model.schema, model.name)}
+        columns = {name for name, _ in built.get((model.schema, model.name), [])}
         if not columns:  # never built in the warehouse (the gate builds everything then): built here
             conn.execute(f"create {model.materialized} {relation} as\n{model.sql}")
             continue
@@ -147,11 +157,13 @@ def _replace_rows(conn: duckdb.DuckDBPyConnection, warehouse: str, every_model: 
     conn.execute("begin transaction")
     try:
         drop_stale_analyst_models(conn, every_model)
+        # read once: each model below replaces only itself, so its columns here are still these when its turn comes
+        in_warehouse, in_scope = _columns(conn, warehouse), _columns(conn, SCOPE_CATALOG)
         for model in (m for m in every_model if m.key in chosen):
             clock = time.perf_counter()
             relation = quoted_relation(model.key)
-            here = _columns(conn, warehouse, model.schema, model.name)
-            there = _columns(conn, SCOPE_CATALOG, model.schema, model.name)
+            here = in_warehouse.get((model.schema, model.name), [])
+            there = in_scope.get((model.schema, model.name), [])
             names = [name for name, _ in here]
             if (model.schema == ANALYST_SCHEMA or model.materialized == "view" or PORTAL_COLUMN not in names
                     or here != there):

@@ -27,6 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date
 
+from invoicing_warehouse.engine.connection import one_instance
 from invoicing_warehouse.engine.lake_lock import SHARED, lake_lock
 from invoicing_warehouse.engine.readers import mark_unpublished
 from invoicing_warehouse.engine.sql_runner import MissingRawTableError, downstream_models
@@ -156,32 +157,36 @@ def apply_pending(target: WarehouseTarget, portal: Portal, *, settings: ApiSetti
             run.reread_resources = reread_resources(whole)
             run.reread = sync_and_record(target, portal, resources=run.reread_resources, settings=settings,
                                          rate_limit_per_s=rate_limit_per_s)
-        if by_id:
-            with lake_lock(target, SHARED):  # a DuckLake's build and publication wait until this merge is whole
-                run.load = _load(target, portal, by_id, settings, rate_limit_per_s, client)
-            _set_aside(spool, portal, run)
-        run.load_s = time.monotonic() - started
-        _step(on_step, "loaded")
-        changed = run.changed_tables
-        note = f"hints {portal.name}"
-        if changed:
-            try:
-                run.gate = build_and_publish(target, note=note, select=downstream_models(changed), portals=[portal.name],
-                                             behind=behind, as_of=as_of)
-            except MissingRawTableError as missing:
-                # hints before the first sync: the models cannot be built yet; the sync will load it all
-                run.waiting = str(missing)
-                return run
-            run.models = run.gate.models
-        else:
-            run.gate = publish_checked(target, note=note, changed=False, behind=behind, as_of=as_of)
-        _step(on_step, "models")
-        run.published = run.gate.published
-        _step(on_step, "published")
-        failed = {(hint.resource, hint.record_id) for hint, _, _ in (run.load.failed if run.load else [])}
-        run.acknowledged = spool.acknowledge(hint for hint in by_id if (hint.resource, hint.record_id) not in failed)
-        for resource in whole:
-            run.acknowledged += spool.acknowledge_resource(portal.name, resource, through)
+        # one DuckDB instance of the file from the load to the publication (connection.one_instance); the
+        # re-read above opens the file read-only too, so it stays outside
+        with one_instance(target) as held:
+            if by_id:
+                with lake_lock(target, SHARED):  # a DuckLake's build and publication wait until the merge is whole
+                    run.load = _load(target, portal, by_id, settings, rate_limit_per_s, client)
+                _set_aside(spool, portal, run)
+            held.restore_settings()  # dlt's connections set the instance's TimeZone: the SQL below sees the usual one
+            run.load_s = time.monotonic() - started
+            _step(on_step, "loaded")
+            changed = run.changed_tables
+            note = f"hints {portal.name}"
+            if changed:
+                try:
+                    run.gate = build_and_publish(target, note=note, select=downstream_models(changed), portals=[portal.name],
+                                                 behind=behind, as_of=as_of)
+                except MissingRawTableError as missing:
+                    # hints before the first sync: the models cannot be built yet; the sync will load it all
+                    run.waiting = str(missing)
+                    return run
+                run.models = run.gate.models
+            else:
+                run.gate = publish_checked(target, note=note, changed=False, behind=behind, as_of=as_of)
+            _step(on_step, "models")
+            run.published = run.gate.published
+            _step(on_step, "published")
+            failed = {(hint.resource, hint.record_id) for hint, _, _ in (run.load.failed if run.load else [])}
+            run.acknowledged = spool.acknowledge(hint for hint in by_id if (hint.resource, hint.record_id) not in failed)
+            for resource in whole:
+                run.acknowledged += spool.acknowledge_resource(portal.name, resource, through)
     run.seconds = time.monotonic() - started
     return run
 

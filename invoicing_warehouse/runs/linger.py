@@ -81,11 +81,13 @@ class Lingered:
 
 def linger(target: WarehouseTarget, portal: Portal, client: InvoicingClient, settings: Linger, *,
            another_writer_waits: Callable[[], str | None], on_run: Callable[[HintRun], None] | None = None,
-           started: float | None = None, api_settings: ApiSettings | None = None,
-           rate_limit_per_s: float | None = None) -> Lingered:
+           on_idle: Callable[[], None] | None = None, started: float | None = None,
+           api_settings: ApiSettings | None = None, rate_limit_per_s: float | None = None) -> Lingered:
     """Applies `portal`'s new hints as they arrive until the run has been idle `settings.idle_s`, has lasted
     `settings.max_s` (from `started`, time.monotonic(), default now), or `another_writer_waits()` names a
-    writing run waiting for the warehouse (checked every QUEUE_CHECK_S). `on_run` sees every applied set.
+    writing run waiting for the warehouse (checked every QUEUE_CHECK_S). `on_run` sees every applied set;
+    `on_idle()` is called whenever the spool holds no pending hint of the portal (the moment for work that must
+    not delay the next set, such as the Dagster op's event writes).
     `api_settings`, `rate_limit_per_s`: the portal's, for a resource's re-read (invoicing_warehouse/runs/hints.py).
     Raises what apply_pending raises (the hints of that set stay pending; the sets before are acknowledged)."""
     outcome = Lingered()
@@ -115,6 +117,8 @@ def linger(target: WarehouseTarget, portal: Portal, client: InvoicingClient, set
                     outcome.ended = run.waiting
                 last_hint = time.monotonic()
             else:
+                if on_idle is not None:
+                    on_idle()
                 time.sleep(settings.poll_s)
             if now >= next_queue_check:
                 next_queue_check = now + QUEUE_CHECK_S

@@ -17,7 +17,9 @@ zone is a day away from UTC):
   old live version and the new); without an emit date, or linked to a version not loaded, every month-end (a
   document without an emit date counts as emitted on every report date: int_documents_emitted_as_of), but none for
   a document no model of the trend reads: linked to no version, and a draft or neither an invoice nor a credit
-  note (a quotation). What a
+  note (a quotation); such a document linked to a version is read only through the links
+  (int_usages_on_live_versions), so only its id, links, superseded state and deletion are hashed (a linked
+  quotation refused moves no month-end). What a
   payment moves
   is hashed apart: PAID counts as VALIDATED, `total_payments` only on a credit note, `remaining` and `last_update`
   not at all, and a PAID document's `last_update` once more with that date as its reach (receivables count a
@@ -51,7 +53,7 @@ from invoicing_warehouse.engine.sql_runner import PORTAL_TIME_ZONE, discover_mod
 
 # the models' SQL the reach rules were read against (sha256 of `models_text`); see the module's docstring
 REVIEWED_MODELS = "f542da139fc0cd51"
-RULES_VERSION = "3"  # raised when a rule below changes: the digests stored by another version are not compared
+RULES_VERSION = "4"  # raised when a rule below changes: the digests stored by another version are not compared
 DIGESTS = "main.month_end_trend_inputs"  # beside marts.month_end_trends, in the warehouse's own catalog
 EVERY = "date '0001-01-01'"  # reaches every month-end
 NEVER = "date '9999-12-31'"  # reaches none
@@ -125,18 +127,29 @@ def _raw_columns(connection: duckdb.DuckDBPyConnection) -> dict[str, list[str]]:
     return found
 
 
-def _unread_document(column: Callable[..., str], alias: str) -> str:
-    """Whether the document row `alias` is one no model of the trend reads, whatever its emit date: linked to no
-    version, and a draft (every model of the trend drops drafts: int_invoices_as_of keeps VALIDATED and PAID, the
-    credit notes are `not is_draft`) or neither an invoice nor a credit note (int_invoices_as_of keeps type
-    INVOICE, the credit notes are subtype CREDIT_NOTE). A draft validated later enters the digests at its emit date
-    then, as a new row would."""
+def _unread_kind(column: Callable[..., str], alias: str) -> str:
+    """Whether the document row `alias` is of a kind no model of the trend reads the figures of: a draft (every
+    model of the trend drops drafts: int_invoices_as_of keeps VALIDATED and PAID, the credit notes are `not
+    is_draft`) or neither an invoice nor a credit note (int_invoices_as_of keeps type INVOICE, the credit notes are
+    subtype CREDIT_NOTE)."""
     def of(name: str) -> str:
         return column(name, alias, "documents")
-    return (f"({of('prev_doc')} is null and {of('next_doc')} is null "
-            f"and (coalesce(cast({of('status')} as varchar) = 'DRAFT', false) "
+    return (f"(coalesce(cast({of('status')} as varchar) = 'DRAFT', false) "
             f"or (coalesce(cast({of('type')} as varchar), '') <> 'INVOICE' "
-            f"and coalesce(cast({of('subtype')} as varchar), '') <> 'CREDIT_NOTE')))")
+            f"and coalesce(cast({of('subtype')} as varchar), '') <> 'CREDIT_NOTE'))")
+
+
+def _linked(column: Callable[..., str], alias: str) -> str:
+    """Whether the document row `alias` is linked to another version (`prev_doc` or `next_doc`)."""
+    return (f"({column('prev_doc', alias, 'documents')} is not null "
+            f"or {column('next_doc', alias, 'documents')} is not null)")
+
+
+def _unread_document(column: Callable[..., str], alias: str) -> str:
+    """Whether the document row `alias` is one no model of the trend reads, whatever its emit date: linked to no
+    version, and of a kind whose figures no model reads (`_unread_kind`). A draft validated later enters the
+    digests at its emit date then, as a new row would."""
+    return f"(not {_linked(column, alias)} and {_unread_kind(column, alias)})"
 
 
 def _rows(table: str, names: list[str], tables: dict[str, list[str]]) -> list[str]:
@@ -173,9 +186,16 @@ def _rows(table: str, names: list[str], tables: dict[str, list[str]]) -> list[st
             ends_of.append((column(link), column("emit_date", alias)))
         unknown = " or ".join(f"({link} is not null and {emitted} is null)" for link, emitted in ends_of)
         first_emitted = ", ".join([day(column("emit_date"))] + [day(emitted) for _, emitted in ends_of])
-        row = (f"select hash('documents', {hashed(volatile)}, "
+        # a linked version of a kind whose figures no model reads (a quotation, a draft) is read only through
+        # the version links (int_usages_on_live_versions: its id, links, whether it is superseded, and that it
+        # exists): only those are hashed, so that a linked quotation refused or accepted moves no month-end
+        link_only = (f"hash('documents: link', {column('id')}, {column('portal_id')}, {column('prev_doc')}, "
+                     f"{column('next_doc')}, coalesce(cast({status} as varchar) = 'CANCELED', false), "
+                     f"{column('_deleted_at')})")
+        row = (f"select case when {_unread_kind(column, 't')} then {link_only} "
+               f"else hash('documents', {hashed(volatile)}, "
                f"case when {status} = 'PAID' then 'VALIDATED' else {status} end, "
-               f"case when {column('subtype')} = 'CREDIT_NOTE' then {column('total_payments')} end) as row_hash, "
+               f"case when {column('subtype')} = 'CREDIT_NOTE' then {column('total_payments')} end) end as row_hash, "
                f"case when {_unread_document(column, 't')} then {NEVER} "
                f"when {column('emit_date')} is null or {unknown} then {EVERY} else least({first_emitted}) end "
                f"as reach from {versions}")

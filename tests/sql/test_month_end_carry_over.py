@@ -112,6 +112,19 @@ def test_a_carried_trend_equals_a_full_recomputation(contract, tmp_path, monkeyp
         sb.portal.validate_document(draft)  # emitted today, as the sandbox dates a draft on its creation
         assert _publish(sb, target, clock) == 12
 
+        # a quotation given a new version dated back into a past month (the old one CANCELED: the links move
+        # month-ends from that month on), then that version refused: a linked quotation is read only through its
+        # links (id, links, superseded, deleted), which the refusal leaves as they were: every month-end carried
+        # over (before: built again from the back-dated month on, as a linked invoice's change)
+        before = set(sb.portal.stores["documents"].records)
+        assert Mutator(sb.portal, 0, seed=4)._create_quotation()
+        (quotation,) = set(sb.portal.stores["documents"].records) - before
+        sb.portal.validate_document(quotation)
+        version = sb.portal.new_version(quotation, {"title": "Version corrigée", "emitDate": ends[-3].isoformat()})
+        assert _publish(sb, target, clock) <= sum(end < ends[-3] for end in ends)
+        sb.portal.refuse_quotation(version["id"])
+        assert _publish(sb, target, clock) == 12
+
         # random changes of every kind the service announces (deletions, drafts, reminders...), and those whose
         # reach goes through another record: new versions, converted quotations, credit notes and their use
         HintedMutator(sb.portal, 0, seed=17).steps(12)

@@ -80,6 +80,10 @@ def test_the_hints_job_stays_for_the_next_hints_and_yields_to_a_queued_writer(sa
         feed.stop()
     assert "error" not in observed, observed.get("error")
     assert result.success
+    # every set's models recorded by the end, though each set's events waited for a moment without pending hints
+    materialized = {e.asset_key.to_user_string() for e in result.get_asset_materialization_events()}
+    assert {"marts/receivables", "marts/supplier_payables"} & materialized, materialized
+    assert any(key.startswith("invoicing_raw/") for key in materialized), materialized
     applied = [m for m in messages if m.startswith("hints default:") and " applied in " in m]
     assert len(applied) >= 3, messages  # the first set, then at least one per set that came while staying
     ended = [m for m in messages if "while staying; ended:" in m]
@@ -99,8 +103,9 @@ def test_a_run_staying_alone_ends_after_its_idle_time_without_a_request(tmp_path
     client = InvoicingClient("http://127.0.0.1:9", "client", "secret")  # never asked: no hint comes
     try:
         begun = time.monotonic()
+        idle: list[float] = []
         stayed = linger(target, Portal("default"), client, Linger(idle_s=0.5, max_s=30, poll_s=0.05),
-                        another_writer_waits=lambda: None)
+                        another_writer_waits=lambda: None, on_idle=lambda: idle.append(time.monotonic()))
         took = time.monotonic() - begun
         capped = linger(target, Portal("default"), client, Linger(idle_s=30, max_s=0.3, poll_s=0.05),
                         another_writer_waits=lambda: None)
@@ -108,6 +113,7 @@ def test_a_run_staying_alone_ends_after_its_idle_time_without_a_request(tmp_path
     finally:
         client.close()
     assert stayed.runs == [] and stayed.ended == "no new hint for 0.5 s" and 0.5 <= took < 10
+    assert idle and idle[0] - begun < 0.5  # told at once that nothing is pending (the op records its events then)
     assert capped.ended == "run length 0.3 s reached"
     assert off.ended == "lingering off"
     assert sum(client.stats.snapshot()["requests"].values()) == 0
