@@ -102,8 +102,9 @@ def customer_invoices(view: View, customer_id: str) -> pd.DataFrame:
 
 @st.cache_data(max_entries=32, show_spinner=False)
 def payables(view: View, as_of: date) -> queries.PayablesFigures:
-    """The Payables page's figures (`as_of`: the report date the marts were built for)."""
-    return _load(view, lambda connection: queries.payables(connection, view.portal, as_of))
+    """The Payables page's figures (`as_of`, the report date the marts were built for, keys the cache only: the
+    week bounds are the marts' own)."""
+    return _load(view, lambda connection: queries.payables(connection, view.portal))
 
 
 @st.cache_data(max_entries=32, show_spinner=False)

@@ -56,7 +56,8 @@ def render(context: PageContext) -> None:
         help=tr("sales method, gross: open receivables incl. tax / invoices incl. tax emitted in the 90 days ending "
                 "on the report date x 90 (marts.dso.dso_days)"),
     )
-    customers.metric(tr("Overdue customers"), f"{figures.overdue_customers.total}")
+    customers.metric(tr("Overdue customers"), f"{figures.overdue_customer_count}",
+                     help="marts.receivables_summary.overdue_customer_count")
     st.caption(tr(
         "DSO, other methods: net {net} days (open receivables less each customer's unapplied credit notes and "
         "payments up to what that customer owes, {deducted} deducted / invoices less credit notes of the 90 days "
