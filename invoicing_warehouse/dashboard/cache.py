@@ -17,6 +17,7 @@ import streamlit as st
 
 from invoicing_warehouse.dashboard import freshness, payment_law_queries, queries
 from invoicing_warehouse.dashboard.portal_scope import restrict
+from invoicing_warehouse.dashboard.reminder_letter import LetterSums
 from invoicing_warehouse.dashboard.source import Source, Unavailable
 from invoicing_warehouse.dashboard.trends import month_end_figures
 from invoicing_warehouse.engine.sql_runner import today_in_portal_zone
@@ -131,6 +132,12 @@ def customer_claims(view: View, customer_id: str) -> tuple[pd.DataFrame, pd.Data
     return _load(view, lambda connection: (
         payment_law_queries.customer_claims(connection, view.portal, customer_id),
         payment_law_queries.customer_interest_lines(connection, view.portal, customer_id)))
+
+
+@st.cache_data(max_entries=256, show_spinner=False)
+def customer_letter(view: View, customer_id: str) -> LetterSums:
+    """What one customer's reminder letter asks for."""
+    return _load(view, lambda connection: payment_law_queries.customer_letter(connection, view.portal, customer_id))
 
 
 @st.cache_data(max_entries=32, show_spinner=False)

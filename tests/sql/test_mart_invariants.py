@@ -28,6 +28,9 @@ MART_KEYS = {  # every grain is within one portal
     "payables_summary": "portal_id",
     "payables_weeks": "portal_id, week_start",
     "expected_payment_bases": "portal_id, basis",
+    "late_payment_claims_summary": "portal_id",
+    "late_payment_claims_by_customer": "portal_id, customer_id",
+    "late_payment_claim_tallies": "portal_id, tally, label",
 }
 
 
@@ -159,6 +162,16 @@ def assert_page_marts_agree(conn: duckdb.DuckDBPyConnection) -> None:
     assert fetch(conn, """
         select portal_id, basis, count(*) from marts.expected_payments group by all
         except select portal_id, basis, invoice_count from marts.expected_payment_bases""") == []
+    # the claims page: the summary, the list by customer and the tallies add up to the claims' rows
+    assert fetch(conn, """
+        select portal_id, sum(flat_indemnity_eur), coalesce(sum(interest_eur), 0) from marts.late_payment_claims
+        group by all
+        except select portal_id, flat_indemnities_eur, interest_eur from marts.late_payment_claims_summary""") == []
+    assert fetch(conn, """
+        select portal_id, sum(flat_indemnity_eur), sum(late_invoice_count) from marts.late_payment_claims_by_customer
+        group by all
+        except select portal_id, sum(flat_indemnity_eur), count(*) from marts.late_payment_claims
+        where customer_type = 'business' group by all""") == []
 
 
 @pytest.mark.parametrize(

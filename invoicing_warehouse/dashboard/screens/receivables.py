@@ -23,7 +23,8 @@ def _aging_chart(aging: pd.DataFrame, currency: str, language: str) -> alt.Chart
         alt.Chart(data)
         .mark_bar()
         .encode(
-            x=alt.X("sum(open_amount):Q", title=currency, stack="zero"),
+            # one row per bucket (marts.receivables_aging): the bars stack the mart's amounts, summing nothing
+            x=alt.X("open_amount:Q", title=currency, stack="zero"),
             y=alt.Y("receivables:N", title=None),
             color=alt.Color(
                 "aging_bucket:N",
