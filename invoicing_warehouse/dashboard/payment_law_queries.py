@@ -44,7 +44,7 @@ class ClaimsFigures:
     rate_table_behind_count: int = 0  # claims with a half-year after that day: interest unknown, not in the totals
     paid_invoices_claim_eur: Decimal = Decimal(0)  # of the total claim, the part of invoices already paid
     excluded: tuple[tuple[str, int], ...] = ()  # business claims the law bars: (reason, count)
-    rate_bases: tuple[str, ...] = ()  # the rates the claims use (legal, contractual, public buyer)
+    rate_bases: str = ""  # the rates the claims use (legal, contractual, public buyer), `, `-joined
     # claims at a contractual rate below 3 x the legal interest rate (L441-10 II): count, their interest at that
     # rate (in the totals) and at the floor; and claims whose half-year's legal rate is unknown (rate unchecked)
     below_floor: tuple[int, Decimal, Decimal] = (0, Decimal(0), Decimal(0))
@@ -84,7 +84,7 @@ def claims(connection: duckdb.DuckDBPyConnection, portal_id: str) -> ClaimsFigur
         Listing(rows, int(total[0]) if total else 0),
         (last[0], last[1]) if last else None, last[2] if last else None, int(behind), paid,
         tuple((label, int(count)) for tally, label, count, _ in tallies if tally == "excluded"),
-        tuple(bases) if bases else (),
+        bases or "",
         (int(below_count), below_interest, below_at_floor), int(unchecked),
         tuple((label, int(count), euros) for tally, label, count, euros in tallies if tally == "status"),
         total_claim, open_claim,

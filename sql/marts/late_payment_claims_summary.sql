@@ -23,7 +23,7 @@
 --   below_floor_interest_eur: "their interest at that rate (in `interest_eur`)"
 --   below_floor_interest_at_floor_eur: "their interest at the legal floor"
 --   floor_unchecked_count: "claims whose rate could not be checked against its floor (`rate_flag`, not below it)"
---   rate_bases: "the rates the claims use (`rate_basis`), a list in alphabetical order"
+--   rate_bases: "the rates the claims use (`rate_basis`), `, `-joined in alphabetical order (NULL: none)"
 --   portal_id: >-
 --     the portal the row belongs to (part of the key: one warehouse may hold many portals, whose ids may collide)
 -- ---
@@ -54,7 +54,8 @@ totals as (
         coalesce(sum(interest_amount_at_legal_floor) filter (where is_rate_below_legal_floor), 0)
             as below_floor_interest_at_floor_eur,
         count(*) filter (where rate_flag is not null and not is_rate_below_legal_floor) as floor_unchecked_count,
-        list(distinct rate_basis order by rate_basis) filter (where rate_basis is not null) as rate_bases
+        -- one text, as the page shows it (a list column would not export to xlsx)
+        string_agg(distinct rate_basis, ', ' order by rate_basis) as rate_bases
     from late_payment_claims
     group by portal_id
 ),

@@ -54,7 +54,7 @@ def test_the_summary_adds_up_the_claims(claims):
             2, dec("370.00"),  # inv_e 250.00 + inv_f 120.00
             1,  # inv_h, in dollars
             0, 0, 0,
-            [LEGAL],
+            LEGAL,
     )]
 
 
@@ -87,7 +87,7 @@ def test_the_page_reads_the_summary_the_tallies_and_the_list(claims):
             figures.total_claim_eur, figures.open_invoices_claim_eur, figures.paid_invoices_claim_eur) == (
         6, dec("240.00"), dec("16.66"), dec("256.66"), dec("84.80"), dec("171.86"))
     assert figures.by_status == (("to claim", 6, dec("256.66")),) and figures.excluded == ()
-    assert figures.rate_bases == (LEGAL,)
+    assert figures.rate_bases == LEGAL
     # largest claim first: b1 131.73, b2 124.93
     assert list(figures.by_customer.rows["customer_id"]) == ["b1", "b2"] and figures.by_customer.total == 2
     assert claims_page(claims, "nobody").claimed_invoice_count == 0  # a portal without a late invoice: zeros
@@ -131,7 +131,7 @@ def test_claims_the_law_bars_and_a_rate_below_its_floor(monkeypatch):
     figures = claims_page(conn, "default")
     # inv_x is at the portal's 7.86 % too, below its floor, but barred: it counts, with 0.00 at either rate
     assert figures.below_floor == (2, dec("1.08"), dec("1.13"))
-    assert figures.rate_bases == ("contractual", "public buyer: R2192-31")
+    assert figures.rate_bases == "contractual, public buyer: R2192-31"
     # paid: inv_c 41.08 + inv_r 40.99 = 82.07; open: inv_p 61.99
     assert (figures.total_claim_eur, figures.paid_invoices_claim_eur, figures.open_invoices_claim_eur) == (
         dec("144.06"), dec("82.07"), dec("61.99"))

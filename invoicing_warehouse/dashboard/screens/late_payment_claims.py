@@ -67,7 +67,7 @@ def render(context: PageContext) -> None:
                   "sets the rate of your terms of sale; INVOICING_PUBLIC_BUYERS lists public buyers, R2192-31).",
                   open=eur(figures.open_invoices_claim_eur, style),
                   paid=eur(figures.paid_invoices_claim_eur, style),
-                  bases=", ".join(figures.rate_bases) or "legal: ECB + 10, L441-10 II"))
+                  bases=figures.rate_bases or "legal: ECB + 10, L441-10 II"))
     if figures.by_status:
         st.caption(tr("By what you recorded (INVOICING_CLAIM_STATUSES_PATH): {statuses}.", statuses="; ".join(
             f"{status} {eur(amount, style)} ({count})" for status, count, amount in figures.by_status)))
