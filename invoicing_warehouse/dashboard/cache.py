@@ -17,6 +17,7 @@ import streamlit as st
 
 from invoicing_warehouse.dashboard import freshness, payment_law_queries, queries
 from invoicing_warehouse.dashboard.portal_scope import restrict
+from invoicing_warehouse.dashboard.reminder_letter import LetterSums
 from invoicing_warehouse.dashboard.source import Source, Unavailable
 from invoicing_warehouse.dashboard.trends import month_end_figures
 from invoicing_warehouse.engine.sql_runner import today_in_portal_zone
@@ -102,8 +103,9 @@ def customer_invoices(view: View, customer_id: str) -> pd.DataFrame:
 
 @st.cache_data(max_entries=32, show_spinner=False)
 def payables(view: View, as_of: date) -> queries.PayablesFigures:
-    """The Payables page's figures (`as_of`: the report date the marts were built for)."""
-    return _load(view, lambda connection: queries.payables(connection, view.portal, as_of))
+    """The Payables page's figures (`as_of`, the report date the marts were built for, keys the cache only: the
+    week bounds are the marts' own)."""
+    return _load(view, lambda connection: queries.payables(connection, view.portal))
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
@@ -130,6 +132,12 @@ def customer_claims(view: View, customer_id: str) -> tuple[pd.DataFrame, pd.Data
     return _load(view, lambda connection: (
         payment_law_queries.customer_claims(connection, view.portal, customer_id),
         payment_law_queries.customer_interest_lines(connection, view.portal, customer_id)))
+
+
+@st.cache_data(max_entries=256, show_spinner=False)
+def customer_letter(view: View, customer_id: str) -> LetterSums:
+    """What one customer's reminder letter asks for."""
+    return _load(view, lambda connection: payment_law_queries.customer_letter(connection, view.portal, customer_id))
 
 
 @st.cache_data(max_entries=32, show_spinner=False)

@@ -103,8 +103,8 @@ FRENCH_OPERATIONS: dict[str, str] = {
         "reçu, pas encore approuvé : dû tout de même (du total à payer)",
     "owed until settled by a credit note or a refusal (of the total to pay)":
         "dû jusqu'à règlement par un avoir ou un refus (du total à payer)",
-    "Week by week ({weeks} weeks, marts.payables_schedule)": "Semaine par semaine ({weeks} semaines, "
-                                                              "marts.payables_schedule)",
+    "Week by week ({weeks} weeks, marts.payables_weeks)": "Semaine par semaine ({weeks} semaines, "
+                                                           "marts.payables_weeks)",
     "The first week also holds what is past due and what has no due date, as the mart counts them.":
         "La première semaine contient aussi l'échu et ce qui n'a pas d'échéance, comme la table les compte.",
     "By supplier": "Par fournisseur",

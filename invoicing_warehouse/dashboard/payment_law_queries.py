@@ -1,7 +1,9 @@
-"""What the two pages of French payment law read: the late-payment claims (marts.late_payment_claims and their
-interest lines, marts.late_payment_interest_periods) and the D441-6 payment-terms table
-(marts.payment_terms_report, marts.payment_terms_over_cap). One portal at a time; long lists are cut to
-DISPLAY_ROWS on screen, their row count kept."""
+"""What the two pages of French payment law read: the late-payment claims (their totals in
+marts.late_payment_claims_summary and marts.late_payment_claim_tallies, by customer in
+marts.late_payment_claims_by_customer, each invoice in marts.late_payment_claims and its interest lines in
+marts.late_payment_interest_periods) and the D441-6 payment-terms table (marts.payment_terms_report,
+marts.payment_terms_over_cap). One portal at a time; long lists are cut to DISPLAY_ROWS on screen, their row count
+kept. Every figure is a mart column: these queries select, filter and sort."""
 
 from __future__ import annotations
 
@@ -13,27 +15,22 @@ import duckdb
 import pandas as pd
 
 from invoicing_warehouse.dashboard.queries import DISPLAY_ROWS, Listing, frame
+from invoicing_warehouse.dashboard.reminder_letter import LetterSums
 
-# the claims of business customers only: a consumer's late invoice claims nothing (L441-10 is between
-# professionals) and is counted apart
+# the claims by customer (marts.late_payment_claims_by_customer: business customers only, a consumer's late
+# invoice claims nothing), the columns the page lists
 _BY_CUSTOMER = """
-    select coalesce(any_value(customer_name), customer_id) as customer_name, count(*) as late_invoice_count,
-           sum(amount_late) as amount_late, sum(open_amount) as open_amount,
-           sum(flat_indemnity_eur) as flat_indemnity_eur, sum(interest_eur) as interest_eur,
-           sum(flat_indemnity_eur) + coalesce(sum(interest_eur), 0) as claim_eur,
-           count(*) filter (where interest_eur is null) as interest_unknown_count,
-           case when bool_or(is_rate_table_behind) then 'rate table behind' end as interest_flag,
-           -- a contractual rate below its legal floor outweighs one that could not be checked
-           coalesce(max(rate_flag) filter (where is_rate_below_legal_floor), max(rate_flag)) as rate_flag, customer_id
-    from marts.late_payment_claims
-    where portal_id = ? and customer_type = 'business'
-    group by customer_id"""
+    select customer_name, late_invoice_count, amount_late, open_amount, flat_indemnity_eur, interest_eur, claim_eur,
+           interest_unknown_count, interest_flag, rate_flag, customer_id
+    from marts.late_payment_claims_by_customer
+    where portal_id = ?"""
 BY_CUSTOMER_ORDER = "claim_eur desc, customer_name, customer_id"
 
 
 @dataclass(frozen=True)
 class ClaimsFigures:
-    """The Late-payment claims page's figures for one portal."""
+    """The Late-payment claims page's figures for one portal (marts.late_payment_claims_summary, its tallies and
+    its list by customer)."""
 
     claimed_invoice_count: int
     flat_indemnities_eur: Decimal
@@ -47,72 +44,68 @@ class ClaimsFigures:
     rate_table_behind_count: int = 0  # claims with a half-year after that day: interest unknown, not in the totals
     paid_invoices_claim_eur: Decimal = Decimal(0)  # of the total claim, the part of invoices already paid
     excluded: tuple[tuple[str, int], ...] = ()  # business claims the law bars: (reason, count)
-    rate_bases: tuple[str, ...] = ()  # the rates the claims use (legal, contractual, public buyer)
+    rate_bases: str = ""  # the rates the claims use (legal, contractual, public buyer), `, `-joined
     # claims at a contractual rate below 3 x the legal interest rate (L441-10 II): count, their interest at that
     # rate (in the totals) and at the floor; and claims whose half-year's legal rate is unknown (rate unchecked)
     below_floor: tuple[int, Decimal, Decimal] = (0, Decimal(0), Decimal(0))
     floor_unchecked_count: int = 0
     # the claims the law allows by what the user recorded (to claim, claimed, waived): (status, count, euros)
     by_status: tuple[tuple[str, int, Decimal], ...] = ()
+    total_claim_eur: Decimal = Decimal(0)  # indemnities + interest
+    open_invoices_claim_eur: Decimal = Decimal(0)  # of the total claim, the part of invoices still open
+
+
+_SUMMARY = """
+    select claimed_invoice_count, flat_indemnities_eur, interest_eur, consumer_invoice_count, consumer_amount_late,
+           unconverted_invoice_count, rate_table_behind_count, paid_invoices_claim_eur, rate_bases, below_floor_count,
+           below_floor_interest_eur, below_floor_interest_at_floor_eur, floor_unchecked_count, total_claim_eur,
+           open_invoices_claim_eur
+    from marts.late_payment_claims_summary where portal_id = ?"""
+# a portal without a late invoice has no summary row: nothing claimed
+_NO_CLAIM = (0, Decimal(0), Decimal(0), 0, Decimal(0), 0, 0, Decimal(0), None, 0, Decimal(0), Decimal(0), 0,
+             Decimal(0), Decimal(0))
 
 
 def claims(connection: duckdb.DuckDBPyConnection, portal_id: str) -> ClaimsFigures:
     """Totals, the consumers left out and the claims by customer of one portal."""
-    row = connection.execute(
-        # claimed: business invoices the law lets be claimed (not barred: collective proceedings, time-barred)
-        """select count(*) filter (where customer_type = 'business' and flat_indemnity_eur > 0),
-                  coalesce(sum(flat_indemnity_eur), 0), coalesce(sum(interest_eur), 0),
-                  count(*) filter (where customer_type = 'consumer'),
-                  coalesce(sum(amount_late) filter (where customer_type = 'consumer'), 0),
-                  count(*) filter (where customer_type = 'business' and currency <> 'EUR'),
-                  count(*) filter (where is_rate_table_behind)
-           from marts.late_payment_claims where portal_id = ?""",
-        [portal_id],
-    ).fetchone()
-    assert row is not None  # an aggregate always yields a row
-    # one pass over the claims: the head of the list and, beside each row, how many customers the list has
-    rows = frame(connection, f"select *, count(*) over () as customer_count from ({_BY_CUSTOMER}) "
-                             f"order by {BY_CUSTOMER_ORDER} limit {DISPLAY_ROWS}", [portal_id])
-    total = int(rows["customer_count"].iloc[0]) if len(rows) else 0
+    row = connection.execute(_SUMMARY, [portal_id]).fetchone() or _NO_CLAIM
+    (claimed, indemnities, interest, consumers, consumer_late, unconverted, behind, paid, bases, below_count,
+     below_interest, below_at_floor, unchecked, total_claim, open_claim) = row
+    total = connection.execute(f"select count(*) from ({_BY_CUSTOMER})", [portal_id]).fetchone()
+    rows = frame(connection, f"{_BY_CUSTOMER} order by {BY_CUSTOMER_ORDER} limit {DISPLAY_ROWS}", [portal_id])
+    tallies = connection.execute(
+        "select tally, label, invoice_count, claim_eur from marts.late_payment_claim_tallies where portal_id = ? "
+        "order by tally, label", [portal_id]).fetchall()
     # the rate table cannot know a change published after it was checked: the page names both days
     last = connection.execute("select effective_date, rate_percent, table_checked_on "
                               "from reference.ecb_main_refinancing_rates order by effective_date desc limit 1").fetchone()
-    try:  # a copy published before the claims carried their paid state, exclusions and rate basis has none
-        paid_row = connection.execute(
-            "select coalesce(sum(flat_indemnity_eur + coalesce(interest_eur, 0)), 0) from marts.late_payment_claims "
-            "where portal_id = ? and customer_type = 'business' and is_invoice_paid", [portal_id]).fetchone()
-        paid = paid_row[0] if paid_row else Decimal(0)
-        excluded = tuple(connection.execute(
-            "select claim_excluded_reason, count(*) from marts.late_payment_claims where portal_id = ? "
-            "and customer_type = 'business' and flat_indemnity_eur = 0 group by 1 order by 1", [portal_id]).fetchall())
-        by_status = tuple(connection.execute(
-            "select claim_status, count(*), sum(flat_indemnity_eur + coalesce(interest_eur, 0)) "
-            "from marts.late_payment_claims where portal_id = ? and customer_type = 'business' "
-            "and flat_indemnity_eur > 0 group by 1 order by 1", [portal_id]).fetchall())
-        bases = tuple(basis for (basis,) in connection.execute(
-            "select distinct rate_basis from marts.late_payment_claims where portal_id = ? and rate_basis is not null "
-            "order by 1", [portal_id]).fetchall())
-    except duckdb.BinderException:
-        paid, excluded, bases, by_status = Decimal(0), (), (), ()
-    try:  # a copy published before the contractual rate was checked against its floor has no rate_flag
-        floor_row = connection.execute(
-            "select count(*) filter (where is_rate_below_legal_floor), "
-            "coalesce(sum(interest_eur) filter (where is_rate_below_legal_floor), 0), "
-            "coalesce(sum(interest_amount_at_legal_floor) filter (where is_rate_below_legal_floor), 0), "
-            "count(*) filter (where rate_flag is not null and not is_rate_below_legal_floor) "
-            "from marts.late_payment_claims where portal_id = ?", [portal_id]).fetchone()
-    except duckdb.BinderException:
-        floor_row = None
-    below_floor = (int(floor_row[0]), floor_row[1], floor_row[2]) if floor_row else (0, Decimal(0), Decimal(0))
-    return ClaimsFigures(int(row[0]), row[1], row[2], int(row[3]), row[4], int(row[5]),
-                         Listing(rows.drop(columns=["customer_count"]), total),
-                         (last[0], last[1]) if last else None, last[2] if last else None, int(row[6]),
-                         paid, excluded, bases, below_floor, int(floor_row[3]) if floor_row else 0, by_status)
+    return ClaimsFigures(
+        int(claimed), indemnities, interest, int(consumers), consumer_late, int(unconverted),
+        Listing(rows, int(total[0]) if total else 0),
+        (last[0], last[1]) if last else None, last[2] if last else None, int(behind), paid,
+        tuple((label, int(count)) for tally, label, count, _ in tallies if tally == "excluded"),
+        bases or "",
+        (int(below_count), below_interest, below_at_floor), int(unchecked),
+        tuple((label, int(count), euros) for tally, label, count, euros in tallies if tally == "status"),
+        total_claim, open_claim,
+    )
 
 
 def claims_by_customer(connection: duckdb.DuckDBPyConnection, portal_id: str) -> pd.DataFrame:
     """Every row of the claims by customer (the CSV download)."""
     return frame(connection, f"{_BY_CUSTOMER} order by {BY_CUSTOMER_ORDER}", [portal_id])
+
+
+def customer_letter(connection: duckdb.DuckDBPyConnection, portal_id: str, customer_id: str) -> LetterSums:
+    """What one customer's reminder letter asks for (marts.late_payment_claims_by_customer's `letter_*`)."""
+    row = connection.execute(
+        """select letter_invoice_count, letter_open_amount, letter_interest_amount, letter_indemnities_eur,
+                  letter_unknown_interest_count, letter_total
+           from marts.late_payment_claims_by_customer where portal_id = ? and customer_id = ?""",
+        [portal_id, customer_id]).fetchone()
+    if row is None:  # not a business customer with a late invoice: the letter claims nothing
+        return LetterSums(0, Decimal(0), Decimal(0), Decimal(0), 0, None)
+    return LetterSums(int(row[0]), row[1], row[2], row[3], int(row[4]), row[5])
 
 
 def customer_claims(connection: duckdb.DuckDBPyConnection, portal_id: str, customer_id: str) -> pd.DataFrame:

@@ -1,12 +1,16 @@
 """The SQL each page needs, on a connection whose `marts` schema holds the marts (the readers' copy, or the
 marts built as of another date by dashboard.source). Amounts stay `Decimal` from DuckDB to the screen, so a
 figure shown equals the mart to the cent. No layout here: the pages (invoicing_warehouse/dashboard/screens/) only display these.
+
+Every figure is a mart column: these queries select, filter and sort the marts' rows and compute nothing (no sum,
+no date arithmetic; tests/invoicing_warehouse/dashboard/test_figures_are_mart_columns.py holds them to it). The
+one count they run is a list's own length, for "the first 100 of 345" (`listing`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import date, timedelta
+from datetime import date
 from decimal import Decimal
 from typing import Any
 
@@ -16,7 +20,6 @@ import pandas as pd
 from invoicing_warehouse.dashboard.formatting import currency_label
 
 WEEKS_AHEAD = 8
-BUCKETS = ("current", "1-30", "31-60", "61-90", "90+")
 # what a page shows of a long list (at 1,000,000 documents an overdue list holds tens of thousands of rows);
 # the CSV download holds every row, read only when asked (full_list)
 TOP_OVERDUE = 20
@@ -28,8 +31,7 @@ DRILL_DOWN_CUSTOMERS = 500
 AGED_RECEIVABLES = ("open_current", "open_1_30", "open_31_60", "open_61_90", "open_90_plus", "total_open")
 AGED_PAYABLES = ("due_current", "due_1_30", "due_31_60", "due_61_90", "due_90_plus", "total_due")
 
-# every long list a page shows the head of: name -> (select, order by), filtered by portal (and report date
-# bounds for this week's payables: `? and ?`)
+# every long list a page shows the head of: name -> (select, order by), filtered by portal
 _LISTS = {
     "overdue_customers": (
         """select customer_name, customer_reference, overdue_amount, overdue_invoice_count, total_open,
@@ -46,7 +48,7 @@ _LISTS = {
     "payables_this_week": (
         """select supplier_name, reference, document_type, approval_state, issue_date, due_date, amount_due,
                   days_past_due, supplier_document_id, supplier_id
-           from marts.supplier_payables where portal_id = ? and due_date between ? and ?""",
+           from marts.supplier_payables where portal_id = ? and is_due_this_week""",
         "due_date, supplier_name, reference, supplier_document_id",
     ),
     "payables_past_due": (
@@ -103,19 +105,24 @@ def listing(
     return Listing(rows, int(total[0]) if total else 0)
 
 
+# the aged balance's totals over every row (not only those shown), as the summary marts carry them:
+# name -> (mart, its row count, its sums of AGED_RECEIVABLES / AGED_PAYABLES, in that order)
+_AGED_TOTALS = {
+    "aged_receivables": ("receivables_summary", "aged_customer_count", [f"aged_{c}" for c in AGED_RECEIVABLES]),
+    "aged_payables": ("payables_summary", "aged_supplier_count", [f"aged_{c}" for c in AGED_PAYABLES]),
+}
+
+
 def aged_totals(connection: duckdb.DuckDBPyConnection, name: str, portal_id: str) -> pd.DataFrame:
-    """The one-row sum of every amount column of the aged balance `name` over all its rows (not only those
-    shown), with the row count: what the page's tiles must equal."""
-    select, _ = _LISTS[name]
+    """The one-row totals of the aged balance `name` over all its rows, with the row count (the summary mart's
+    columns, named as the balance's own): what the page's tiles must equal. Zeros for a portal without a row."""
+    mart, count, sums = _AGED_TOTALS[name]
     columns = AGED_RECEIVABLES if name == "aged_receivables" else AGED_PAYABLES
-    sums = ", ".join(f"coalesce(sum({column}), 0) as {column}" for column in columns)
-    return frame(connection, f"select count(*) as row_count, {sums} from ({select})", [portal_id])
-
-
-def week_bounds(as_of: date) -> tuple[date, date, date]:
-    """(monday of `as_of`'s week, its sunday, the sunday WEEKS_AHEAD - 1 weeks later)."""
-    monday = as_of.toordinal() - as_of.weekday()
-    return date.fromordinal(monday), date.fromordinal(monday + 6), date.fromordinal(monday + 7 * WEEKS_AHEAD - 1)
+    rows = frame(connection, f"select {count} as row_count, "
+                             + ", ".join(f"{total} as {column}" for total, column in zip(sums, columns))
+                             + f" from marts.{mart} where portal_id = ?", [portal_id])
+    # a portal with no documents on that side has no summary row: it owes nothing
+    return rows if len(rows) else pd.DataFrame([[0] + [Decimal(0)] * len(columns)], columns=list(rows.columns))
 
 
 def frame(connection: duckdb.DuckDBPyConnection, sql: str, parameters: list[Any] | None = None) -> pd.DataFrame:
@@ -135,8 +142,10 @@ def portals(connection: duckdb.DuckDBPyConnection) -> list[str]:
 
 def marts_as_of(connection: duckdb.DuckDBPyConnection) -> date | None:
     """The report date the marts were built for (None when they hold no row at all)."""
+    # every row of a build carries the one report date it was built for
     row = connection.execute(
-        "select coalesce((select max(as_of_date) from marts.cash_outlook), (select max(as_of_date) from marts.dso))"
+        "select coalesce((select as_of_date from marts.cash_outlook limit 1), "
+        "(select as_of_date from marts.dso limit 1))"
     ).fetchone()
     return row[0] if row else None
 
@@ -151,10 +160,11 @@ class ReceivablesFigures:
     invoiced_last_90_days: Decimal
     open_invoice_count: int
     aging: pd.DataFrame  # aging_bucket, open_amount, overdue (bool), invoice_count: the five buckets in order
+    # (marts.receivables_aging)
     overdue_customers: Listing  # marts.overdue_customers, largest overdue amount first
     customers: Listing  # customer_id, customer_name, total_open, overdue_amount: the drill-down's choices
     # open invoices whose due date the server did not send (the legal default, emit date + 30 days, stands in):
-    # how many, what they owe, and how much of the overdue figure rests on them
+    # how many, what they owe, and how much of the overdue figure rests on them (marts.receivables_summary)
     assumed_due_count: int = 0
     assumed_due_amount: Decimal = Decimal(0)
     assumed_overdue_amount: Decimal = Decimal(0)
@@ -165,10 +175,12 @@ class ReceivablesFigures:
     count_back_dso_days: Decimal | None = None
     credit_deducted: Decimal = Decimal(0)
     credit_balances_owed: Decimal = Decimal(0)
+    overdue_customer_count: int = 0  # marts.receivables_summary: the rows of marts.overdue_customers
 
 
 def receivables(connection: duckdb.DuckDBPyConnection, portal_id: str) -> ReceivablesFigures:
-    """Totals and DSO (marts.dso), aging (marts.receivables), overdue customers, customers owing money."""
+    """Totals and DSO (marts.dso), aging (marts.receivables_aging), the aged balance and the assumed due dates
+    (marts.receivables_summary), overdue customers, customers owing money."""
     dso = connection.execute(
         "select open_receivables, overdue_receivables, dso_days, invoiced_last_90_days, open_invoice_count "
         "from marts.dso where portal_id = ?",
@@ -186,22 +198,19 @@ def receivables(connection: duckdb.DuckDBPyConnection, portal_id: str) -> Receiv
     net_dso, count_back_dso, credit_deducted, credit_owed = methods or (None, None, Decimal(0), Decimal(0))
     aging = frame(
         connection,
-        """select buckets.aging_bucket, coalesce(sum(receivables.open_amount), 0) as open_amount,
-                  buckets.aging_bucket <> 'current' as overdue, count(receivables.invoice_id) as invoice_count
-           from (select unnest(?) as aging_bucket, generate_subscripts(?, 1) as position) as buckets
-           left join marts.receivables
-               on receivables.aging_bucket = buckets.aging_bucket and receivables.portal_id = ?
-           group by buckets.aging_bucket, buckets.position order by buckets.position""",
-        [list(BUCKETS), list(BUCKETS), portal_id],
+        """select aging_bucket, open_amount, is_overdue as overdue, invoice_count from marts.receivables_aging
+           where portal_id = ? order by bucket_order""",
+        [portal_id],
     )
     overdue_customers = listing(connection, "overdue_customers", [portal_id], TOP_OVERDUE)
     customers = listing(connection, "drill_down_customers", [portal_id], DRILL_DOWN_CUSTOMERS)
-    assumed = connection.execute(
-        """select count(*), coalesce(sum(open_amount), 0), coalesce(sum(open_amount) filter (where is_overdue), 0)
-           from marts.receivables where portal_id = ? and is_due_date_assumed""",
+    summary = connection.execute(
+        """select assumed_due_invoice_count, assumed_due_amount, assumed_overdue_amount, overdue_customer_count
+           from marts.receivables_summary where portal_id = ?""",
         [portal_id],
     ).fetchone()
-    assumed_count, assumed_amount, assumed_overdue = assumed or (0, Decimal(0), Decimal(0))
+    # a portal without documents has no summary row: nothing assumed, nobody overdue
+    assumed_count, assumed_amount, assumed_overdue, overdue_count = summary or (0, Decimal(0), Decimal(0), 0)
     return ReceivablesFigures(
         total_open,
         overdue,
@@ -216,7 +225,7 @@ def receivables(connection: duckdb.DuckDBPyConnection, portal_id: str) -> Receiv
         assumed_overdue,
         listing(connection, "aged_receivables", [portal_id], DISPLAY_ROWS),
         aged_totals(connection, "aged_receivables", portal_id),
-        net_dso, count_back_dso, credit_deducted or Decimal(0), credit_owed or Decimal(0),
+        net_dso, count_back_dso, credit_deducted or Decimal(0), credit_owed or Decimal(0), int(overdue_count),
     )
 
 
@@ -244,7 +253,7 @@ class PayablesFigures:
     approved: Decimal
     awaiting_approval: Decimal
     disputed: Decimal
-    weeks: pd.DataFrame  # the WEEKS_AHEAD weeks of marts.payables_schedule, empty weeks included
+    weeks: pd.DataFrame  # the WEEKS_AHEAD weeks of marts.payables_weeks, empty weeks included
     this_week: Listing  # the documents due this week (marts.supplier_payables)
     past_due_documents: Listing
     by_supplier: Listing  # marts.payables_by_supplier, largest amount first
@@ -252,45 +261,28 @@ class PayablesFigures:
     aged_totals: pd.DataFrame | None = None  # its sums over every supplier (aged_totals)
 
 
-def payables(connection: duckdb.DuckDBPyConnection, portal_id: str, as_of: date) -> PayablesFigures:
-    """Supplier payables (every owed bill, split by approval state) by week, this week's documents, past-due
-    documents and suppliers."""
-    monday, sunday, last_day = week_bounds(as_of)
+def payables(connection: duckdb.DuckDBPyConnection, portal_id: str) -> PayablesFigures:
+    """Supplier payables (every owed bill, split by approval state: marts.payables_summary) by week
+    (marts.payables_weeks), this week's documents, past-due documents and suppliers."""
     totals = connection.execute(
-        # a disputed bill is on hold: counted apart (the last figure), never past due
-        """select coalesce(sum(amount_due) filter (where is_overdue and approval_state <> 'disputed'), 0),
-                  coalesce(sum(amount_due) filter (where due_date between ? and ?), 0),
-                  coalesce(sum(amount_due) filter (where due_date between ? and ?), 0),
-                  coalesce(sum(amount_due) filter (where due_date is null), 0),
-                  coalesce(sum(amount_due), 0),
-                  coalesce(sum(amount_due) filter (where approval_state = 'approved'), 0),
-                  coalesce(sum(amount_due) filter (where approval_state = 'awaiting_approval'), 0),
-                  coalesce(sum(amount_due) filter (where approval_state = 'disputed'), 0)
-           from marts.supplier_payables where portal_id = ?""",
-        [as_of, sunday, as_of, last_day, portal_id],
+        # a disputed bill is on hold: counted apart (the last figure), never past due (the mart's rule)
+        """select past_due, due_this_week, due_next_weeks, undated, total_due, approved, awaiting_approval, disputed
+           from marts.payables_summary where portal_id = ?""",
+        [portal_id],
     ).fetchone()
-    assert totals is not None  # an aggregate without group by always yields one row
     weeks = frame(
         connection,
-        """select weeks.week_start, cast(weeks.week_start + interval 6 day as date) as week_end,
-                  coalesce(schedule.falling_due_amount, 0) as falling_due_amount,
-                  coalesce(schedule.overdue_amount, 0) as overdue_amount,
-                  coalesce(schedule.undated_amount, 0) as undated_amount,
-                  coalesce(schedule.total_amount, 0) as total_amount,
-                  coalesce(schedule.awaiting_approval_amount, 0) as awaiting_approval_amount,
-                  coalesce(schedule.disputed_amount, 0) as disputed_amount,
-                  coalesce(schedule.document_count, 0) as document_count
-           from (select cast(unnest(generate_series(?::date, ?::date, interval 7 day)) as date) as week_start)
-               as weeks
-           left join marts.payables_schedule as schedule
-               on schedule.week_start = weeks.week_start and schedule.portal_id = ?
-           order by weeks.week_start""",
-        [monday, last_day - timedelta(days=6), portal_id],
+        """select week_start, week_end, falling_due_amount, overdue_amount, undated_amount, total_amount,
+                  awaiting_approval_amount, disputed_amount, document_count
+           from marts.payables_weeks where portal_id = ? order by week_start""",
+        [portal_id],
     )
-    this_week = listing(connection, "payables_this_week", [portal_id, as_of, sunday], DISPLAY_ROWS)
+    this_week = listing(connection, "payables_this_week", [portal_id], DISPLAY_ROWS)
     past_due_documents = listing(connection, "payables_past_due", [portal_id], DISPLAY_ROWS)
     by_supplier = listing(connection, "payables_by_supplier", [portal_id], DISPLAY_ROWS)
-    past_due, this_week_total, next_weeks, undated, total, approved, awaiting_approval, disputed = totals
+    # a portal without supplier documents has no summary row: it owes nothing
+    past_due, this_week_total, next_weeks, undated, total, approved, awaiting_approval, disputed = (
+        totals or (Decimal(0),) * 8)
     return PayablesFigures(
         past_due, this_week_total, next_weeks, undated, total, approved, awaiting_approval, disputed, weeks,
         this_week, past_due_documents, by_supplier,
@@ -325,9 +317,10 @@ class ExpectedPayments:
 
 
 def expected_payments(connection: duckdb.DuckDBPyConnection, portal_id: str) -> ExpectedPayments:
-    """marts.expected_payments of one portal: the first DISPLAY_ROWS by expected date, and the count per basis."""
+    """marts.expected_payments of one portal: the first DISPLAY_ROWS by expected date, and the count per basis
+    (marts.expected_payment_bases)."""
     bases = dict(connection.execute(
-        "select basis, count(*) from marts.expected_payments where portal_id = ? group by basis", [portal_id]
+        "select basis, invoice_count from marts.expected_payment_bases where portal_id = ?", [portal_id]
     ).fetchall())
     return ExpectedPayments(listing(connection, "expected_payments", [portal_id], DISPLAY_ROWS), bases)
 
@@ -343,10 +336,10 @@ def currency(connection: duckdb.DuckDBPyConnection, portal_id: str) -> str:
     together; `EUR/USD` when they mix, which the blocking check cash_outlook_single_currency stops before
     publication); the default (euros) when the marts name none."""
     try:
-        row = connection.execute(
-            "select string_agg(distinct currency, '/' order by currency) from marts.cash_outlook where portal_id = ?",
-            [portal_id],
-        ).fetchone()
+        names = [name for (name,) in connection.execute(
+            "select distinct currency from marts.cash_outlook where portal_id = ? and currency is not null "
+            "order by currency", [portal_id]).fetchall()]
     except duckdb.BinderException:  # a copy published before marts carried a currency: euros then, by rule
-        row = None
-    return currency_label(row[0] if row else None)
+        names = []
+    # a label, not a figure: the currencies the mart's rows name, joined
+    return currency_label("/".join(names) or None)

@@ -4,7 +4,8 @@ D441-5; the public procurement code R2192-31 for a public buyer) and every assum
 date the API did not serve, a paid date taken from the invoice's last change, a customer type inferred).
 
 It reads the rows the page lists (dashboard.payment_law_queries.customer_claims and customer_interest_lines) and
-adds nothing: the letter's sums are those of the columns shown beneath it.
+adds nothing: the letter's sums are the customer's `letter_*` columns of marts.late_payment_claims_by_customer
+(payment_law_queries.customer_letter), the sums of the claimable rows shown beneath it.
 """
 
 from __future__ import annotations
@@ -32,13 +33,15 @@ ASSUMPTIONS = {
 
 @dataclass(frozen=True)
 class LetterSums:
-    """What the letter asks for, from the claimable rows (business, not barred, not waived)."""
+    """What the letter asks for, from the claimable rows (business, not barred, not waived): the customer's
+    `letter_*` columns of marts.late_payment_claims_by_customer."""
 
     invoice_count: int
     open_amount: Decimal
     interest: Decimal  # the known interest; `unknown_interest_count` invoices have none yet
     indemnities: Decimal
     unknown_interest_count: int
+    total: Decimal | None  # the three together; None when the invoices are not all in euros (no sum across)
 
 
 def _known(value: object) -> bool:
@@ -52,19 +55,6 @@ def claimable(invoices: pd.DataFrame) -> pd.DataFrame:
             for reason, kind, status in zip(invoices["claim_excluded_reason"], invoices["customer_type"],
                                             invoices["claim_status"])]
     return invoices[keep]
-
-
-def sums(invoices: pd.DataFrame) -> LetterSums:
-    """The letter's totals over the claimable rows of `invoices`."""
-    rows = claimable(invoices)
-    known = [Decimal(str(value)) for value in rows["interest_amount"] if _known(value)]
-    return LetterSums(
-        invoice_count=len(rows),
-        open_amount=sum((Decimal(str(v)) for v in rows["open_amount"] if _known(v)), Decimal(0)),
-        interest=sum(known, Decimal(0)),
-        indemnities=sum((Decimal(str(v)) for v in rows["flat_indemnity_eur"] if _known(v)), Decimal(0)),
-        unknown_interest_count=len(rows) - len(known),
-    )
 
 
 def _rates(lines: pd.DataFrame, references: set[str], style: str) -> str:
@@ -116,23 +106,24 @@ def _assumptions(language: str, rows: pd.DataFrame) -> list[str]:
 def _demand(language: str, figures: LetterSums, style: str, currency: str) -> str:
     amounts = {"open": money(figures.open_amount, style, currency), "interest": money(figures.interest, style, currency),
                "indemnities": eur(figures.indemnities, style)}
-    if currency != "EUR":  # the indemnity is in euros, the rest in the invoices' currency: no sum across them
+    if currency != "EUR" or figures.total is None:  # the indemnity is in euros, the rest in the invoices'
+        # currency: no sum across them
         return tr(language, "We ask you to pay: the balance still due, {open}; the late-payment penalties, "
                             "{interest}; the fixed indemnities for recovery costs, {indemnities}.", **amounts)
     return tr(language, "We ask you to pay: the balance still due, {open}; the late-payment penalties, {interest}; "
                         "the fixed indemnities for recovery costs, {indemnities}; in all {total}.",
-              total=money(figures.open_amount + figures.interest + figures.indemnities, style, currency), **amounts)
+              total=money(figures.total, style, currency), **amounts)
 
 
-def letter_paragraphs(invoices: pd.DataFrame, lines: pd.DataFrame, language: str, style: str,
+def letter_paragraphs(invoices: pd.DataFrame, lines: pd.DataFrame, figures: LetterSums, language: str, style: str,
                       currency: str) -> list[str]:
     """The letter's paragraphs, in `language`, amounts in `style` (`currency` for the invoices' amounts and
-    interest, euros for the indemnities)."""
+    interest, euros for the indemnities): `figures` are what it asks for, `invoices` and `lines` the rows it
+    cites."""
     rows = claimable(invoices)
     if rows.empty:
         return [tr(language, "Nothing to claim from this customer: each late invoice is a consumer's, barred by law "
                              "or waived (see Not claimed and Claim status below).")]
-    figures = sums(invoices)
     paragraphs = [
         tr(language, "Subject: overdue invoices, late-payment penalties and fixed indemnity for recovery costs"),
         tr(language, "Dear Sir or Madam,"),

@@ -45,6 +45,11 @@ REQUIRED_MARTS = (
     "payables_schedule",
     "dso",
     "cash_outlook",
+    # the pages' own figures (issue 43 point 5): the tiles, the aging and the eight weeks
+    "receivables_summary",
+    "receivables_aging",
+    "payables_summary",
+    "payables_weeks",
 )
 
 

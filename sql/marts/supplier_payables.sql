@@ -37,6 +37,9 @@
 --   is_disputed: >-
 --     a disputed bill is on hold: the cash outlook, the schedule's `overdue_amount` and the dashboard's Past due
 --     leave it out
+--   is_due_this_week: >-
+--     due from D to the Sunday of D's week (Monday to Sunday), disputed bills included: the Payables page's "Due
+--     this week" (`payables_summary.due_this_week` sums them)
 -- ---
 -- one row per supplier document owed on the report date, issued on or before it: a received bill is a
 -- liability whether it is approved (no payment declared yet), awaiting approval (toApprove) or disputed;
@@ -120,7 +123,14 @@ final as (
         payables.*,
         aging_buckets.aging_bucket,
         aging_buckets.is_overdue,
-        payables.approval_state = 'disputed' as is_disputed
+        payables.approval_state = 'disputed' as is_disputed,
+        -- due from D to the sunday of D's week (date_trunc('week') is the monday): the Payables page's
+        -- "due this week" list and tile (marts.payables_summary.due_this_week sums these rows)
+        coalesce(
+            payables.due_date between payables.as_of_date
+                and cast(date_trunc('week', payables.as_of_date) + interval 6 day as date),
+            false
+        ) as is_due_this_week
     from payables
     asof inner join aging_buckets on coalesce(payables.days_past_due, 0) >= aging_buckets.min_days_past_due
 )

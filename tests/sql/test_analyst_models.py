@@ -71,12 +71,14 @@ def test_the_setting_names_the_folder_and_select_name_plus_builds_it_and_what_is
     capsys.readouterr()
     assert main(["models", "--warehouse", str(warehouse), *AS_OF, "--select", "receivables+"]) == 0
     built = [line.split()[0] for line in capsys.readouterr().out.splitlines() if line.startswith("  ")]
-    # marts.receivables, the marts built on it (expected_payments before cash_outlook, receivables_by_customer
-    # before dso and overdue_customers, dso before payment_behaviour; payment_terms_report reads receivables for
-    # the invoices issued, payment_terms_table reads payment_terms_report), yours
+    # marts.receivables, the marts built on it (expected_payments before cash_outlook and expected_payment_bases,
+    # receivables_by_customer before dso and overdue_customers, dso before payment_behaviour; payment_terms_report
+    # reads receivables for the invoices issued, payment_terms_table reads payment_terms_report; the Receivables
+    # page's receivables_aging, and receivables_summary after overdue_customers), yours
     assert built == ["marts.receivables", "marts.expected_payments", "marts.payment_terms_report",
-                     "marts.receivables_by_customer", "marts.cash_outlook", "marts.dso", "marts.overdue_customers",
-                     "marts.payment_terms_table", "marts.payment_behaviour", "analyst.open_total"]
+                     "marts.receivables_aging", "marts.receivables_by_customer", "marts.cash_outlook", "marts.dso",
+                     "marts.expected_payment_bases", "marts.overdue_customers", "marts.payment_terms_table",
+                     "marts.payment_behaviour", "marts.receivables_summary", "analyst.open_total"]
     assert main(["models", "--warehouse", str(warehouse), *AS_OF, "--select", "dso"]) == 0
     assert [line.split()[0] for line in capsys.readouterr().out.splitlines() if line.startswith("  ")] == [
         "marts.dso"]

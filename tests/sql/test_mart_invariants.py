@@ -22,6 +22,15 @@ MART_KEYS = {  # every grain is within one portal
     "supplier_payables": "portal_id, supplier_document_id",
     "payables_by_supplier": "portal_id, supplier_id",
     "payables_schedule": "portal_id, week_start",
+    # the dashboard's own figures (issue 43 point 5)
+    "receivables_summary": "portal_id",
+    "receivables_aging": "portal_id, aging_bucket",
+    "payables_summary": "portal_id",
+    "payables_weeks": "portal_id, week_start",
+    "expected_payment_bases": "portal_id, basis",
+    "late_payment_claims_summary": "portal_id",
+    "late_payment_claims_by_customer": "portal_id, customer_id",
+    "late_payment_claim_tallies": "portal_id, tally, label",
 }
 
 
@@ -113,6 +122,56 @@ def assert_invariants(conn: duckdb.DuckDBPyConnection) -> None:
         (select coalesce(max(cumulative_amount) filter (where week_start = (select max(week_start)
             from marts.payables_schedule)), 0) from marts.payables_schedule)""").fetchone()
     assert len(set(payable_sums)) == 1, payable_sums
+    assert_page_marts_agree(conn)
+
+
+def assert_page_marts_agree(conn: duckdb.DuckDBPyConnection) -> None:
+    """The marts the pages read their figures from (receivables_summary, receivables_aging, payables_summary,
+    payables_weeks, expected_payment_bases) against the row-level marts they sum, portal by portal."""
+    # per portal: open total of the invoices, of the aging, of the aged balance, and the dso's figure
+    assert fetch(conn, """
+        select portal_id, sum(open_amount), count(*) from marts.receivables group by all
+        except
+        select portal_id, sum(open_amount), sum(invoice_count) from marts.receivables_aging
+        where invoice_count > 0 group by all""") == []
+    assert fetch(conn, """
+        select portal_id from marts.receivables_summary s left join marts.dso d using (portal_id)
+        where s.aged_total_open <> coalesce(d.open_receivables, 0)
+           or s.aged_total_open <> s.aged_open_current + s.aged_open_1_30 + s.aged_open_31_60 + s.aged_open_61_90
+                                   + s.aged_open_90_plus
+           or s.overdue_customer_count <> (select count(*) from marts.overdue_customers o
+                                           where o.portal_id = s.portal_id)""") == []
+    assert fetch(conn, "select portal_id from marts.receivables_aging group by all having count(*) <> 5") == []
+    # payables: the summary's total is the documents', the suppliers' and the schedule's; the eight weeks are the
+    # schedule's first eight, Monday to Sunday, consecutive
+    assert fetch(conn, """
+        select portal_id from marts.payables_summary s
+        where s.total_due <> s.aged_total_due or s.total_due <> s.approved + s.awaiting_approval + s.disputed
+           or s.total_due <> (select coalesce(sum(amount_due), 0) from marts.supplier_payables p
+                              where p.portal_id = s.portal_id)
+           or s.due_this_week <> (select coalesce(sum(amount_due), 0) from marts.supplier_payables p
+                                  where p.portal_id = s.portal_id and p.due_date >= p.as_of_date
+                                    and p.due_date <= s.week_end)
+           or isodow(s.week_start) <> 1 or s.week_end <> s.week_start + 6 or s.horizon_end <> s.week_start + 55""") == []
+    assert fetch(conn, """
+        select w.portal_id, w.week_start from marts.payables_weeks w
+        left join marts.payables_schedule s using (portal_id, week_start)
+        where w.total_amount <> coalesce(s.total_amount, 0) or isodow(w.week_start) <> 1
+           or w.week_start <> (select week_start from marts.payables_summary m where m.portal_id = w.portal_id)
+                              + 7 * (w.week_number - 1)""") == []
+    assert fetch(conn, """
+        select portal_id, basis, count(*) from marts.expected_payments group by all
+        except select portal_id, basis, invoice_count from marts.expected_payment_bases""") == []
+    # the claims page: the summary, the list by customer and the tallies add up to the claims' rows
+    assert fetch(conn, """
+        select portal_id, sum(flat_indemnity_eur), coalesce(sum(interest_eur), 0) from marts.late_payment_claims
+        group by all
+        except select portal_id, flat_indemnities_eur, interest_eur from marts.late_payment_claims_summary""") == []
+    assert fetch(conn, """
+        select portal_id, sum(flat_indemnity_eur), sum(late_invoice_count) from marts.late_payment_claims_by_customer
+        group by all
+        except select portal_id, sum(flat_indemnity_eur), count(*) from marts.late_payment_claims
+        where customer_type = 'business' group by all""") == []
 
 
 @pytest.mark.parametrize(

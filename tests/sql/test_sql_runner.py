@@ -79,7 +79,7 @@ def test_every_product_model_declares_a_description_and_a_grain_that_holds_on_th
     from invoicing_warehouse.runs.checks import duplicate_keys
 
     models = discover_models()
-    assert len(models) == 42  # 12 staging, 9 intermediate, 18 marts, 3 reference
+    assert len(models) == 50  # 12 staging, 9 intermediate, 26 marts, 3 reference
     for model in models:
         assert model.manifest.description and not model.manifest.description.startswith("--"), model.key
         if model.manifest.grain:
@@ -245,10 +245,11 @@ def test_selection_name_plus_is_the_model_and_every_model_downstream():
     from invoicing_warehouse.engine.model_selection import UnknownModelError, resolve_selection
 
     models = discover_models()
-    # read from the marts' SQL: the payables marts, the cash outlook and the D441-6 tables read supplier_payables
+    # read from the marts' SQL: the payables marts, the cash outlook and the D441-6 tables read supplier_payables;
+    # the Payables page's summary reads it and payables_by_supplier, its weeks read payables_schedule
     assert set(resolve_selection(models, ["supplier_payables+"])) == {
         "marts.supplier_payables", "marts.payables_by_supplier", "marts.payables_schedule", "marts.cash_outlook",
-        "marts.payment_terms_report", "marts.payment_terms_table"}
+        "marts.payment_terms_report", "marts.payment_terms_table", "marts.payables_summary", "marts.payables_weeks"}
     assert resolve_selection(models, ["marts.dso"]) == ["marts.dso"]
     # names are case-free; of the marts only payment_behaviour reads dso (its SQL)
     assert resolve_selection(models, ["DSO+"]) == ["marts.dso", "marts.payment_behaviour"]

@@ -60,15 +60,14 @@ def render(context: PageContext) -> None:
                        help=tr("40 € per late invoice"))
     interest.metric(tr("Late-payment interest"), eur(figures.interest_eur, style),
                     help=tr("invoices in euros; others are listed with their interest in their own currency"))
-    total_claim = figures.flat_indemnities_eur + figures.interest_eur
-    claim.metric(tr("Total claim"), eur(total_claim, style),
+    claim.metric(tr("Total claim"), eur(figures.total_claim_eur, style),
                  help=tr("of open invoices and of invoices already paid (their penalties only), told apart below"))
     st.caption(tr("Of the total claim: open invoices {open}; invoices already paid {paid} (whether their penalties "
                   "were invoiced or waived is not recorded). Interest rate: {bases} (INVOICING_PENALTY_RATE_PERCENT "
                   "sets the rate of your terms of sale; INVOICING_PUBLIC_BUYERS lists public buyers, R2192-31).",
-                  open=eur(total_claim - figures.paid_invoices_claim_eur, style),
+                  open=eur(figures.open_invoices_claim_eur, style),
                   paid=eur(figures.paid_invoices_claim_eur, style),
-                  bases=", ".join(figures.rate_bases) or "legal: ECB + 10, L441-10 II"))
+                  bases=figures.rate_bases or "legal: ECB + 10, L441-10 II"))
     if figures.by_status:
         st.caption(tr("By what you recorded (INVOICING_CLAIM_STATUSES_PATH): {statuses}.", statuses="; ".join(
             f"{status} {eur(amount, style)} ({count})" for status, count, amount in figures.by_status)))
@@ -109,7 +108,8 @@ def _letter(context: PageContext, by_customer: pd.DataFrame) -> None:
                                key="claims_customer")
     letter, lines = cache.customer_claims(context.view, customer_id)
     currency = str(letter["currency"].iloc[0]) if len(letter) and letter["currency"].nunique() == 1 else "EUR"
-    st.html(letter_html(letter_paragraphs(letter, lines, context.language, style, currency)))
+    sums = cache.customer_letter(context.view, customer_id)
+    st.html(letter_html(letter_paragraphs(letter, lines, sums, context.language, style, currency)))
     st.caption(tr("The invoices the letter cites: amount late = what was unpaid at the end of the due date (credit "
                   "notes deducted); interest in the invoice's currency. What the letter assumes is said on each "
                   "line: a due date the API did not serve (the legal 30 days), a paid date taken from the invoice's "

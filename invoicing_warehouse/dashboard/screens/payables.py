@@ -7,7 +7,7 @@ import streamlit as st
 
 from invoicing_warehouse.dashboard import cache
 from invoicing_warehouse.dashboard.formatting import money
-from invoicing_warehouse.dashboard.queries import AGED_PAYABLES, WEEKS_AHEAD, week_bounds
+from invoicing_warehouse.dashboard.queries import AGED_PAYABLES, WEEKS_AHEAD
 from invoicing_warehouse.dashboard.widgets import PageContext, heading, shown_of, table
 
 DOCUMENT_MONEY = ["amount_due"]
@@ -42,13 +42,12 @@ def render(context: PageContext) -> None:
                     help=tr("owed until settled by a credit note or a refusal (of the total to pay)"))
 
     view = context.view
-    _, sunday, _ = week_bounds(context.as_of)
     st.subheader(tr("Due this week") + shown_of(figures.this_week, context.language))
     table(figures.this_week.rows.drop(columns=IDS), "payables_this_week", context, money=DOCUMENT_MONEY,
-          download=lambda: cache.full_list(view, "payables_this_week", (view.portal, context.as_of, sunday)),
+          download=lambda: cache.full_list(view, "payables_this_week", (view.portal,)),
           total=figures.this_week.total, currency=currency)
 
-    st.subheader(tr("Week by week ({weeks} weeks, marts.payables_schedule)", weeks=WEEKS_AHEAD))
+    st.subheader(tr("Week by week ({weeks} weeks, marts.payables_weeks)", weeks=WEEKS_AHEAD))
     st.caption(tr("The first week also holds what is past due and what has no due date, as the mart counts them."))
     table(
         figures.weeks,

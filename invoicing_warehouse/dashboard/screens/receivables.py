@@ -23,7 +23,8 @@ def _aging_chart(aging: pd.DataFrame, currency: str, language: str) -> alt.Chart
         alt.Chart(data)
         .mark_bar()
         .encode(
-            x=alt.X("sum(open_amount):Q", title=currency, stack="zero"),
+            # one row per bucket (marts.receivables_aging): the bars stack the mart's amounts, summing nothing
+            x=alt.X("open_amount:Q", title=currency, stack="zero"),
             y=alt.Y("receivables:N", title=None),
             color=alt.Color(
                 "aging_bucket:N",
@@ -56,7 +57,8 @@ def render(context: PageContext) -> None:
         help=tr("sales method, gross: open receivables incl. tax / invoices incl. tax emitted in the 90 days ending "
                 "on the report date x 90 (marts.dso.dso_days)"),
     )
-    customers.metric(tr("Overdue customers"), f"{figures.overdue_customers.total}")
+    customers.metric(tr("Overdue customers"), f"{figures.overdue_customer_count}",
+                     help="marts.receivables_summary.overdue_customer_count")
     st.caption(tr(
         "DSO, other methods: net {net} days (open receivables less each customer's unapplied credit notes and "
         "payments up to what that customer owes, {deducted} deducted / invoices less credit notes of the 90 days "

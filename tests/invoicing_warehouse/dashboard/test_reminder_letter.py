@@ -1,6 +1,7 @@
-"""The reminder letter (invoicing_warehouse/dashboard/reminder_letter.py) on a hand-built customer: its sums over the claimable
-invoices only, the law it cites in each language (code de commerce L441-10 and D441-5 in their own French words;
-R2192-31 for a public buyer) and every assumption it rests on, named by invoice."""
+"""The reminder letter (invoicing_warehouse/dashboard/reminder_letter.py) on a hand-built customer: the sums it is
+given (marts.late_payment_claims_by_customer's `letter_*`, tested in tests/sql/test_late_payment_claims_page_marts.py),
+the law it cites in each language (code de commerce L441-10 and D441-5 in their own French words; R2192-31 for a
+public buyer) and every assumption it rests on, named by invoice, of the claimable invoices only."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from decimal import Decimal
 
 import pandas as pd
 
-from invoicing_warehouse.dashboard.reminder_letter import letter_html, letter_paragraphs, sums
+from invoicing_warehouse.dashboard.reminder_letter import LetterSums, letter_html, letter_paragraphs
 
 NBSP = "\u00a0"
 LEGAL = "legal: ECB + 10, L441-10 II"
@@ -36,15 +37,23 @@ LINES = pd.DataFrame({"reference": ["F-1", "F-2", "F-2", "F-4"],
                                                 Decimal("13.15")]})
 
 
-def test_the_letter_sums_the_claimable_invoices_only():
-    figures = sums(INVOICES)
-    # F-1 and F-2: open 1,000.00 + 0.00; interest 12.34 + 5.66 = 18.00; indemnities 2 x 40 = 80.00
-    assert (figures.invoice_count, figures.open_amount, figures.interest, figures.indemnities,
-            figures.unknown_interest_count) == (2, Decimal("1000.00"), Decimal("18.00"), Decimal("80.00"), 0)
+# what the mart says the letter asks for, over the claimable F-1 and F-2: open 1,000.00 + 0.00; interest
+# 12.34 + 5.66 = 18.00; indemnities 2 x 40 = 80.00; in all 1,098.00
+SUMS = LetterSums(2, Decimal("1000.00"), Decimal("18.00"), Decimal("80.00"), 0, Decimal("1098.00"))
+NOTHING = LetterSums(0, Decimal(0), Decimal(0), Decimal(0), 0, None)
+
+
+def test_the_letter_asks_for_the_sums_it_is_given_and_cites_the_claimable_invoices_only():
+    text = "\n".join(letter_paragraphs(INVOICES, LINES, SUMS, "en", "en", "EUR"))
+    assert "the 2 invoice(s) listed below" in text
+    # a sum across currencies is never made: the mart gives none, the letter says none
+    no_total = "\n".join(letter_paragraphs(INVOICES, LINES, LetterSums(2, Decimal("1000.00"), Decimal("18.00"),
+                                                                        Decimal("80.00"), 0, None), "en", "en", "EUR"))
+    assert "in all" not in no_total and "the fixed indemnities for recovery costs, €80.00." in no_total
 
 
 def test_the_french_letter_cites_the_law_in_its_own_words():
-    text = "\n".join(letter_paragraphs(INVOICES, LINES, "fr", "fr", "EUR"))
+    text = "\n".join(letter_paragraphs(INVOICES, LINES, SUMS, "fr", "fr", "EUR"))
     assert "Objet : factures impayées à échéance, pénalités de retard et indemnité forfaitaire" in text
     assert "En application de l'article L441-10 du Code de commerce" in text
     assert "des pénalités de retard au taux appliqué par la Banque centrale européenne" in text
@@ -60,7 +69,7 @@ def test_the_french_letter_cites_the_law_in_its_own_words():
 
 
 def test_the_english_letter_says_the_same_in_english():
-    text = "\n".join(letter_paragraphs(INVOICES, LINES, "en", "en", "EUR"))
+    text = "\n".join(letter_paragraphs(INVOICES, LINES, SUMS, "en", "en", "EUR"))
     assert "Under article L441-10 of the French commercial code (code de commerce)" in text
     assert "main refinancing rate plus 10 points (12.15 / 12.40 %)" in text
     assert "fixed indemnity for recovery costs of 40 euros per invoice" in text and "D441-5" in text
@@ -73,18 +82,21 @@ def test_a_contractual_rate_a_public_buyer_and_an_unknown_interest_are_said():
     invoices = pd.DataFrame([_invoice("F-9", "100.00", None, basis="contractual"),
                              _invoice("F-8", "50.00", "1.00", basis="public buyer: R2192-31")])
     lines = pd.DataFrame({"reference": ["F-9", "F-8"], "interest_rate_percent": [Decimal("9.00"), Decimal("10.15")]})
-    text = "\n".join(letter_paragraphs(invoices, lines, "fr", "fr", "EUR"))
+    # F-9 100.00 open, interest unknown; F-8 50.00 open, 1.00: open 150.00, interest 1.00, 2 x 40, 1 unknown
+    figures = LetterSums(2, Decimal("150.00"), Decimal("1.00"), Decimal("80.00"), 1, Decimal("231.00"))
+    text = "\n".join(letter_paragraphs(invoices, lines, figures, "fr", "fr", "EUR"))
     # each law with its own invoices' rates: F-9's contractual 9 % under L441-10, F-8's 10.15 % under R2192-31
     assert "des pénalités de retard au taux fixé par nos conditions générales de vente (9,00 %)" in text
     assert "intérêts moratoires" in text and "R2192-31 du code de la commande publique" in text
     assert "Les pénalités de 1 facture(s) ne sont pas chiffrées" in text
-    public = "\n".join(letter_paragraphs(invoices.iloc[1:], lines, "fr", "fr", "EUR"))
+    public = "\n".join(letter_paragraphs(invoices.iloc[1:], lines, LetterSums(
+        1, Decimal("50.00"), Decimal("1.00"), Decimal("40.00"), 0, Decimal("91.00")), "fr", "fr", "EUR"))
     assert "L441-10" not in public and "R2192-31" in public
 
 
 def test_nothing_to_claim_and_the_html_escapes():
     consumer = pd.DataFrame([_invoice("F-3", "500.00", "0.00", customer_type="consumer", excluded="consumer")])
-    assert letter_paragraphs(consumer, LINES, "fr", "fr", "EUR") == [
+    assert letter_paragraphs(consumer, LINES, NOTHING, "fr", "fr", "EUR") == [
         ("Rien à réclamer à ce client : chaque facture en retard est celle d'un particulier, exclue par la loi ou "
         "abandonnée (voir Non réclamé et Statut de la réclamation ci-dessous).")]
     assert letter_html(["<b>x</b>"]) == '<div class="iw-letter" data-letter="reminder"><p>&lt;b&gt;x&lt;/b&gt;</p></div>'
