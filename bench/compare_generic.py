@@ -286,7 +286,8 @@ class Bench:
         self.settle()
         changed_truth = self.snapshot(sb)
         need = ground_truth.minimum_requests(changed_truth, since=truth)
-        spread = f" over {steps / args.changes_per_s:.0f} s of the sandbox's time" if args.changes_per_s > 0 else " at once"
+        spread = (f" over {steps / args.changes_per_s:.0f} s of the sandbox's time" if args.changes_per_s > 0
+                  else " at once")
         print(f"# incremental: {steps} mutator steps{spread} changed "
               f"{ground_truth.changed_count(changed_truth, truth)} records", flush=True)
         for name in order:

@@ -1,6 +1,7 @@
 """The SQL each page needs, on a connection whose `marts` schema holds the marts (the readers' copy, or the
 marts built as of another date by dashboard.source). Amounts stay `Decimal` from DuckDB to the screen, so a
-figure shown equals the mart to the cent. No layout here: the pages (invoicing_warehouse/dashboard/screens/) only display these.
+figure shown equals the mart to the cent. No layout here: the pages (invoicing_warehouse/dashboard/screens/) only
+display these.
 """
 
 from __future__ import annotations
@@ -225,7 +226,8 @@ def customer_invoices(connection: duckdb.DuckDBPyConnection, portal_id: str, cus
     return frame(
         connection,
         """select reference, emit_date, due_date, is_due_date_assumed as due_date_assumed, total_incl_tax,
-                  paid_by_payments, settled_by_credit_notes, open_amount, days_past_due, aging_bucket, next_reminder_template, invoice_id
+                  paid_by_payments, settled_by_credit_notes, open_amount, days_past_due, aging_bucket,
+                  next_reminder_template, invoice_id
            from marts.receivables where portal_id = ? and customer_id = ?
            order by due_date nulls last, reference, invoice_id""",
         [portal_id, customer_id],

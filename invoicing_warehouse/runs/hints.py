@@ -2,19 +2,20 @@
 
 Order (at least once, a crash anywhere loses nothing):
 1. read the portal's pending hints from the spool (nothing pending: nothing opened, nothing written);
-2. mark the readers' copy behind, then fetch the hinted records and merge them (pipelines/invoicing/webhooks/hint_apply.py:
-   by id, deletions confirmed, newest `lastUpdate` wins) -- the warehouse commit;
+2. mark the readers' copy behind, then fetch the hinted records and merge them
+   (pipelines/invoicing/webhooks/hint_apply.py: by id, deletions confirmed, newest `lastUpdate` wins) -- the warehouse
+   commit;
 3. rebuild the SQL models downstream of the raw tables that changed (sql_runner.downstream_models; every model
-   when the last build was of another report date) and publish them through the gate (invoicing_warehouse/runs/gate.py): the
-   blocking checks run first, and a failure publishes nothing;
+   when the last build was of another report date) and publish them through the gate (invoicing_warehouse/runs/gate.py):
+   the blocking checks run first, and a failure publishes nothing;
 4. only then acknowledge the hints (a hint delivered again meanwhile stays pending). Hints whose build the gate
    held back are acknowledged too: their rows are in the warehouse, and the gate's state, not the spool, keeps
    what readers still miss (the next build that passes publishes them).
 A hint the API refused alone (hint_apply.py) is set aside right after the load (dead_letters.py: retried later,
 then kept dead) and never holds its batch back. A "re-read this resource" hint (a flood collapsed at the
-spool's bound, hint_spool.py) is applied by an incremental read of that resource (invoicing_warehouse/runs/sync.sync_and_record,
-the regular sync's own read, its degraded reads recorded for the gate), which acknowledges every hint of the
-resource delivered before it began.
+spool's bound, hint_spool.py) is applied by an incremental read of that resource
+(invoicing_warehouse/runs/sync.sync_and_record, the regular sync's own read, its degraded reads recorded for the gate),
+which acknowledges every hint of the resource delivered before it began.
 A run killed before 5 leaves its hints pending: the next run fetches and merges them again, which the
 merge on (portal_id, id) makes idempotent. The caller keeps the single writer rule: one writing run per
 warehouse at a time (the Dagster run queue's tag, or the one `sync --follow` process).
@@ -84,7 +85,8 @@ class HintRun:
                   if self.reread is not None else "")
         aside = f"; {self.set_aside} set aside ({self.dead} now dead letters)" if self.set_aside else ""
         return (f"hints {self.portal}: {self.hints} applied in {self.seconds:.1f} s: {load.windowed} read by "
-                f"window, {load.fetched} fetched by id, {rows} rows loaded, {gone} deleted, {load.stale} stale skipped, {load.requests} requests, "
+                f"window, {load.fetched} fetched by id, {rows} rows loaded, {gone} deleted, {load.stale} stale "
+                f"skipped, {load.requests} requests, "
                 f"{len(self.models)} models rebuilt, {self.acknowledged} acknowledged{reread}{aside}{held}"
                 f"; {self.phases()}")
 
@@ -166,7 +168,8 @@ def apply_pending(target: WarehouseTarget, portal: Portal, *, settings: ApiSetti
         note = f"hints {portal.name}"
         if changed:
             try:
-                run.gate = build_and_publish(target, note=note, select=downstream_models(changed), portals=[portal.name],
+                run.gate = build_and_publish(target, note=note, select=downstream_models(changed),
+                                             portals=[portal.name],
                                              behind=behind, as_of=as_of)
             except MissingRawTableError as missing:
                 # hints before the first sync: the models cannot be built yet; the sync will load it all

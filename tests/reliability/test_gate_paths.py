@@ -1,6 +1,6 @@
-"""One gate before readers, on every path that publishes figures (invoicing_warehouse/runs/gate.py): when a blocking check fails,
-nothing reaches the readers' copy (its bytes are unchanged), the command exits 1 naming the check and the figures
-it protects, and the gate's state carries what the dashboard's banner says. A read that may be incomplete holds
+"""One gate before readers, on every path that publishes figures (invoicing_warehouse/runs/gate.py): when a blocking
+check fails, nothing reaches the readers' copy (its bytes are unchanged), the command exits 1 naming the check and the
+figures it protects, and the gate's state carries what the dashboard's banner says. A read that may be incomplete holds
 back the marts built on it, and only those. One report date per build.
 
 The failure is a real one: a raw row duplicated in the warehouse (as a broken merge would leave it), which

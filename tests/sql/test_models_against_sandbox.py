@@ -128,8 +128,10 @@ def _assert_every_mart_column_described_and_commented(conn: duckdb.DuckDBPyConne
 
 
 @pytest.mark.parametrize("contract", ["default", "strict"])
-# seeds 11 and 29, more data varieties of the same assertions, run with `pytest -m soak` (docs/testing.md, "Longer runs")
-@pytest.mark.parametrize("seed", [3, pytest.param(11, marks=pytest.mark.soak), pytest.param(29, marks=pytest.mark.soak)])
+# seeds 11 and 29, more data varieties of the same assertions, run with `pytest -m soak` (docs/testing.md, "Longer
+# runs")
+@pytest.mark.parametrize("seed", [3, pytest.param(11, marks=pytest.mark.soak), pytest.param(29,
+                                                                                            marks=pytest.mark.soak)])
 def test_receivables_and_late_customers_equal_the_api(seed, contract, tmp_path):
     clock = Clock(fixed=START)
     warehouse = tmp_path / "warehouse.duckdb"

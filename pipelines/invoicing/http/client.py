@@ -278,7 +278,8 @@ class InvoicingClient:
                 raise self._error(self._kind_of(path, response), endpoint, response)
             return response
 
-    def _request(self, method: str, path: str, endpoint: str, auth: httpx.Auth, options: dict[str, Any]) -> httpx.Response:
+    def _request(self, method: str, path: str, endpoint: str, auth: httpx.Auth, options: dict[str,
+                                                                                              Any]) -> httpx.Response:
         """One request, its answer read as it streams and given up past the byte cap (answers.py)."""
         streamed = self._http.send(self._http.build_request(method, path, **options), auth=auth, stream=True)
         try:

@@ -323,7 +323,11 @@ def run_sync(
             except PipelineStepFailed as failure:
                 if (failure.step != "load" or feed.error is not None or retry is _once
                         or not is_commit_conflict(failure)):
-                    raise feed.error or _api_error_in(failure) or failure
+                    cause = feed.error or _api_error_in(failure)
+                    if cause is None:
+                        raise
+                    # the API's error is the one the caller acts on; dlt's step failure stays its cause
+                    raise cause from failure
                 # another writer of the lake committed first: the chunk waits in its load package
                 report.conflicts += 1
                 info = retry_on_conflict(pipeline.load, failed_once=True,

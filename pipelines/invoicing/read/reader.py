@@ -244,7 +244,7 @@ class ResourceRead:
             ranges = split_range(page.position, until, parts)
             ids = [slice_id] + list(range(self._next_slice, self._next_slice + len(ranges) - 1))
             self._next_slice += len(ranges) - 1
-        return dict(zip(ids, ranges))
+        return dict(zip(ids, ranges, strict=True))
 
     def _fall_back(self, reason: Exception) -> None:
         with self._lock:

@@ -28,7 +28,8 @@ def _truth(database) -> dict[str, tuple[int, dict[str, Decimal]]]:
             "select table_name, column_name from information_schema.columns where table_schema = 'marts' "
             "and data_type like 'DECIMAL%' order by table_name, ordinal_position").fetchall()
         # every mart but the month-end trend the gate publishes beside them for the Trends page
-        # (invoicing_warehouse/runs/month_end_trends.py): a table of twelve dates, not a model the export builds as of one date
+        # (invoicing_warehouse/runs/month_end_trends.py): a table of twelve dates, not a model the export builds as of
+        # one date
         marts = [row[0] for row in connection.execute(
             "select table_name from information_schema.tables where table_schema = 'marts' "
             "and table_name <> 'month_end_trends'").fetchall()]
@@ -50,7 +51,8 @@ def _read_back(rows: list[dict[str, object]], decimals: dict[str, Decimal], to_d
 
 def _number(text, places: int) -> Decimal:
     # xlsx holds floats (1234.5600000000002), the CSVs text with a decimal point or comma
-    return Decimal(0) if text in ("", None) else Decimal(str(text).replace(",", ".")).quantize(Decimal(1).scaleb(-places))
+    return Decimal(0) if text in ("", None) else Decimal(str(text).replace(",",
+                                                                           ".")).quantize(Decimal(1).scaleb(-places))
 
 
 def _headers(database, language: str) -> dict[str, dict[str, str]]:
@@ -134,7 +136,8 @@ def test_export_refuses_while_a_blocking_check_holds_the_figures(dashboard, tmp_
     shutil.copyfile(dashboard.warehouse, warehouse)
     shutil.copyfile(dashboard.snapshot, warehouse.with_name("warehouse.read.duckdb"))
     with duckdb.connect(str(warehouse)) as connection:
-        connection.execute("insert into invoicing_raw.documents select * from invoicing_raw.documents order by id limit 1")
+        connection.execute("insert into invoicing_raw.documents "
+                           "select * from invoicing_raw.documents order by id limit 1")
     held = build_and_publish(WarehouseTarget.duckdb_file(warehouse), note="held", as_of=dashboard.as_of)
     assert held.failures and held.published is None
     out = tmp_path / "out"

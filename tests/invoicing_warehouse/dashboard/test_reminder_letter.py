@@ -1,6 +1,6 @@
-"""The reminder letter (invoicing_warehouse/dashboard/reminder_letter.py) on a hand-built customer: its sums over the claimable
-invoices only, the law it cites in each language (code de commerce L441-10 and D441-5 in their own French words;
-R2192-31 for a public buyer) and every assumption it rests on, named by invoice."""
+"""The reminder letter (invoicing_warehouse/dashboard/reminder_letter.py) on a hand-built customer: its sums over the
+claimable invoices only, the law it cites in each language (code de commerce L441-10 and D441-5 in their own French
+words; R2192-31 for a public buyer) and every assumption it rests on, named by invoice."""
 
 from __future__ import annotations
 
@@ -87,4 +87,5 @@ def test_nothing_to_claim_and_the_html_escapes():
     assert letter_paragraphs(consumer, LINES, "fr", "fr", "EUR") == [
         ("Rien à réclamer à ce client : chaque facture en retard est celle d'un particulier, exclue par la loi ou "
         "abandonnée (voir Non réclamé et Statut de la réclamation ci-dessous).")]
-    assert letter_html(["<b>x</b>"]) == '<div class="iw-letter" data-letter="reminder"><p>&lt;b&gt;x&lt;/b&gt;</p></div>'
+    assert letter_html(["<b>x</b>"]) == ('<div class="iw-letter" data-letter="reminder">'
+                                         '<p>&lt;b&gt;x&lt;/b&gt;</p></div>')

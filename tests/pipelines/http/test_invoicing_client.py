@@ -169,7 +169,8 @@ def test_5xx_is_retried_with_backoff_then_succeeds():
     api, clock = FakeApi(), FakeClock()
     with make_client(api, clock, backoff_base_s=1.0) as client:
         client.get("/me")
-        api.queued += [httpx.Response(503, json={"error": "busy", "code": 503}), httpx.Response(502, text="bad gateway")]
+        api.queued += [httpx.Response(503, json={"error": "busy", "code": 503}), httpx.Response(502,
+                                                                                                text="bad gateway")]
         assert client.get("/me")["id"] == "u1"
         assert client.stats.snapshot()["retried"] == {"other": 2}
     assert 0.5 <= clock.sleeps[0] <= 1.0 and 1.0 <= clock.sleeps[1] <= 2.0  # exponential, jittered

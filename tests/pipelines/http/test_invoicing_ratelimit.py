@@ -268,7 +268,8 @@ def test_the_client_feeds_every_answer_to_the_limiter_and_locks_without_a_429():
         if place > LIMIT:
             return httpx.Response(429, json={"error": "too many requests", "code": 429}, headers=headers)
         if request.url.path.endswith("/oauth2/token"):
-            return httpx.Response(200, json={"access_token": "token-of-the-limiter-test", "expires_in": 3600}, headers=headers)
+            return httpx.Response(200, json={"access_token": "token-of-the-limiter-test", "expires_in": 3600},
+                                  headers=headers)
         return httpx.Response(200, json={"data": {"id": "u1"}}, headers=headers)
 
     client = InvoicingClient(BASE_URL, CLIENT_ID, CLIENT_SECRET, transport=httpx.MockTransport(handler),

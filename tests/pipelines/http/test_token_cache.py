@@ -81,7 +81,8 @@ def test_the_next_process_reuses_the_kept_token_and_replaces_a_refused_one(sandb
 
     cache = TokenCache(sandbox.base_url, sandbox.client_id, sandbox.client_secret, "read", tmp_path)
     issued = cache.load()
-    cache.store(CachedToken(TOKEN, 604799, time.time() + 604799))  # a token the service never issued (revoked, or a restarted service's)
+    # a token the service never issued (revoked, or a restarted service's)
+    cache.store(CachedToken(TOKEN, 604799, time.time() + 604799))
     refused = _process(sandbox, tmp_path)
     assert refused == {"fetched": 1, "reused": 1, "portal": True}  # the 401 cost one token request
     assert sandbox.stats["tokens_issued"] == 2

@@ -158,7 +158,8 @@ def test_a_tie_order_that_changes_under_the_read_is_caught_by_the_count_of_the_s
 
 
 def test_window_bounds_are_inclusive_and_records_outside_are_not_read():
-    data = make_records(10, UNTIL - timedelta(seconds=4)) + [{"id": "f" * 24, "lastUpdate": iso(UNTIL + timedelta(seconds=1))}]
+    data = make_records(10, UNTIL - timedelta(seconds=4)) + [{"id": "f" * 24,
+                                                              "lastUpdate": iso(UNTIL + timedelta(seconds=1))}]
     api = FakeApi({"/documents": data})
     records, _ = read_all(api, since=UNTIL - timedelta(seconds=2))
     assert sorted(r["lastUpdate"] for r in records) == [iso(UNTIL - timedelta(seconds=2))] + [

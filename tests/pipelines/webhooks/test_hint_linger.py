@@ -1,5 +1,5 @@
-"""A hints run stays for the hints that follow (invoicing_warehouse/runs/linger.py): the Dagster job applies its set, then
-the sets that arrive while it stays, each committed, published and acknowledged, and ends as soon as another
+"""A hints run stays for the hints that follow (invoicing_warehouse/runs/linger.py): the Dagster job applies its set,
+then the sets that arrive while it stays, each committed, published and acknowledged, and ends as soon as another
 writing run of the warehouse waits in the queue; alone, it ends after its idle time. The readers' copy then
 equals the sandbox's own records."""
 
