@@ -36,6 +36,7 @@ from invoicing_warehouse.runs.gate import GateOutcome, build_and_publish, publis
 from invoicing_warehouse.runs.sync import sync_and_record
 from pipelines.invoicing.credentials import ApiSettings
 from pipelines.invoicing.http.client import InvoicingClient
+from pipelines.invoicing.http.client_settings import ClientSettings
 from pipelines.invoicing.load.portal_sync import DEFAULT_RATE_LIMIT, portal_settings
 from pipelines.invoicing.load.sync import SyncReport, make_pipeline
 from pipelines.invoicing.portals import Portal
@@ -124,8 +125,7 @@ def hint_client(portal: Portal, *, settings: ApiSettings | None = None,
     settings = settings or portal_settings(portal)
     if rate_limit_per_s is None:
         rate_limit_per_s = portal.rate_limit_per_s if portal.rate_limit_per_s is not None else DEFAULT_RATE_LIMIT
-    return InvoicingClient(settings.base_url, settings.client_id, settings.client_secret,
-                           rate_limit_per_s=rate_limit_per_s, keep_token=True)
+    return InvoicingClient(ClientSettings.of(settings, rate_limit_per_s=rate_limit_per_s, keep_token=True))
 
 
 def apply_pending(target: WarehouseTarget, portal: Portal, *, settings: ApiSettings | None = None,

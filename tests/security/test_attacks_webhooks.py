@@ -343,6 +343,7 @@ def test_a_hint_the_api_refuses_alone_is_retried_then_kept_dead_and_never_blocks
     The refused one is tried 3 times in all (dead_letters.MAX_ATTEMPTS, the retry delay shortened here), then
     kept dead; the forged one dies at once without a request."""
     from pipelines.invoicing.http.client import InvoicingClient
+    from pipelines.invoicing.http.client_settings import ClientSettings
     from pipelines.invoicing.webhooks import dead_letters
     from pipelines.invoicing.webhooks.hint_spool import Hint
 
@@ -357,7 +358,7 @@ def test_a_hint_the_api_refuses_alone_is_retried_then_kept_dead_and_never_blocks
     quiet(sandbox)
     monkeypatch.setattr(dead_letters, "RETRY_DELAY_S", 0.0)
     transport = RefusingTransport(refused)
-    with InvoicingClient(sandbox.base_url, sandbox.client_id, sandbox.client_secret, rate_limit_per_s=0,
+    with InvoicingClient(ClientSettings(sandbox.base_url, sandbox.client_id, sandbox.client_secret, rate_limit_per_s=0),
                          transport=transport) as client:
         runs = [apply_pending(WarehouseTarget.duckdb_file(battle.warehouse), Portal("default"), client=client,
                               settings=ApiSettings(sandbox.base_url, sandbox.client_id, sandbox.client_secret))

@@ -16,6 +16,7 @@ from contextlib import contextmanager
 import httpx
 
 from pipelines.invoicing.http.client import InvoicingClient
+from pipelines.invoicing.http.client_settings import ClientSettings
 from pipelines.invoicing.http.ratelimit import MAX_ARC_S, Grant, RateLimiter, Reservation, WindowPhase
 from pipelines.invoicing.http.window_phase import arc_overlaps, arc_within
 from tests.pipelines.invoicing_fakes import BASE_URL, CLIENT_ID, CLIENT_SECRET, FakeClock
@@ -272,8 +273,8 @@ def test_the_client_feeds_every_answer_to_the_limiter_and_locks_without_a_429():
                                   headers=headers)
         return httpx.Response(200, json={"data": {"id": "u1"}}, headers=headers)
 
-    client = InvoicingClient(BASE_URL, CLIENT_ID, CLIENT_SECRET, transport=httpx.MockTransport(handler),
-                             clock=clock, sleep=clock.sleep, shared_budget=False)
+    client = InvoicingClient(ClientSettings(BASE_URL, CLIENT_ID, CLIENT_SECRET, shared_budget=False),
+                             transport=httpx.MockTransport(handler), clock=clock, sleep=clock.sleep)
     with client:
         for _ in range(300):
             client.get("/me")

@@ -9,6 +9,7 @@ import httpx
 import pytest
 
 from pipelines.invoicing.http.client import InvoicingClient
+from pipelines.invoicing.http.client_settings import ClientSettings
 from pipelines.invoicing.read.paging import PageSizes, WindowNotHonoured, keyset_pages, skip_pages
 from tests.pipelines.invoicing_fakes import (
     BASE_URL,
@@ -26,7 +27,8 @@ START = SERVER_NOW - timedelta(days=3)
 
 def read_all(api: FakeApi, path: str = "/documents", since=None, sizes: PageSizes | None = None):
     sizes = sizes or PageSizes()
-    with InvoicingClient(BASE_URL, CLIENT_ID, CLIENT_SECRET, transport=api.transport(), rate_limit_per_s=0) as client:
+    with InvoicingClient(ClientSettings(BASE_URL, CLIENT_ID, CLIENT_SECRET, rate_limit_per_s=0),
+                         transport=api.transport()) as client:
         pages = list(keyset_pages(client.get, path, since, UNTIL, page_sizes=sizes, tag="documents"))
     records = [r for p in pages for r in p.records]
     return records, pages
@@ -218,7 +220,8 @@ def test_a_server_that_ignores_the_window_is_detected():
 def test_skip_scan_reads_a_list_whose_window_cannot_be_trusted():
     data = make_records(230, START)
     api = FakeApi({"/suppliers": data}, ignore_window=True)
-    with InvoicingClient(BASE_URL, CLIENT_ID, CLIENT_SECRET, transport=api.transport(), rate_limit_per_s=0) as client:
+    with InvoicingClient(ClientSettings(BASE_URL, CLIENT_ID, CLIENT_SECRET, rate_limit_per_s=0),
+                         transport=api.transport()) as client:
         pages = list(skip_pages(client.get, "/suppliers", page_sizes=PageSizes(), tag="suppliers"))
     ids = [r["id"] for p in pages for r in p.records]
     assert sorted(ids) == sorted(r["id"] for r in data)
