@@ -38,16 +38,16 @@ def test_a_fallback_that_fails_fails_the_sync_instead_of_finishing_the_read_shor
                                                                                  monkeypatch):
     # The fallback cancels the windowed slices before it starts the full read: if it failed in between, the
     # read used to finish on the pages read so far and the sync reported success with suppliers missing.
-    from pipelines.invoicing.read.reader import ResourceRead
+    from pipelines.invoicing.read.read_producer import PageProducer
 
-    note = ResourceRead._note
+    note = PageProducer._note
 
     def note_failing_in_the_fallback(self, text):
         if "read in full" in text:  # only the fallback's note
             raise RuntimeError("the findings could not be recorded")
         note(self, text)
 
-    monkeypatch.setattr(ResourceRead, "_note", note_failing_in_the_fallback)
+    monkeypatch.setattr(PageProducer, "_note", note_failing_in_the_fallback)
     sandbox = start_sandbox(seed=5, scale=120, contract=REFUSING)
     with pytest.raises(Exception) as failed:
         sync(sandbox, warehouse)

@@ -143,12 +143,13 @@ LEDGER: tuple[LedgerRow, ...] = (
        "a record without lastUpdate makes the window untrusted: the list is read in full"),
     # --- paging, per list (the contract shows no page size, and no paging names for three lists) ------
     *(row for name, named, marts in PAGED_LISTS for row in (
-        _r(name, "page size", "assumption", "paging.py (PageSizes, per list)", "note", "N12", (),
+        _r(name, "page size", "assumption", "page_sizes.py (PageSizes, per list)", "note", "N12", (),
            "this list's own size, learnt in the run (clamp or 400): a page ends a read only when shorter than "
            "the limit and than a page this list served; a first short page costs one more request; another "
            "list's size or an earlier run's never ends a read", "parameter"),
-        _r(name, "limit/skip", "contract" if named else "assumption", "paging.py (_fetch, skip_pages)", "note",
-           "N4", marts, "refused (400) or ignored (skip N answers the skip-0 records, or half of them or more, or "
+        _r(name, "limit/skip", "contract" if named else "assumption",
+           "page_requests.py (ListRequests.fetch), scan_pager.py (skip_pages)", "note", "N4", marts,
+           "refused (400) or ignored (skip N answers the skip-0 records, or half of them or more, or "
            "pages by skip bring nothing new) where a read needs them: "
            f"one unpaged answer and a degraded note `{name}: ...` (rows may be missing; the marts are not exact)"
            + ("; a window read by whole seconds needs no skip and stays exact" if name != "webhooks" else ""),

@@ -108,14 +108,14 @@ def test_a_read_whose_producers_all_end_before_its_start_returns_finishes_it_wit
     # starter's own bookkeeping, so the starter finished the read itself, inside the lock of Feed.read; the
     # finish learnt that the server hides deleted customers, through that same lock, and waited forever.
     # Here every producer thread is waited for before the starter goes on, so the starter always finishes.
-    from pipelines.invoicing.read.reader import ResourceRead
+    from pipelines.invoicing.read.read_producer import PageProducer
 
     sandbox = start_sandbox(seed=2, scale=200, contract="strict")
     sync(sandbox, warehouse)
     known = deletable_customer(sandbox.portal)  # seen live by the first sync; strict lists hide its deletion
     sandbox.portal.delete("customers", known)
     quiet(sandbox)
-    spawn = ResourceRead._spawn
+    spawn = PageProducer._spawn
 
     def spawn_and_wait(self, task, *args) -> threading.Thread:
         # Only the thread this call started: one listed by threading.enumerate() may be another read's, still
@@ -124,7 +124,7 @@ def test_a_read_whose_producers_all_end_before_its_start_returns_finishes_it_wit
         thread.join(timeout=60)
         return thread
 
-    monkeypatch.setattr(ResourceRead, "_spawn", spawn_and_wait)
+    monkeypatch.setattr(PageProducer, "_spawn", spawn_and_wait)
     outcome: dict = {}
     runner = threading.Thread(target=lambda: outcome.update(report=sync(sandbox, warehouse)), daemon=True)
     runner.start()

@@ -10,7 +10,7 @@ import pytest
 
 from pipelines.invoicing.http.client import InvoicingClient
 from pipelines.invoicing.http.client_settings import ClientSettings
-from pipelines.invoicing.read.paging import PageSizes, WindowNotHonoured, keyset_pages, skip_pages
+from pipelines.invoicing.read.paging import ListRequests, PageSizes, WindowNotHonoured, keyset_pages, skip_pages
 from tests.pipelines.invoicing_fakes import (
     BASE_URL,
     CLIENT_ID,
@@ -29,7 +29,7 @@ def read_all(api: FakeApi, path: str = "/documents", since=None, sizes: PageSize
     sizes = sizes or PageSizes()
     with InvoicingClient(ClientSettings(BASE_URL, CLIENT_ID, CLIENT_SECRET, rate_limit_per_s=0),
                          transport=api.transport()) as client:
-        pages = list(keyset_pages(client.get, path, since, UNTIL, page_sizes=sizes, tag="documents"))
+        pages = list(keyset_pages(ListRequests(client.get, path, sizes, "documents"), since, UNTIL))
     records = [r for p in pages for r in p.records]
     return records, pages
 
@@ -222,7 +222,7 @@ def test_skip_scan_reads_a_list_whose_window_cannot_be_trusted():
     api = FakeApi({"/suppliers": data}, ignore_window=True)
     with InvoicingClient(ClientSettings(BASE_URL, CLIENT_ID, CLIENT_SECRET, rate_limit_per_s=0),
                          transport=api.transport()) as client:
-        pages = list(skip_pages(client.get, "/suppliers", page_sizes=PageSizes(), tag="suppliers"))
+        pages = list(skip_pages(ListRequests(client.get, "/suppliers", PageSizes(), "suppliers")))
     ids = [r["id"] for p in pages for r in p.records]
     assert sorted(ids) == sorted(r["id"] for r in data)
 
