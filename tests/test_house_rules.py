@@ -24,6 +24,13 @@ def test_ruff_is_clean_over_the_product():
     assert result.returncode == 0, result.stdout + result.stderr
 
 
+def test_ruff_lines_imports_and_bugbear_are_clean_over_the_lab():
+    # tests/ and bench/ are held to pycodestyle (line length included), sorted imports, bugbear and pyflakes;
+    # ruff's other default rules (pyupgrade, pylint's...) do not hold there yet
+    result = _run([str(BIN / "ruff"), "check", "--select", "E,I,B,F", "tests", "bench"])
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
 def test_mypy_is_clean_over_the_product():
     # settings in pyproject.toml ([tool.mypy]); the sandbox is typed like the rest, no override
     result = _run([str(BIN / "mypy"), *PRODUCT])

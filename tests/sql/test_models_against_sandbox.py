@@ -43,7 +43,7 @@ def _write_some_activity(sb: SandboxServer, conn: duckdb.DuckDBPyConnection) -> 
     headers = {"Authorization": f"Bearer {sb.token('read write')}"}
     writes = 0
     with httpx.Client(base_url=sb.base_url + "/", headers=headers, timeout=10.0, trust_env=False) as api:
-        for n, (invoice_id, open_amount, is_overdue) in enumerate(open_invoices[:3]):
+        for n, (invoice_id, open_amount, _is_overdue) in enumerate(open_invoices[:3]):
             body = {} if n == 0 else {"amount": round(float(open_amount) / 3, 2), "method": "CHECK"}
             api.post(f"documents/{invoice_id}/payment", json=body).raise_for_status()
             writes += 1

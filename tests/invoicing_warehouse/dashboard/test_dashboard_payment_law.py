@@ -29,7 +29,7 @@ def _raw(path, sql: str) -> list[dict]:
         connection.execute("set TimeZone = 'Europe/Paris'")  # date-only values are Paris calendar dates
         cursor = connection.execute(sql)
         names = [column[0] for column in cursor.description]
-        return [dict(zip(names, row)) for row in cursor.fetchall()]
+        return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
 
 
 def _day(value) -> date | None:

@@ -39,7 +39,7 @@ def _truth(database) -> dict[str, tuple[int, dict[str, Decimal]]]:
             # quoted: the D441-6 tables carry the legal model's French column names ("0 jour (indicatif)")
             sums_sql = "".join(f', coalesce(sum("{c}"), 0)' for c in decimals)
             sums = connection.execute(f"select count(*) {sums_sql} from marts.{mart}").fetchone()
-            truth[mart] = (sums[0], dict(zip(decimals, sums[1:])))
+            truth[mart] = (sums[0], dict(zip(decimals, sums[1:], strict=True)))
     return truth
 
 
@@ -63,7 +63,7 @@ def _headers(database, language: str) -> dict[str, dict[str, str]]:
     by_mart: dict[str, list[str]] = {}
     for mart, column in columns:
         by_mart.setdefault(mart, []).append(column)
-    return {mart: dict(zip(names, labelled(pd.DataFrame(columns=names), language).columns))
+    return {mart: dict(zip(names, labelled(pd.DataFrame(columns=names), language).columns, strict=True))
             for mart, names in by_mart.items()}
 
 
@@ -95,11 +95,11 @@ def test_export_writes_every_mart_in_each_format_equal_to_the_marts(dashboard, t
                 with duckdb.connect() as reader:
                     cursor = reader.execute(f"select * from read_parquet('{out / mart}.parquet')")
                     names = [c[0] for c in cursor.description]
-                    rows = [dict(zip(names, row)) for row in cursor.fetchall()]
+                    rows = [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
                 assert _read_back(rows, sums, lambda v, _: v or Decimal(0)) == (count, sums), mart
             elif file_format == "xlsx":
                 header, *values = list(workbook[mart].iter_rows(values_only=True))
-                rows = [dict(zip(header, row)) for row in values]
+                rows = [dict(zip(header, row, strict=True)) for row in values]
                 labelled_sums = _labelled_sums(sums, headers[mart])
                 assert _read_back(rows, labelled_sums, _number) == (count, labelled_sums), mart
             else:

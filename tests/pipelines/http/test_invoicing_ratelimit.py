@@ -75,7 +75,7 @@ def test_locks_onto_fixed_windows_then_fills_each_with_exactly_the_limit():
         rng = random.Random(phase)
         clock = FakeClock()
         limiter = RateLimiter(10, clock=clock, sleep=clock.sleep)
-        server = FixedWindowServer(phase, delay=lambda: 0.001 + rng.random() * 0.02)
+        server = FixedWindowServer(phase, delay=lambda rng=rng: 0.001 + rng.random() * 0.02)
         grants = drive(limiter, server, 600)
         assert server.refused == 0
         assert limiter.locked and limiter.locks == 1 and limiter.lost_locks == 0
@@ -94,7 +94,8 @@ def test_requests_that_now_and_then_arrive_100_ms_late_still_count_in_their_own_
         clock = FakeClock()
         limiter = RateLimiter(10, clock=clock, sleep=clock.sleep)
         server = FixedWindowServer(
-            phase, delay=lambda: 0.001 + rng.random() * 0.02 + (0.06 + rng.random() * 0.04) * (rng.random() < 0.02))
+            phase,
+            delay=lambda rng=rng: 0.001 + rng.random() * 0.02 + (0.06 + rng.random() * 0.04) * (rng.random() < 0.02))
         grants = drive(limiter, server, 2000)
         assert server.refused == 0
         assert limiter.locks == 1 and limiter.lost_locks == 0
@@ -235,7 +236,7 @@ def test_window_phase_is_the_arc_between_the_last_before_and_the_first_after_a_b
     # next 3-60 ms after; one request was delayed so much that it crossed though granted 10 ms before.
     befores = [-0.040, -0.005, -0.020, -0.012, -0.030, -0.008, -0.025, -0.006, -0.015, -0.018, -0.022, -0.035]
     afters = [0.050, 0.010, 0.003, 0.060, 0.020, -0.010, 0.030, 0.008, 0.045, 0.015, 0.025, 0.040]
-    for index, (before, after) in enumerate(zip(befores, afters)):
+    for index, (before, after) in enumerate(zip(befores, afters, strict=True)):
         phase.add(100 + index + before, 100 + index + after)
     start, width = phase.arc()
     # one extreme left out on each side: latest before -0.006 (not -0.005), earliest after 0.003 (not -0.010)
