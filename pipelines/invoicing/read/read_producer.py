@@ -1,11 +1,7 @@
-"""The producer side of one endpoint's read: threads that fetch pages and put them on a queue.
-
-One thread per slice of the window (a slice may split its rest into parallel slices), or one for a whole-list
-scan or a single object. Each slice's pages go on the queue in the order it reads them, with any split; a
-window the server does not honour falls back to a whole-list scan (a "fallback" item); the end is a "done"
-item, after a whole-list read has checked by id the warehouse's ids it did not see; any error is an "error"
-item, which the consumer (reader.py) turns into the read's or the run's failure.
-"""
+"""The producer side of one endpoint's read: a thread per slice of the window (a slice may split its rest into
+parallel slices), or one for a whole-list scan or a single object, puts pages on the queue in the order it reads
+them; "fallback" when a window is not honoured (a whole-list scan follows), "done" after a whole-list read checked
+by id the warehouse's ids it did not see, "error" for the consumer (reader.py) to fail the read or the run."""
 
 from __future__ import annotations
 
@@ -26,15 +22,12 @@ from pipelines.invoicing.read.paging import (
     keyset_pages,
     skip_pages,
 )
-from pipelines.invoicing.read.read_host import ReadHost
+from pipelines.invoicing.read.read_host import Index, ReadHost
 from pipelines.invoicing.read.windows import MAX_SLICES, MIN_SPLIT_RANGE, SPLIT_PARTS, Slice, split_range
 from pipelines.invoicing.record_ids import record_path
 from pipelines.invoicing.settings import Endpoint
 
 log = logging.getLogger(__name__)
-# id -> (last_update, _deleted_at) in the warehouse; (None, None) for an id other tables reference but
-# this one never loaded (a customer deleted before it could be listed: warehouse.load_indexes)
-Index = dict[str, tuple[str | None, str | None]]
 # how a server shows deleted customers in its lists, once learnt: the windows then see every deletion
 DELETIONS_LISTED = ("listed", "flagged")
 

@@ -17,8 +17,8 @@ from datetime import datetime
 
 from pipelines.invoicing.dates import format_timestamp, parse_timestamp
 from pipelines.invoicing.read.paging import Page
-from pipelines.invoicing.read.read_host import ReadHost, RunPlan
-from pipelines.invoicing.read.read_producer import Index, PageProducer
+from pipelines.invoicing.read.read_host import Index, ReadHost, RunPlan
+from pipelines.invoicing.read.read_producer import PageProducer
 from pipelines.invoicing.read.rows import normalized, record_digest, to_row
 from pipelines.invoicing.read.windows import Slice, overlap_start, plan_slices
 from pipelines.invoicing.settings import Endpoint
