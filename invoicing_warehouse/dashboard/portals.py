@@ -22,8 +22,8 @@ def portal_figures(connection: duckdb.DuckDBPyConnection) -> dict[str, tuple[Dec
     rows = connection.execute(
         "select portal_id, open_receivables, overdue_receivables, dso_days from marts.dso order by portal_id"
     ).fetchall()
-    return {portal: (open_total, overdue, dso, currency(connection, portal)) for portal, open_total, overdue,
-            dso in rows}
+    return {portal: (open_total, overdue, dso, currency(connection, portal))
+            for portal, open_total, overdue, dso in rows}
 
 
 def portal_rows(figures: dict[str, tuple[Decimal, Decimal, Decimal | None, str]], status: Status,
