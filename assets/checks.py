@@ -1,8 +1,8 @@
 """Every Dagster asset check, through one frame (`checks_step`): a step that answers the selected checks of a
 list, each answer made by the check's own function.
 
-The warehouse's checks are the gate's own (invoicing_warehouse/runs/gate.py `warehouse_checks`: raw ids and references, the
-contract's values, the fields served, what each model's front matter declares, the due amounts): `gate_steps`
+The warehouse's checks are the gate's own (invoicing_warehouse/runs/gate.py `warehouse_checks`: raw ids and references,
+the contract's values, the fields served, what each model's front matter declares, the due amounts): `gate_steps`
 turns them into Dagster checks, so Dagster and the gate judge with one set of rules. Blocking checks (severity
 ERROR) run right after the assets they read, each in a step of its own (a failure skips what is downstream of
 that step in the same run); the models' declared checks share one step. The gate runs the same checks again
@@ -165,8 +165,8 @@ def _fields_known(call: CheckCall) -> AssetCheckResult:
 
 
 def fields_known_check() -> AssetChecksDefinition:
-    """A WARN `fields_known` per raw table (invoicing_warehouse/runs/schema_notices.py): the columns of fields the API serves that
-    the contract ledger does not know. Never blocking: a new field changes no figure."""
+    """A WARN `fields_known` per raw table (invoicing_warehouse/runs/schema_notices.py): the columns of fields the API
+    serves that the contract ledger does not know. Never blocking: a new field changes no figure."""
     return checks_step("raw_fields_known", [
         (AssetCheckSpec(FIELDS_KNOWN_CHECK, asset=raw_asset_key(table),
                         description="Every column of the raw table is a field the contract ledger knows."),

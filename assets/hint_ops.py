@@ -1,5 +1,5 @@
-"""The Dagster op that applies one portal's pending webhook hints (invoicing_warehouse/runs/hints.py), then stays a while for
-the hints that follow (invoicing_warehouse/runs/linger.py).
+"""The Dagster op that applies one portal's pending webhook hints (invoicing_warehouse/runs/hints.py), then stays a
+while for the hints that follow (invoicing_warehouse/runs/linger.py).
 
 It adds no asset: what it changes are the raw tables and models the asset graph already has, so it records
 an asset materialization for each raw table whose rows changed (of the portal's partition) and for each model

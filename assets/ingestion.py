@@ -7,8 +7,8 @@ endpoints (frozen windows committed in chunks, each with its dlt state) and then
 selected table, the rows loaded and the table's schema as DuckDB holds it (invoicing_warehouse.engine.raw_tables).
 
 A list whose read fails alone (`SyncReport.failed`) is not materialized (its specs are skippable): the
-assets built on it are skipped, the gate holds the marts built on it (invoicing_warehouse/runs/sync.py records the failed read),
-and the run still succeeds, so the publication sensor publishes everything else, as the CLI's `sync` does
+assets built on it are skipped, the gate holds the marts built on it (invoicing_warehouse/runs/sync.py records the
+failed read), and the run still succeeds, so the publication sensor publishes everything else, as the CLI's `sync` does
 (its exit code 3, "partial").
 """
 
@@ -108,7 +108,8 @@ def build_ingestion_assets(portals: dict[str, Portal], stale_after: timedelta | 
     """The raw tables' multi-asset, one partition per portal of `portals`; each raw table stale after
     `stale_after` (Dagster's freshness policy; None: no policy)."""
 
-    @multi_asset(specs=[raw_table_spec(table, stale_after) for table in RAW_TABLES], name="invoicing_raw", can_subset=True,
+    @multi_asset(specs=[raw_table_spec(table, stale_after) for table in RAW_TABLES], name="invoicing_raw",
+                 can_subset=True,
                  partitions_def=portal_partitions(portals))
     def invoicing_raw_assets(
         context: AssetExecutionContext,

@@ -1,5 +1,5 @@
-"""The Dagster op of the DuckLake's upkeep (invoicing_warehouse/engine/lake_maintenance.py): old snapshots expire, except
-the last published one and any a reader may be on; the files only they held are removed; small files merged.
+"""The Dagster op of the DuckLake's upkeep (invoicing_warehouse/engine/lake_maintenance.py): old snapshots expire,
+except the last published one and any a reader may be on; the files only they held are removed; small files merged.
 
 The horizon is the deployment's (INVOICING_LAKE_SNAPSHOT_HORIZON_DAYS, default 7 days; and the month-ends kept
 beyond it, INVOICING_LAKE_MONTH_ENDS_KEPT, default 12), never run
@@ -18,7 +18,8 @@ MAINTAIN_LAKE_OP = "maintain_lake"
 
 
 @op(name=MAINTAIN_LAKE_OP, description="Expires DuckLake snapshots older than the horizon (never the last "
-    "published one, any a reader may be on, nor the month-end ones), removes the files only they held, merges small files.")
+    "published one, any a reader may be on, nor the month-end ones), removes the files only they held, merges small "
+    "files.")
 def maintain_lake(context: OpExecutionContext, warehouse: WarehouseResource) -> None:
     """Runs the lake's upkeep; a busy lake is retried by the job's policy, a wrong setting fails at once."""
     target = warehouse.target()

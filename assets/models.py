@@ -61,8 +61,8 @@ def _upstream_keys(model: SqlModel, model_keys: set[str]) -> list[AssetKey]:
 
 def build_model_asset(model: SqlModel, model_keys: set[str]) -> AssetsDefinition:
     """The asset that (re)builds one SQL model in the warehouse and reports its row count. A mart built on a read
-    that may be incomplete (invoicing_warehouse/runs/gate.py, `held_marts`) is not rebuilt: it keeps its last good figures, and the
-    assets downstream of it are skipped."""
+    that may be incomplete (invoicing_warehouse/runs/gate.py, `held_marts`) is not rebuilt: it keeps its last good
+    figures, and the assets downstream of it are skipped."""
 
     @asset(
         key=model_asset_key(model),

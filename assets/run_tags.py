@@ -12,7 +12,7 @@ Each portal's run (scheduled sync and reconcile, webhook hints) carries
 
 The API host of a portal of the portals file is its `base_url`'s; the portal `default`'s is the `invoicing_api`
 resource's, else dlt's `sources.invoicing.base_url` (read when the definitions load, never a secret).
-"""
+"""  # noqa: E501 (a table, one row a line)
 
 from __future__ import annotations
 

@@ -268,7 +268,9 @@ class Bench:
             if "mutating" in args.scenarios:
                 for name in order:
                     db_path = base / f"{name}-mutating.duckdb"
-                    self.guarded("mutating", lambda: self.run_mutating(sb, name, repeat, db_path))
+                    # bound now: `guarded` runs it at once, but a loop variable read later would be the last one
+                    self.guarded("mutating",
+                                 lambda name=name, db_path=db_path: self.run_mutating(sb, name, repeat, db_path))
 
     def guarded(self, scenario: str, run) -> None:
         """Runs one scenario; a failure of the harness or the sandbox is printed, and the next one runs."""
@@ -286,7 +288,8 @@ class Bench:
         self.settle()
         changed_truth = self.snapshot(sb)
         need = ground_truth.minimum_requests(changed_truth, since=truth)
-        spread = f" over {steps / args.changes_per_s:.0f} s of the sandbox's time" if args.changes_per_s > 0 else " at once"
+        spread = (f" over {steps / args.changes_per_s:.0f} s of the sandbox's time" if args.changes_per_s > 0
+                  else " at once")
         print(f"# incremental: {steps} mutator steps{spread} changed "
               f"{ground_truth.changed_count(changed_truth, truth)} records", flush=True)
         for name in order:

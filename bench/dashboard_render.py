@@ -8,8 +8,8 @@ For each warehouse: a real `invoicing-warehouse dashboard` process (its start-to
 warm-up included); each page opened in a fresh browser context (a new tab: Streamlit's page and a new
 session), first right after the server started (`cold`: the server's warm-up has imported the pages and
 cached the landing view's figures before it listened; Trends, twelve month-end builds, is warmed up in a thread
-once the server listens, and a first visit waits for what is left of it) and then again (`warm`); then each page reached by its
-sidebar link in one open tab (how a user moves between pages). Then the As-of picker set 30 days back (the
+once the server listens, and a first visit waits for what is left of it) and then again (`warm`); then each page reached
+by its sidebar link in one open tab (how a user moves between pages). Then the As-of picker set 30 days back (the
 models built in memory). Target: under 2 s per page at 1,000,000 documents. The big warehouse is generated like
 bench/models_build.py (harness/model_raw_tables.py's SQL generator), its models built and published.
 """
@@ -130,7 +130,8 @@ def _measure(browser: Browser, label: str, warehouse: Path, as_of: date, pages: 
     log = warehouse.with_name("dashboard.log")
     starting = time.perf_counter()
     with dashboard_process(warehouse, log) as url:
-        warm_up = [line.split(": ", 1)[-1] for line in log.read_text().splitlines() if "invoicing_warehouse.dashboard.warm_up" in line]
+        warm_up = [line.split(": ", 1)[-1] for line in log.read_text().splitlines()
+                   if "invoicing_warehouse.dashboard.warm_up" in line]
         print(f"  server start to healthy: {time.perf_counter() - starting:.2f} s (warm-up: {'; '.join(warm_up)})")
         print("  navigation to the key table visible; cold = first visit after the server started (the warm-up "
               "cached the landing view's figures; the checks and other dates still run their queries), "
@@ -146,7 +147,8 @@ def _measure(browser: Browser, label: str, warehouse: Path, as_of: date, pages: 
                       flush=True)
         finally:
             browsing.close()
-        trends = [line.split(": ", 1)[-1] for line in log.read_text().splitlines() if "trends" in line and "warm_up" in line]
+        trends = [line.split(": ", 1)[-1] for line in log.read_text().splitlines()
+                  if "trends" in line and "warm_up" in line]
         print(f"  Trends warm-up in its thread beside the server: {'; '.join(trends) or 'not finished'}")
         print(f"  Freshness checks table (the checks run on the copy, cached): {_checks_seconds(browser, url):6.2f} s")
         switches = _sidebar_seconds(browser, url, pages)
@@ -163,7 +165,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--skip-demo", action="store_true")
     parser.add_argument("--chromium", default=CHROMIUM,
                         help="the browser's executable (default: Debian's Chromium; the test suite's smoke run "
-                             "gives its launcher at the tests' priority, tests/invoicing_warehouse/dashboard/chromium_at_the_tests_priority)")
+                             "gives its launcher at the tests' priority, "
+                             "tests/invoicing_warehouse/dashboard/chromium_at_the_tests_priority)")
     parser.add_argument("--pages", default=",".join(PAGE_PATHS),
                         help="the pages timed, by their sidebar names, comma-separated (default: all)")
     args = parser.parse_args(argv)

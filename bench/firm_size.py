@@ -87,7 +87,8 @@ def add_firm_portals(warehouse: Path, portals: int, documents: int, today: date)
             template.execute(f'insert into wh.invoicing_raw."{table}" ({names}) select {values} '
                              f'from memory.invoicing_raw."{table}", range(1, {portals + 1}) as p(k)',
                              [load_id] * sum(name == "_dlt_load_id" for name, _ in chosen))
-            added[table] = template.execute(f'select count(*) from memory.invoicing_raw."{table}"').fetchone()[0] * portals
+            [(one_portal,)] = template.execute(f'select count(*) from memory.invoicing_raw."{table}"').fetchall()
+            added[table] = one_portal * portals
         template.execute("checkpoint wh")
         return added
     finally:
@@ -138,7 +139,8 @@ class FirmBuild:
 
 
 _regular_build = webhook_latency.build
-# what a hint about a document and its payments makes stale (invoicing_warehouse/runs/hints.py: the models downstream of them)
+# what a hint about a document and its payments makes stale (invoicing_warehouse/runs/hints.py: the models downstream of
+# them)
 HINTED_TABLES = ("documents", "transactions", "transaction_usages")
 
 

@@ -92,7 +92,8 @@ select
     paid + case when pay_roll % 20 = 0 then 10 else 0 end as amount, paid as used_amount,
     cast(0 as decimal(18, 2)) as refunded_amount,
     cast(least(emit_day + pay_roll % 40, $today) as timestamptz) as date, 'TRANSFER' as method,
-    cast(least(emit_day + pay_roll % 40, $today) as timestamptz) as last_update, '1' as _dlt_load_id, 't' || i as _dlt_id
+    cast(least(emit_day + pay_roll % 40, $today) as timestamptz) as last_update, '1' as _dlt_load_id,
+    't' || i as _dlt_id
 from gen_documents where paid > 0;
 insert into invoicing_raw.transaction_usages by name
 select
@@ -149,7 +150,8 @@ from range($suppliers) as t(s);
 create or replace temp table gen_supplier_documents as
 select
     k, printf('%08x%016x', 1450000000, k) as id, printf('%08x%016x', 1400000000, k % $suppliers) as supplier_id,
-    ['approved', 'approved', 'paid', 'paid', 'toApprove', 'refused', 'disputed'][1 + cast(hash(k, 'status') % 7 as integer)] as status,
+    ['approved', 'approved', 'paid', 'paid', 'toApprove', 'refused', 'disputed']
+        [1 + cast(hash(k, 'status') % 7 as integer)] as status,
     cast($today as date) - cast(hash(k, 'issue') % 365 as integer) as issue_day,
     cast((100 + hash(k, 'amount') % 1000000) / 100 as decimal(18, 2)) as amount
 from range($supplier_documents) as t(k);
@@ -169,7 +171,8 @@ select printf('%08x%016x', 1460000000, k) as id, id as supplier_document_id,
 from gen_supplier_documents;
 insert into invoicing_raw.supplier_document_events by name
 select printf('%08x%016x', 1470000000, k) as id, id as supplier_document_id,
-    cast(least(issue_day + 40, $today) as timestamptz) as date, 'change' as action, 'approved' as previous_status, status,
+    cast(least(issue_day + 40, $today) as timestamptz) as date, 'change' as action, 'approved' as previous_status,
+    status,
     'email' as origin, '1' as _dlt_load_id, 'e2' || k as _dlt_id
 from gen_supplier_documents where status in ('paid', 'refused', 'disputed')
 """

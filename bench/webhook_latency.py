@@ -252,8 +252,8 @@ def _print(path, args, made, writes, watch, arrived, pending, raw, marts, reques
     p95 = percentile(lat, 0.95) if lat else float("nan")
     polls_minute = elapsed / 60.0 * poll_cost
     polls_same = elapsed / max(p95, 1.0) * poll_cost
-    print(f"\n== path {path}, hints via {args.hints}, mix {args.mix}: {made} changes ({writes} events) over {elapsed:.0f} s, "
-          f"scale {args.scale}, {args.rate_limit:g} requests/s; work dir {root}")
+    print(f"\n== path {path}, hints via {args.hints}, mix {args.mix}: {made} changes ({writes} events) "
+          f"over {elapsed:.0f} s, scale {args.scale}, {args.rate_limit:g} requests/s; work dir {root}")
     if lat:
         print(f"latency API write -> readers' copy: p50 {statistics.median(lat):.1f} s, p95 {p95:.1f} s, "
               f"max {max(lat):.1f} s over {len(lat)} events ({watch.superseded} created and deleted between "

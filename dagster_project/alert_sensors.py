@@ -1,6 +1,7 @@
-"""Sensors that tell operators (invoicing_warehouse/runs/alerts.py): a failed run, figures held back, a stale portal, dead hints, and
-the recovery of each. A failed run of any job is recorded (`run:<job>`) until a run of that job succeeds; every
-tick evaluates the open conditions and announces only what changed, so a job that keeps failing is announced once.
+"""Sensors that tell operators (invoicing_warehouse/runs/alerts.py): a failed run, figures held back, a stale portal,
+dead hints, and the recovery of each. A failed run of any job is recorded (`run:<job>`) until a run of that job
+succeeds; every tick evaluates the open conditions and announces only what changed, so a job that keeps failing is
+announced once.
 """
 
 from __future__ import annotations
@@ -49,12 +50,14 @@ def build_alert_sensors(portals: dict) -> list:
 
     @sensor(name="alerts", minimum_interval_seconds=ALERTS_INTERVAL_S, default_status=RUNNING,
             description="Announces (INVOICING_ALERT_URL, INVOICING_ALERT_APPRISE_URLS) each condition that opens or "
-                        "clears: figures held back, a stale portal, dead hints, a failed run (invoicing_warehouse/runs/alerts.py).")
+                        "clears: figures held back, a stale portal, dead hints, a failed run "
+                        "(invoicing_warehouse/runs/alerts.py).")
     def alerts(context: SensorEvaluationContext, warehouse: WarehouseResource):
         with redacted_errors():
             return _announce(warehouse, names)
 
-    @run_failure_sensor(name="alert_on_run_failure", default_status=RUNNING, description="Records a failed run for the alerts, and "
+    @run_failure_sensor(name="alert_on_run_failure", default_status=RUNNING,
+                        description="Records a failed run for the alerts, and "
                         "announces it (once, until a run of the same job succeeds).")
     def alert_on_run_failure(context: RunFailureSensorContext, warehouse: WarehouseResource):
         with redacted_errors():

@@ -41,7 +41,8 @@ def build_definitions(resources: dict, portals: dict | None = None) -> Definitio
         # bound with an empty config schema: no run config may name another API host or secret (review M3)
         resources = {**resources, "invoicing_api": api_resource(api)}
     return Definitions(
-        # stale after twice the interval, as `status` says (invoicing_warehouse/runs/status.py): one late or failed run is tolerated
+        # stale after twice the interval, as `status` says (invoicing_warehouse/runs/status.py): one late or failed run
+        # is tolerated
         assets=[build_ingestion_assets(portals, stale_after=2 * interval), *model_assets],
         asset_checks=all_checks(models),
         jobs=jobs,

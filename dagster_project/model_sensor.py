@@ -11,8 +11,8 @@ still going when the next one starts is covered by the next one's build.
 
 Why a sensor rather than declarative automation (`AutomationCondition.on_cron`): the condition "every
 partition of the upstream updated since the tick" never holds on a tick where one portal failed, and the marts
-would wait for the next tick that every portal survives; the gate (invoicing_warehouse/runs/gate.py), not the scheduler, decides
-what a failed read holds back.
+would wait for the next tick that every portal survives; the gate (invoicing_warehouse/runs/gate.py), not the scheduler,
+decides what a failed read holds back.
 """
 
 from __future__ import annotations

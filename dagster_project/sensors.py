@@ -1,5 +1,6 @@
-"""Sensors: publish the warehouse to readers after every writing run, through the gate (invoicing_warehouse/runs/gate.py: the blocking
-checks first; a copy of the DuckDB file or a published snapshot of a DuckLake only when they pass)."""
+"""Sensors: publish the warehouse to readers after every writing run, through the gate
+(invoicing_warehouse/runs/gate.py: the blocking checks first; a copy of the DuckDB file or a published snapshot of a
+DuckLake only when they pass)."""
 
 from dagster import DagsterRunStatus, RunStatusSensorContext, SkipReason, run_status_sensor
 

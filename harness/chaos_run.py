@@ -3,8 +3,8 @@ a quiet incremental sync and a reconcile; then every raw table against the sandb
 and the marts against the API's own figures.
 
 Each sync is a run as `invoicing-warehouse sync` makes it: loaded, then built and published through the gate
-(invoicing_warehouse/runs/gate.py). Beside exactness, a run counts as available when it would exit 0 (its sync ended, after the
-scheduler's retry, and the gate neither failed a blocking check nor held a mart) and published the readers'
+(invoicing_warehouse/runs/gate.py). Beside exactness, a run counts as available when it would exit 0 (its sync ended,
+after the scheduler's retry, and the gate neither failed a blocking check nor held a mart) and published the readers'
 copy (issue 40, point 5: the target is every run of a seed whose warehouse ends exact).
 
 Shared by the short form (tests/reliability/test_chaos_runs.py, a few small seeds) and the long

@@ -1,6 +1,7 @@
 """A seeded demo-size warehouse for the dashboard's browser tests, screenshots and benchmark: a sandbox on
 127.0.0.1 at a fixed clock, one real sync (run_sync), every model built as of the sandbox's today and
-published through the gate (invoicing_warehouse/runs/gate.py). What `invoicing-warehouse demo` builds, without Dagster (seconds, not a minute)."""
+published through the gate (invoicing_warehouse/runs/gate.py). What `invoicing-warehouse demo` builds, without Dagster
+(seconds, not a minute)."""
 
 from __future__ import annotations
 

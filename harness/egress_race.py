@@ -123,6 +123,7 @@ def _say(process: subprocess.Popen, line: str) -> None:
 
 def _serve_races(as_user: str | None = None) -> None:
     from pipelines.invoicing.http.client import InvoicingClient
+    from pipelines.invoicing.http.client_settings import ClientSettings
     from pipelines.invoicing.http.egress import egress_for
 
     if as_user:
@@ -133,7 +134,7 @@ def _serve_races(as_user: str | None = None) -> None:
         if not words or words[0] != "prepare":
             continue
         base_url, client_id, client_secret, requests = words[1], words[2], words[3], int(words[4])
-        with InvoicingClient(base_url, client_id, client_secret) as client:
+        with InvoicingClient(ClientSettings(base_url, client_id, client_secret)) as client:
             print("ready", flush=True)
             sys.stdin.readline()  # go
             began = time.monotonic()

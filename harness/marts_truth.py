@@ -131,7 +131,8 @@ def _unapplied_credit_notes(sb, today: date) -> Decimal:
     }
     used = sum(
         (Decimal(str(u["amount"])) for u in sb.portal.snapshot("transaction_usages")
-         if u["type"] == "CREDIT_NOTE" and u["creditNoteId"] in credit_notes and date.fromisoformat(u["date"][:10]) <= today),
+         if u["type"] == "CREDIT_NOTE" and u["creditNoteId"] in credit_notes
+         and date.fromisoformat(u["date"][:10]) <= today),
         Decimal(0),
     )
     return sum(credit_notes.values(), Decimal(0)) - used

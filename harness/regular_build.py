@@ -1,6 +1,6 @@
 """What the schedule runs, in this process: the incremental sync of a sandbox, every model, publication to
-readers through the gate (invoicing_warehouse/runs/gate.py). Tests and benchmarks of the webhook path build their warehouse, and
-heal it, with it."""
+readers through the gate (invoicing_warehouse/runs/gate.py). Tests and benchmarks of the webhook path build their
+warehouse, and heal it, with it."""
 
 from __future__ import annotations
 

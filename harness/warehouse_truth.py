@@ -139,14 +139,15 @@ def rows(con, table: str, portal_id: str | None = DEFAULT_PORTAL) -> list[dict]:
     else:
         cursor = con.execute(f'select * from {SCHEMA}."{table}" where {PORTAL_COLUMN} = ?', [portal_id])
     names = [d[0] for d in cursor.description]
-    return [dict(zip(names, row)) for row in cursor.fetchall()]
+    return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
 
 
 def _live_customer_references(con, portal_id: str | None) -> set[str]:
     """Customer ids referenced by a live document or transaction row of the portal in the warehouse."""
     found: set[str] = set()
     for table in ("documents", "transactions"):
-        found.update(r["customer_id"] for r in rows(con, table, portal_id) if r.get("_deleted_at") is None and r.get("customer_id"))
+        found.update(r["customer_id"] for r in rows(con, table,
+                                                    portal_id) if r.get("_deleted_at") is None and r.get("customer_id"))
     return found
 
 
@@ -241,13 +242,17 @@ def _child_mismatches(con, table: str, child: str, pairs: list[tuple[dict, dict]
         loaded = by_parent.get(parent["_dlt_id"], [])
         expected = expected_record.get(name) or []
         if len(loaded) != len(expected):
-            problems.append(f"{table}__{child} of {expected_record['id']}: {len(loaded)} rows, expected {len(expected)}")
+            problems.append(f"{table}__{child} of {expected_record['id']}: {len(loaded)} rows, "
+                            f"expected {len(expected)}")
             continue
-        for position, (item, own, row) in enumerate(zip(expected, record.get(name) or [], loaded)):
+        # `expected` and `loaded` have one length (checked above); the stored record's own list may be longer
+        # than what was served, and only the served items are compared: not strict
+        for position, (item, own, row) in enumerate(zip(expected, record.get(name) or [], loaded, strict=False)):
             fields = flatten(item) if isinstance(item, dict) else {"value": item}
             for column, value in fields.items():
                 if not same(value, row.get(column)):
-                    problems.append(f"{table}__{child} {expected_record['id']}[{position}].{column}: {value!r} != {row.get(column)!r}")
+                    problems.append(f"{table}__{child} {expected_record['id']}[{position}].{column}: "
+                                    f"{value!r} != {row.get(column)!r}")
             for column in flatten(own) if isinstance(own, dict) else ():
                 if column not in fields and row.get(column) is not None:
                     problems.append(f"{table}__{child} {expected_record['id']}[{position}].{column}: not served, "

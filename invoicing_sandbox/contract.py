@@ -111,7 +111,8 @@ class ContractProfile:
     # replaces turns CANCELED, and a supplier document's status changed by the application (not the API)
     derived_changes_keep_last_update: bool = False
     # (resource, field, value): a field no contract names, served on every record of that list, as a server
-    # that grows a new field would (the product's schema notices, invoicing_warehouse/runs/schema_notices.py, are tested on it)
+    # that grows a new field would (the product's schema notices, invoicing_warehouse/runs/schema_notices.py, are tested
+    # on it)
     extra_fields: tuple[tuple[str, str, object], ...] = ()
     # GET /webhooks while people edit the subscriptions: every N-th answer of the list (0: never) is followed by
     # a change, the oldest subscription removed and a new one added (so a list that also ignores paging, see
@@ -162,7 +163,8 @@ class ContractProfile:
         if both:
             raise ValueError(f"paging parameters both refused and ignored on {sorted(both)}")
         if not isinstance(self.subscriptions_churn_every, int) or self.subscriptions_churn_every < 0:
-            raise ValueError(f"subscriptions_churn_every must be an integer >= 0, got {self.subscriptions_churn_every!r}")
+            raise ValueError("subscriptions_churn_every must be an integer >= 0, "
+                             f"got {self.subscriptions_churn_every!r}")
         if self.max_page_size is not None and self.max_page_size < 1:
             raise ValueError(f"max_page_size must be at least 1, got {self.max_page_size!r}")
 

@@ -76,7 +76,8 @@ class SandboxHost(Served):
         self.config = SandboxConfig(rate_limit_per_s=rate_limit_per_s, rate_limit_mode=rate_limit_mode)
         self.limiter = edge_limiter(self.config)
         self.portals: dict[str, SandboxServer] = {
-            name: _MountedPortal(name, self, replace(config, rate_limit_per_s=rate_limit_per_s, rate_limit_mode=rate_limit_mode), self.limiter)
+            name: _MountedPortal(name, self, replace(config, rate_limit_per_s=rate_limit_per_s,
+                                                     rate_limit_mode=rate_limit_mode), self.limiter)
             for name, config in configs.items()
         }
         self.app = Starlette(routes=[Mount(f"{PREFIX}/{name}", app=server.app)

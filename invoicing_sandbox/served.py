@@ -4,7 +4,8 @@ the HTTP layer receives them.
 The domain renders every record with all the sandbox's fields (`Portal.snapshot`, the ground truth); the
 routes and the webhook deliveries pass those records through `served_record` / `served_payload`, which leave
 them untouched under the default profile and otherwise drop invented fields, rename spellings the contract
-does not give, shift date-only fields and flip credit-note signs (customer and supplier). Nothing here writes to the portal.
+does not give, shift date-only fields and flip credit-note signs (customer and supplier). Nothing here writes to the
+portal.
 """
 
 from __future__ import annotations

@@ -24,6 +24,13 @@ def test_ruff_is_clean_over_the_product():
     assert result.returncode == 0, result.stdout + result.stderr
 
 
+def test_ruff_lines_imports_and_bugbear_are_clean_over_the_lab():
+    # tests/ and bench/ are held to pycodestyle (line length included), sorted imports, bugbear and pyflakes;
+    # ruff's other default rules (pyupgrade, pylint's...) do not hold there yet
+    result = _run([str(BIN / "ruff"), "check", "--select", "E,I,B,F", "tests", "bench"])
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
 def test_mypy_is_clean_over_the_product():
     # settings in pyproject.toml ([tool.mypy]); the sandbox is typed like the rest, no override
     result = _run([str(BIN / "mypy"), *PRODUCT])
@@ -49,11 +56,13 @@ def test_no_import_cycle_between_modules():
     assert cycles == [], "\n".join(cycles)
 
 
-# --- One door for settings (issue 43, point 3): invoicing_warehouse/engine/environment/reader.py reads the environment ---
+# --- One door for settings (issue 43, point 3): invoicing_warehouse/engine/environment/reader.py reads the environment
+# ---
 SETTINGS_DOOR = "invoicing_warehouse/engine/environment/"
 # writes into the environment, not reads of a setting: `.env` loaded under it at start (its names are the file's),
 # and `sync --follow` setting one of dlt's keys for dlt
-ENVIRONMENT_WRITERS = {"invoicing_warehouse/engine/env_file.py": "load_env_file", "invoicing_warehouse/cli/follow.py": "_stop_on_ctrl_c"}
+ENVIRONMENT_WRITERS = {"invoicing_warehouse/engine/env_file.py": "load_env_file",
+                       "invoicing_warehouse/cli/follow.py": "_stop_on_ctrl_c"}
 SETTINGS_PACKAGES = ["invoicing_warehouse", "pipelines", "assets", "dagster_project"]
 
 
@@ -122,7 +131,9 @@ def f(env):
     # line 3 (from os import environ), 4 (EnvVar imported is an ImportFrom, not a Name: not counted), 7 (os.environ
     # and its string), 8 (os.getenv), 9 (EnvVar), 11 (two mapping reads)
     assert sorted(entry.split(" ", 1)[0] for entry in found) == [
-        "invoicing_warehouse/runs/planted.py:11", "invoicing_warehouse/runs/planted.py:11", "invoicing_warehouse/runs/planted.py:3", "invoicing_warehouse/runs/planted.py:7", "invoicing_warehouse/runs/planted.py:7",
+        "invoicing_warehouse/runs/planted.py:11", "invoicing_warehouse/runs/planted.py:11",
+        "invoicing_warehouse/runs/planted.py:3", "invoicing_warehouse/runs/planted.py:7",
+        "invoicing_warehouse/runs/planted.py:7",
         "invoicing_warehouse/runs/planted.py:8", "invoicing_warehouse/runs/planted.py:9"]
     assert settings_read_outside_the_door(planted, "invoicing_warehouse/engine/environment/reader.py") == []
 
@@ -133,7 +144,8 @@ def test_settings_are_read_only_through_the_door():
         for path in sorted((ROOT / package).rglob("*.py")):
             module = path.relative_to(ROOT).as_posix()
             found += settings_read_outside_the_door(path.read_text(encoding="utf-8"), module)
-    assert found == [], "settings read outside invoicing_warehouse/engine/environment/ (docs/settings.md):\n" + "\n".join(found)
+    assert found == [], ("settings read outside invoicing_warehouse/engine/environment/ (docs/settings.md):\n"
+                         + "\n".join(found))
 
 
 def test_the_files_beside_a_warehouse_are_named_only_by_warehouse_files():

@@ -1,8 +1,8 @@
 """Canaries of the library internals the product relies on (issue 44, point 5): each fails, naming the internal,
 the day an upgrade within the declared bounds renames or reshapes it, before a user meets the consequence.
 
-- Streamlit (`streamlit>=1.50,<1.68`): invoicing_warehouse/dashboard/host_guard.py wraps `starlette_app.create_streamlit_middleware`
-  and calls `starlette_websocket.is_host_allowed`;
+- Streamlit (`streamlit>=1.50,<1.68`): invoicing_warehouse/dashboard/host_guard.py wraps
+  `starlette_app.create_streamlit_middleware` and calls `starlette_websocket.is_host_allowed`;
 - dlt (`dlt>=1.31,<1.32`): pipelines/invoicing/load/lake.py subclasses `DuckDbConnectionPool` and calls its
   `_apply_config`, `_execute_statements`, `_apply_local_config`, `_conn_lock` and `_conn_borrows`.
 """

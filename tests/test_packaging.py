@@ -2,10 +2,11 @@
 a fresh virtual environment with the lock's versions and no extra (no Dagster, dashboard, sandbox or dev tools),
 run from another directory: `models` builds every model of the checkout on a small warehouse, `sync` and `doctor`
 work against a sandbox (served by this test process, from the checkout), `dashboard` and `demo` name the extra
-they lack, and with the `dashboard` extra added the dashboard answers its health endpoint. The wheel's top-level packages are exactly the designed ones and invoicing_warehouse; it holds the SQL
-(the top-level sql/ as invoicing_warehouse/sql/) and none of harness/, tests/, bench/ or the emulator, whose own
-distribution (invoicing_sandbox/pyproject.toml) holds it alone.
-Also: uv.lock matches pyproject.toml, one uv version everywhere, every relative link of the docs resolves.
+they lack, and with the `dashboard` extra added the dashboard answers its health endpoint. The wheel's top-level
+packages are exactly the designed ones and invoicing_warehouse; it holds the SQL (the top-level sql/ as
+invoicing_warehouse/sql/) and none of harness/, tests/, bench/ or the emulator, whose own distribution
+(invoicing_sandbox/pyproject.toml) holds it alone. Also: uv.lock matches pyproject.toml, one uv version everywhere,
+every relative link of the docs resolves.
 
 One wheel and one environment for the module (about 5 s from uv's cache); the commands' first runs compile
 their modules' bytecode in the new environment, most of this module's time."""
@@ -125,7 +126,8 @@ def test_the_wheel_holds_the_product_and_its_sql_not_the_lab(installed):
     names = zipfile.ZipFile(installed.wheel).namelist()
     assert not [name for name in names if name.split("/")[0] in ("harness", "tests", "bench", "invoicing_sandbox")]
     # the top-level sql/ folder, shipped inside the namespace (pyproject.toml's package-dir mapping)
-    assert sorted(name for name in names if name.endswith(".sql")) == [f"invoicing_warehouse/{p}" for p in CHECKOUT_MODELS]
+    assert (sorted(name for name in names if name.endswith(".sql"))
+            == [f"invoicing_warehouse/{p}" for p in CHECKOUT_MODELS])
     assert len(CHECKOUT_MODELS) > 20
     metadata = zipfile.ZipFile(installed.wheel).read(
         next(name for name in names if name.endswith(".dist-info/METADATA"))).decode()

@@ -7,7 +7,8 @@
 - What is derived from the catalogue matches the spec, an independent text: every list, by-id read, PDF and
   event the catalogue names is in docs/invoicing-api-v2.md (events also in api-facts.md).
 - The marts each list feeds (the ledger's `<list>.limit/skip` rows) come from the models' SQL: they are the
-  gate's own (invoicing_warehouse/runs/checks.py, from the runner's parse), and the hand-read facts of the SQL folder hold.
+  gate's own (invoicing_warehouse/runs/checks.py, from the runner's parse), and the hand-read facts of the SQL folder
+  hold.
 """
 
 from __future__ import annotations

@@ -35,7 +35,8 @@ def to_decimal(value: object) -> Decimal:
     try:
         result = Decimal(str(value))
     except InvalidOperation:
-        raise ValueError(f"not a number: {value!r}")
+        # the message says all; decimal's own error names nothing the caller can act on
+        raise ValueError(f"not a number: {value!r}") from None
     if not result.is_finite():
         raise ValueError(f"not a finite number: {value!r}")
     return result

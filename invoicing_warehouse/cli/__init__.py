@@ -22,14 +22,20 @@ import traceback
 from types import ModuleType
 
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
-    "sandbox": ("invoicing_sandbox.command", "serve a local emulator of the Invoicing API v2 on 127.0.0.1 (extra `sandbox`)"),
+    "sandbox": ("invoicing_sandbox.command",
+                "serve a local emulator of the Invoicing API v2 on 127.0.0.1 (extra `sandbox`)"),
     "sync": ("invoicing_warehouse.cli.sync_command", "sync the API into the DuckDB warehouse"),
     "models": ("invoicing_warehouse.cli.models_command", "build the SQL models (staging, intermediate and marts)"),
-    "doctor": ("invoicing_warehouse.cli.doctor_command", "probe a live account against the contract ledger (read-only)"),
-    "webhooks": ("invoicing_warehouse.cli.webhooks_command", "receive webhook deliveries as hints; manage subscriptions"),
-    "demo": ("invoicing_warehouse.demo.command", "seeded sandbox -> Dagster asset graph -> warehouse -> report (extra `sandbox`)"),
-    "dashboard": ("invoicing_warehouse.cli.dashboard_command", "the finance dashboard (Streamlit) on the readers' copy"),
-    "export": ("invoicing_warehouse.cli.export_command", "the marts as of a date to parquet, xlsx or CSV files, from the readers' copy"),
+    "doctor": ("invoicing_warehouse.cli.doctor_command",
+               "probe a live account against the contract ledger (read-only)"),
+    "webhooks": ("invoicing_warehouse.cli.webhooks_command",
+                 "receive webhook deliveries as hints; manage subscriptions"),
+    "demo": ("invoicing_warehouse.demo.command",
+             "seeded sandbox -> Dagster asset graph -> warehouse -> report (extra `sandbox`)"),
+    "dashboard": ("invoicing_warehouse.cli.dashboard_command",
+                  "the finance dashboard (Streamlit) on the readers' copy"),
+    "export": ("invoicing_warehouse.cli.export_command",
+               "the marts as of a date to parquet, xlsx or CSV files, from the readers' copy"),
     "lake": ("invoicing_warehouse.cli.lake_command", "DuckLake upkeep: expire old snapshots, remove old files"),
     "status": ("invoicing_warehouse.cli.status_command", "per portal: last sync, freshness, hints, failing checks"),
 }
@@ -155,7 +161,8 @@ def entry() -> None:
     flushed, and the process ends without that teardown.
 
     Everything printed passes through the one scrubber (redacted_output.py), an unexpected error's traceback
-    included (exit 2); every data file it writes is the owner's only (the umask, invoicing_warehouse/engine/private_files.py).
+    included (exit 2); every data file it writes is the owner's only (the umask,
+    invoicing_warehouse/engine/private_files.py).
     """
     from invoicing_warehouse.cli.redacted_output import redact_standard_streams
     from invoicing_warehouse.engine.private_files import private_umask

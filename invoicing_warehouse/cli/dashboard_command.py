@@ -1,9 +1,9 @@
 """`invoicing-warehouse dashboard`: the finance dashboard (Streamlit) over the readers' copy of a warehouse.
 
-It becomes `streamlit run` on invoicing_warehouse/dashboard/app.py with a warm-up beside the server (`invoicing_warehouse.dashboard.serve`; exec:
-one process, which a signal stops), bound to 127.0.0.1 unless told otherwise, and returns its exit code.
-The dashboard reads only the readers' copy (`<warehouse>.read.duckdb`), so it never blocks a sync or a
-model build.
+It becomes `streamlit run` on invoicing_warehouse/dashboard/app.py with a warm-up beside the server
+(`invoicing_warehouse.dashboard.serve`; exec: one process, which a signal stops), bound to 127.0.0.1 unless told
+otherwise, and returns its exit code. The dashboard reads only the readers' copy (`<warehouse>.read.duckdb`), so it
+never blocks a sync or a model build.
 """
 
 from __future__ import annotations
@@ -65,9 +65,9 @@ def allowed_hosts(host: str, extra: list[str]) -> list[str]:
 
 
 def streamlit_command(warehouse: Path, port: int, host: str, extra_hosts: list[str] | None = None) -> list[str]:
-    """The command line of the dashboard: `invoicing_warehouse.dashboard.serve` with the arguments of `streamlit run`; Streamlit's
-    `server.allowedHosts` holds `allowed_hosts(host, extra_hosts)` (invoicing_warehouse/dashboard/host_guard.py enforces it on
-    every request)."""
+    """The command line of the dashboard: `invoicing_warehouse.dashboard.serve` with the arguments of `streamlit run`;
+    Streamlit's `server.allowedHosts` holds `allowed_hosts(host, extra_hosts)`
+    (invoicing_warehouse/dashboard/host_guard.py enforces it on every request)."""
     spec = importlib.util.find_spec("invoicing_warehouse.dashboard.app")  # its file, without importing Streamlit here
     assert spec is not None and spec.origin is not None, "the dashboard package is not installed"
     hosts = [argument for name in allowed_hosts(host, extra_hosts or []) for argument in

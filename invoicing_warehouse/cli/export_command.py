@@ -2,9 +2,10 @@
 from the readers' copy only (the warehouse file may be held by a writer), through the gate's rules: while a
 blocking check holds figures back, or a mart rests on a read that may be incomplete, nothing is written and the
 command exits 1 naming why (what the dashboard's banner says). Each file is written under a fresh name then
-renamed (invoicing_warehouse/engine/private_files.py: a planted symbolic link is replaced, never written through), into a
-folder no other user may write. The report date of the published marts is read
-from the copy as it is; another date builds the same models in memory (invoicing_warehouse/runs/as_of.py), as the dashboard does.
+renamed (invoicing_warehouse/engine/private_files.py: a planted symbolic link is replaced, never written through), into
+a folder no other user may write. The report date of the published marts is read
+from the copy as it is; another date builds the same models in memory (invoicing_warehouse/runs/as_of.py), as the
+dashboard does.
 """
 
 from __future__ import annotations
@@ -115,7 +116,8 @@ def mart_frames(connection: duckdb.DuckDBPyConnection) -> dict[str, pd.DataFrame
 
 def export_language(frames: dict[str, pd.DataFrame]) -> str:
     """The language of the headers of the files made for people: INVOICING_LANGUAGE, else the portals' (French
-    when every figure is in euros, invoicing_warehouse/engine/report_language.py), read from marts.cash_outlook's currency."""
+    when every figure is in euros, invoicing_warehouse/engine/report_language.py), read from marts.cash_outlook's
+    currency."""
     outlook = frames.get("cash_outlook")
     currencies = [] if outlook is None or "currency" not in outlook else list(outlook["currency"])
     return report_language(currencies)

@@ -1,6 +1,6 @@
 """`invoicing-warehouse lake maintain [--older-than-days N] [--keep-month-ends M] [--dry-run]`: the DuckLake's upkeep
-(invoicing_warehouse/engine/lake_maintenance.py): snapshots older than the horizon expire, except the last published one,
-any a reader may be on and the month-end ones; the files only they held are removed; small files are merged.
+(invoicing_warehouse/engine/lake_maintenance.py): snapshots older than the horizon expire, except the last published
+one, any a reader may be on and the month-end ones; the files only they held are removed; small files are merged.
 
 The lake is the one of the environment (INVOICING_WAREHOUSE_ENGINE=ducklake, invoicing_warehouse/engine/target.py).
 Exit codes: 0 done, 1 the lake cannot be reached or is busy past the lock's bound (nothing changed), 2 bad

@@ -138,13 +138,15 @@ def run(args: argparse.Namespace) -> int:
         return 1
     for line in outcome.lines():
         print(f"gate: {line}", file=sys.stderr)
-    for line in outcome_lines(notify_changes(target)):  # figures held back, or released (invoicing_warehouse/runs/alerts.py)
+    # figures held back, or released (invoicing_warehouse/runs/alerts.py)
+    for line in outcome_lines(notify_changes(target)):
         print(line, file=sys.stderr)
     if outcome.failures:
         print("readers' snapshot: unchanged, readers keep the last good figures", file=sys.stderr)
         return 1
     if select is not None and set(outcome.models) != set(select):
-        # the gate builds a part only on top of a whole build of the same date that passed (invoicing_warehouse/runs/gate.py)
+        # the gate builds a part only on top of a whole build of the same date that passed
+        # (invoicing_warehouse/runs/gate.py)
         print("note: every model was rebuilt, not only the selection: the last build was of another date, "
               "or was held back or failed")
     print(f"built {len(outcome.models)} models in {time.perf_counter() - started:.2f} s")

@@ -86,7 +86,8 @@ def run(args: argparse.Namespace) -> int:
               else f"status: NOT OK: {message}")
         return 1
     print(json.dumps(status.as_json(), indent=1, sort_keys=True) if args.json else _table(status))
-    # a cron running `status` is enough for stale portals and dead hints to reach someone (invoicing_warehouse/runs/alerts.py)
+    # a cron running `status` is enough for stale portals and dead hints to reach someone
+    # (invoicing_warehouse/runs/alerts.py)
     for line in outcome_lines(notify_changes(target, names, threshold=threshold)):
         print(line, file=sys.stderr)
     return 0 if status.ok else 1

@@ -153,7 +153,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _announced(args: argparse.Namespace, portals: list[Portal], code: int) -> int:
-    """`code`, once the alerts the run's outcome calls for are sent (invoicing_warehouse/runs/alerts.py; never changes the code)."""
+    """`code`, once the alerts the run's outcome calls for are sent (invoicing_warehouse/runs/alerts.py; never
+    changes the code)."""
     from invoicing_warehouse.runs.alerts import notify_changes, outcome_lines
 
     for line in outcome_lines(notify_changes(args.target, [portal.name for portal in portals])):
@@ -163,8 +164,8 @@ def _announced(args: argparse.Namespace, portals: list[Portal], code: int) -> in
 
 def _sync_and_publish(args: argparse.Namespace, portals: list[Portal], started: float,
                       with_models: bool = False) -> int:
-    """The regular sync of `portals` and its publication through the gate (invoicing_warehouse/runs/sync.py), printed; the worst
-    exit code, 1 when the gate held figures back."""
+    """The regular sync of `portals` and its publication through the gate (invoicing_warehouse/runs/sync.py), printed;
+    the worst exit code, 1 when the gate held figures back."""
     from invoicing_warehouse.runs.sync import sync_and_publish
 
     codes: dict[str, int] = {}

@@ -1,17 +1,19 @@
 """`invoicing-warehouse webhooks serve | register | list | remove`: the doorbell's receiver and its subscriptions.
 
 - `serve`: the receiver (pipelines/invoicing/webhooks/receiver.py) on 127.0.0.1:8787 until Ctrl-C / SIGTERM. It needs
-  `INVOICING_WEBHOOK_TOKEN` (the key of each portal's door, `/hooks/<door>[/<portal>]`, pipelines/invoicing/hook_urls.py)
-  and refuses to start without one; `INVOICING_WEBHOOK_HMAC_SECRET`, when set, makes it require `X-Invoicing-Signature`. Hints go
-  to the warehouse's one spool (`hint_spool.spool_location_for`): beside `--warehouse` (`data/warehouse.hints.sqlite`),
-  or in the DuckLake's PostgreSQL catalog database when `INVOICING_WAREHOUSE_ENGINE=ducklake` (or the database
-  `INVOICING_HINT_SPOOL` names), where the applying runs read, on this host or another.
-  The server bounds headers, read time and connections (pipelines/invoicing/webhooks/receiver_server.py).
+  `INVOICING_WEBHOOK_TOKEN` (the key of each portal's door, `/hooks/<door>[/<portal>]`,
+  pipelines/invoicing/hook_urls.py) and refuses to start without one; `INVOICING_WEBHOOK_HMAC_SECRET`, when set, makes
+  it require `X-Invoicing-Signature`. Hints go to the warehouse's one spool (`hint_spool.spool_location_for`): beside
+  `--warehouse` (`data/warehouse.hints.sqlite`), or in the DuckLake's PostgreSQL catalog database when
+  `INVOICING_WAREHOUSE_ENGINE=ducklake` (or the database `INVOICING_HINT_SPOOL` names), where the applying runs read, on
+  this host or another. The server bounds headers, read time and connections
+  (pipelines/invoicing/webhooks/receiver_server.py).
 - `register --receiver ROOT | --url URL [--events E ...]`, `list`, `remove --receiver ROOT | --url URL | --id ID`:
   the portal's subscriptions, idempotent, with the write-scope client `sources.invoicing.webhook_client_id` /
   `webhook_client_secret` (pipelines/invoicing/webhooks/subscriptions.py). `--receiver` builds the URL from
   the receiver's root and the portal's door, derived from `INVOICING_WEBHOOK_TOKEN` (no secret on the command
-  line), and replaces an older version's URL of the shared token; `--url` is the whole URL, door included. Either is printed masked; plain http:// is refused unless it is loopback.
+  line), and replaces an older version's URL of the shared token; `--url` is the whole URL, door included. Either is
+  printed masked; plain http:// is refused unless it is loopback.
 Exit codes: 0 done (also when there was nothing to do), 1 an expected failure (one line on stderr), 2 bad usage.
 """
 

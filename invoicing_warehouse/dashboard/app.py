@@ -1,5 +1,6 @@
-"""The Streamlit entry point: `streamlit run invoicing_warehouse/dashboard/app.py -- --warehouse PATH` (what `invoicing-warehouse
-dashboard` runs). Reads the readers' copy of PATH, never the warehouse; sidebar: portal, report date, style.
+"""The Streamlit entry point: `streamlit run invoicing_warehouse/dashboard/app.py -- --warehouse PATH` (what
+`invoicing-warehouse dashboard` runs). Reads the readers' copy of PATH, never the warehouse; sidebar: portal, report
+date, style.
 
 The report date defaults to the one the published marts were built for; any other date shows the same SQL
 models built for it in memory (dashboard.source). `?as_of=YYYY-MM-DD` in the URL picks a date too.

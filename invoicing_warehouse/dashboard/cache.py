@@ -49,7 +49,8 @@ def marts(view: View) -> Iterator[duckdb.DuckDBPyConnection]:
     source = Source(Path(view.warehouse))
     if view.as_of is None:
         connection = source.connect()
-    else:  # a cursor starts on the default catalog: back to the portals' views (invoicing_warehouse/dashboard/portal_scope.py)
+    # a cursor starts on the default catalog: back to the portals' views (invoicing_warehouse/dashboard/portal_scope.py)
+    else:
         connection = restrict(_marts_as_of(view.warehouse, view.key, view.as_of).cursor(), source.portals)
     # A table missing from the catalog must fail as one (CatalogException, which `_load` turns into the banner's
     # message): with replacement scans on, DuckDB looks the name up among the caller's Python variables

@@ -96,9 +96,9 @@ def html_table(
     currency: str = DEFAULT_CURRENCY,
     language: str = ENGLISH_TEXTS,
 ) -> str:
-    """`frame` as an HTML table `data-table=name`, its headers in `language` (invoicing_warehouse/engine/column_labels.py;
-    `labels` wins); columns in `money` formatted in `currency` and right-aligned. Each cell carries
-    `data-column` so tests and scripts find a figure by its column name."""
+    """`frame` as an HTML table `data-table=name`, its headers in `language`
+    (invoicing_warehouse/engine/column_labels.py; `labels` wins); columns in `money` formatted in `currency` and
+    right-aligned. Each cell carries `data-column` so tests and scripts find a figure by its column name."""
     money = set(money)
     labels = labels or {}
     head = "".join(
@@ -111,7 +111,7 @@ def html_table(
         cells = "".join(
             f'<td data-column="{html.escape(column)}" class="{"num" if column in money else ""}">'
             f"{html.escape(cell_text(value, column in money, style, currency, language))}</td>"
-            for column, value in zip(frame.columns, row)
+            for column, value in zip(frame.columns, row, strict=True)
         )
         body.append(f"<tr>{cells}</tr>")
     nothing = "rien" if language == FRENCH else "nothing"

@@ -1,8 +1,8 @@
 """The French texts of the dashboard's legal pages (Late-payment claims and its reminder letter, Payment terms
-D441-6 I and II, Benchmarks). Keys are the English texts the code writes (invoicing_warehouse/dashboard/page_texts.py). Where a legal
-text has its own words they are used as it writes them: "pénalités de retard" and "taux directeur de la Banque
-centrale européenne majoré de 10 points de pourcentage" (code de commerce L441-10 II), "indemnité forfaitaire pour
-frais de recouvrement" of 40 euros (D441-5), "intérêts moratoires" (code de la commande publique R2192-31), the
+D441-6 I and II, Benchmarks). Keys are the English texts the code writes (invoicing_warehouse/dashboard/page_texts.py).
+Where a legal text has its own words they are used as it writes them: "pénalités de retard" and "taux directeur de la
+Banque centrale européenne majoré de 10 points de pourcentage" (code de commerce L441-10 II), "indemnité forfaitaire
+pour frais de recouvrement" of 40 euros (D441-5), "intérêts moratoires" (code de la commande publique R2192-31), the
 D441-6 model's "tranche de retard", "0 jour (indicatif)", "exercice", "date de clôture", "TTC"."""
 
 from __future__ import annotations

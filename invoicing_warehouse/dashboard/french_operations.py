@@ -1,6 +1,7 @@
 """The French texts of the dashboard's frame (sidebar, headings, tables' controls) and of its operational pages:
 Receivables, Payables, Cash outlook, Trends, Freshness, Portals. Keys are the English texts the code writes
-(invoicing_warehouse/dashboard/page_texts.py); the vocabulary is a French accountant's: encours, échu, à échoir, créances, DSO."""
+(invoicing_warehouse/dashboard/page_texts.py); the vocabulary is a French accountant's: encours, échu, à échoir,
+créances, DSO."""
 
 from __future__ import annotations
 

@@ -3,9 +3,9 @@ table (dlt's `_dlt_loads`, as the copy holds them), whether the warehouse has ch
 yet, the webhook hints kept dead in the spool beside the warehouse (read-only, never created here), and the
 warehouse's data checks re-run on the copy.
 
-The checks are the gate's (invoicing_warehouse/runs/gate.py: ids unique, references resolve, the contract's value checks, one row
-per mart key), run on the readers' copy: the freshness and sync-note checks live in a Dagster instance's run
-history, not in the warehouse.
+The checks are the gate's (invoicing_warehouse/runs/gate.py: ids unique, references resolve, the contract's value
+checks, one row per mart key), run on the readers' copy: the freshness and sync-note checks live in a Dagster instance's
+run history, not in the warehouse.
 """
 
 from __future__ import annotations
@@ -100,8 +100,8 @@ def last_sync(connection: duckdb.DuckDBPyConnection) -> datetime | None:
 
 
 def checks(connection: duckdb.DuckDBPyConnection) -> pd.DataFrame:
-    """Every warehouse check of the gate (invoicing_warehouse/runs/gate.py) on the readers' copy: check, asset, passed, severity,
-    blocking, detail."""
+    """Every warehouse check of the gate (invoicing_warehouse/runs/gate.py) on the readers' copy: check, asset, passed,
+    severity, blocking, detail."""
     rows = [(result.name, result.relation, result.passed, result.severity, result.blocking, result.description or "")
             for result in run_checks(connection)]
     return pd.DataFrame(rows, columns=["check", "asset", "passed", "severity", "blocking", "detail"]).sort_values(

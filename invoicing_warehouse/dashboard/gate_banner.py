@@ -1,7 +1,7 @@
-"""The banner every page shows while the gate (invoicing_warehouse/runs/gate.py) holds figures back: which blocking check failed and
-since when, or which marts keep their last good figures because a read may be incomplete, and so which figures
-on the page are older than the warehouse. Read from the gate's state beside the warehouse (invoicing_warehouse/runs/gate_state.py),
-not from the readers' copy, which a held build never reaches."""
+"""The banner every page shows while the gate (invoicing_warehouse/runs/gate.py) holds figures back: which blocking
+check failed and since when, or which marts keep their last good figures because a read may be incomplete, and so which
+figures on the page are older than the warehouse. Read from the gate's state beside the warehouse
+(invoicing_warehouse/runs/gate_state.py), not from the readers' copy, which a held build never reaches."""
 
 from __future__ import annotations
 

@@ -1,11 +1,11 @@
 """The dashboard's texts in each language it speaks: every page title, tile, caption, button and message is
 written in English in the code, as the catalogue's id (gettext's way: the code stays readable), and looked up
-here for French (invoicing_warehouse/dashboard/french_operations.py, invoicing_warehouse/dashboard/french_law.py). Placeholders `{name}` are filled in
-after the lookup, so a French sentence may order them its own way.
+here for French (invoicing_warehouse/dashboard/french_operations.py, invoicing_warehouse/dashboard/french_law.py).
+Placeholders `{name}` are filled in after the lookup, so a French sentence may order them its own way.
 
 Column headers are not here: invoicing_warehouse/engine/column_labels.py holds them, as the exports share them.
-tests/invoicing_warehouse/dashboard/test_page_texts.py checks that every id the code uses has its French text and that both texts
-name the same placeholders.
+tests/invoicing_warehouse/dashboard/test_page_texts.py checks that every id the code uses has its French text and that
+both texts name the same placeholders.
 """
 
 from __future__ import annotations

@@ -78,7 +78,8 @@ def claims(connection: duckdb.DuckDBPyConnection, portal_id: str) -> ClaimsFigur
         "order by tally, label", [portal_id]).fetchall()
     # the rate table cannot know a change published after it was checked: the page names both days
     last = connection.execute("select effective_date, rate_percent, table_checked_on "
-                              "from reference.ecb_main_refinancing_rates order by effective_date desc limit 1").fetchone()
+                              "from reference.ecb_main_refinancing_rates order by effective_date desc limit 1"
+                              ).fetchone()
     return ClaimsFigures(
         int(claimed), indemnities, interest, int(consumers), consumer_late, int(unconverted),
         Listing(rows, int(total[0]) if total else 0),
@@ -114,8 +115,8 @@ def customer_claims(connection: duckdb.DuckDBPyConnection, portal_id: str, custo
         connection,
         """select reference, emit_date, due_date, is_due_date_assumed, paid_date, is_paid_date_assumed, days_late,
                   total_incl_tax, amount_late, open_amount, flat_indemnity_eur, interest_amount, interest_flag,
-                  rate_basis, rate_flag, claim_status, customer_type, customer_type_basis, is_customer_type_inferred, currency,
-                  claim_excluded_reason, invoice_id
+                  rate_basis, rate_flag, claim_status, customer_type, customer_type_basis, is_customer_type_inferred,
+                  currency, claim_excluded_reason, invoice_id
            from marts.late_payment_claims where portal_id = ? and customer_id = ?
            order by due_date, reference, invoice_id""",
         [portal_id, customer_id],
@@ -176,7 +177,7 @@ def model_table(connection: duckdb.DuckDBPyConnection, mart: str, portal_id: str
     counts = rows["row_order"].isin(COUNT_ROWS[mart])
     for column in MODEL_COLUMNS[1:-1]:
         rows[column] = [int(value) if is_count and value is not None and not pd.isna(value) else value
-                        for value, is_count in zip(rows[column], counts)]
+                        for value, is_count in zip(rows[column], counts, strict=True)]
     return rows
 
 

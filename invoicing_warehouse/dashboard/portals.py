@@ -1,6 +1,6 @@
 """What the Portals page shows, one row per portal of a firm: open receivables, overdue and DSO (marts.dso of the
-readers' copy), and the last successful sync and failing checks (invoicing_warehouse/runs/status.py, the `status` command's own
-computation, read from the files beside the warehouse). The page is shown only when the copy holds two
+readers' copy), and the last successful sync and failing checks (invoicing_warehouse/runs/status.py, the `status`
+command's own computation, read from the files beside the warehouse). The page is shown only when the copy holds two
 portals or more (invoicing_warehouse/dashboard/app.py)."""
 
 from __future__ import annotations
@@ -22,7 +22,8 @@ def portal_figures(connection: duckdb.DuckDBPyConnection) -> dict[str, tuple[Dec
     rows = connection.execute(
         "select portal_id, open_receivables, overdue_receivables, dso_days from marts.dso order by portal_id"
     ).fetchall()
-    return {portal: (open_total, overdue, dso, currency(connection, portal)) for portal, open_total, overdue, dso in rows}
+    return {portal: (open_total, overdue, dso, currency(connection, portal))
+            for portal, open_total, overdue, dso in rows}
 
 
 def portal_rows(figures: dict[str, tuple[Decimal, Decimal, Decimal | None, str]], status: Status,

@@ -1,6 +1,7 @@
 """The SQL each page needs, on a connection whose `marts` schema holds the marts (the readers' copy, or the
 marts built as of another date by dashboard.source). Amounts stay `Decimal` from DuckDB to the screen, so a
-figure shown equals the mart to the cent. No layout here: the pages (invoicing_warehouse/dashboard/screens/) only display these.
+figure shown equals the mart to the cent. No layout here: the pages (invoicing_warehouse/dashboard/screens/) only
+display these.
 
 Every figure is a mart column: these queries select, filter and sort the marts' rows and compute nothing (no sum,
 no date arithmetic; tests/invoicing_warehouse/dashboard/test_figures_are_mart_columns.py holds them to it). The
@@ -119,7 +120,7 @@ def aged_totals(connection: duckdb.DuckDBPyConnection, name: str, portal_id: str
     mart, count, sums = _AGED_TOTALS[name]
     columns = AGED_RECEIVABLES if name == "aged_receivables" else AGED_PAYABLES
     rows = frame(connection, f"select {count} as row_count, "
-                             + ", ".join(f"{total} as {column}" for total, column in zip(sums, columns))
+                             + ", ".join(f"{total} as {column}" for total, column in zip(sums, columns, strict=True))
                              + f" from marts.{mart} where portal_id = ?", [portal_id])
     # a portal with no documents on that side has no summary row: it owes nothing
     return rows if len(rows) else pd.DataFrame([[0] + [Decimal(0)] * len(columns)], columns=list(rows.columns))
@@ -234,7 +235,8 @@ def customer_invoices(connection: duckdb.DuckDBPyConnection, portal_id: str, cus
     return frame(
         connection,
         """select reference, emit_date, due_date, is_due_date_assumed as due_date_assumed, total_incl_tax,
-                  paid_by_payments, settled_by_credit_notes, open_amount, days_past_due, aging_bucket, next_reminder_template, invoice_id
+                  paid_by_payments, settled_by_credit_notes, open_amount, days_past_due, aging_bucket,
+                  next_reminder_template, invoice_id
            from marts.receivables where portal_id = ? and customer_id = ?
            order by due_date nulls last, reference, invoice_id""",
         [portal_id, customer_id],

@@ -53,13 +53,14 @@ def claimable(invoices: pd.DataFrame) -> pd.DataFrame:
     waived by the user."""
     keep = [not _known(reason) and kind == "business" and status != WAIVED
             for reason, kind, status in zip(invoices["claim_excluded_reason"], invoices["customer_type"],
-                                            invoices["claim_status"])]
+                                            invoices["claim_status"], strict=True)]
     return invoices[keep]
 
 
 def _rates(lines: pd.DataFrame, references: set[str], style: str) -> str:
     """The rates applied to the claimed invoices' interest lines, `12,15 / 12,40` (decimal mark of `style`)."""
-    rates = sorted({Decimal(str(rate)) for reference, rate in zip(lines["reference"], lines["interest_rate_percent"])
+    rates = sorted({Decimal(str(rate))
+                    for reference, rate in zip(lines["reference"], lines["interest_rate_percent"], strict=True)
                     if reference in references and _known(rate)})
     texts = [f"{rate:.2f}" for rate in rates]
     return " / ".join(text.replace(".", ",") if style == FRENCH else text for text in texts)
@@ -68,7 +69,7 @@ def _rates(lines: pd.DataFrame, references: set[str], style: str) -> str:
 def _law(language: str, rows: pd.DataFrame, lines: pd.DataFrame, style: str) -> list[str]:
     """The paragraphs citing the law each rate basis of `rows` rests on, with the rates of its own invoices."""
     bases = {str(basis) for basis in rows["rate_basis"] if _known(basis)}
-    commercial = {str(reference) for reference, basis in zip(rows["reference"], rows["rate_basis"])
+    commercial = {str(reference) for reference, basis in zip(rows["reference"], rows["rate_basis"], strict=True)
                   if basis != PUBLIC_BUYER_BASIS}
     rates = _rates(lines, commercial, style)
     paragraphs = []
@@ -97,14 +98,16 @@ def _assumptions(language: str, rows: pd.DataFrame) -> list[str]:
     """One line per kind of assumption, naming the invoices that rest on it."""
     found = []
     for column, text in ASSUMPTIONS.items():
-        references = [str(ref) for ref, flag in zip(rows["reference"], rows[column]) if _known(flag) and bool(flag)]
+        references = [str(ref) for ref, flag in zip(rows["reference"], rows[column], strict=True)
+                      if _known(flag) and bool(flag)]
         if references:
             found.append(tr(language, text, references=", ".join(references)))
     return found
 
 
 def _demand(language: str, figures: LetterSums, style: str, currency: str) -> str:
-    amounts = {"open": money(figures.open_amount, style, currency), "interest": money(figures.interest, style, currency),
+    amounts = {"open": money(figures.open_amount, style, currency),
+               "interest": money(figures.interest, style, currency),
                "indemnities": eur(figures.indemnities, style)}
     if currency != "EUR" or figures.total is None:  # the indemnity is in euros, the rest in the invoices'
         # currency: no sum across them

@@ -1,6 +1,6 @@
-"""`python -m invoicing_warehouse.dashboard.serve <arguments of streamlit run> -- --warehouse PATH`: Streamlit's own `streamlit
-run`, in this process, after the warm-up (`invoicing_warehouse.dashboard.warm_up`), so the first visitor does not pay for the
-imports and the landing page's queries. What `invoicing-warehouse dashboard` execs."""
+"""`python -m invoicing_warehouse.dashboard.serve <arguments of streamlit run> -- --warehouse PATH`: Streamlit's own
+`streamlit run`, in this process, after the warm-up (`invoicing_warehouse.dashboard.warm_up`), so the first visitor does
+not pay for the imports and the landing page's queries. What `invoicing-warehouse dashboard` execs."""
 
 from __future__ import annotations
 

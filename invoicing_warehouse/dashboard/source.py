@@ -111,8 +111,9 @@ class Source:
 
         `attach`: the copy of a file warehouse attached read-only to an in-memory database (its catalog made
         current), so that the caller may create tables beside it (a DuckLake reader already is one). Without it,
-        the connection sees only the rows of the portals this dashboard may show (invoicing_warehouse/dashboard/portal_scope.py);
-        with it (the builds of another report date), every row, and the caller limits what it returns.
+        the connection sees only the rows of the portals this dashboard may show
+        (invoicing_warehouse/dashboard/portal_scope.py); with it (the builds of another report date), every row, and the
+        caller limits what it returns.
         """
         portals = self.portals
         target = self.target
@@ -140,8 +141,8 @@ class Source:
     def build_as_of(self, as_of: date) -> duckdb.DuckDBPyConnection:
         """An in-memory connection holding every mart built as of `as_of` from the readers' copy.
 
-        The build goes through the gate's checks (invoicing_warehouse/runs/gate.py): a failing blocking check, or a mart built on
-        a read that may be incomplete, raises Unavailable naming them, and no figure of that date is shown."""
+        The build goes through the gate's checks (invoicing_warehouse/runs/gate.py): a failing blocking check, or a mart
+        built on a read that may be incomplete, raises Unavailable naming them, and no figure of that date is shown."""
         held = held_marts(load_gate_state(self.target))
         portals = self.portals
         reader = self.connect(attach=True)

@@ -3,8 +3,8 @@
 A Streamlit server imports a page's modules on the first session's first run, and every figure is cached
 per readers' copy only once a page asked for it: at 1,000,000 documents the first page after a start took
 3.0 s (about 1.5 s of it importing pandas and Altair, 0.3 s the Receivables queries) where every later page
-took under 2 s. `invoicing_warehouse.dashboard.serve` runs this in the server's process before Streamlit starts: it imports the
-pages and fills the same `st.cache_data` caches the pages read (they are global to the process; Streamlit
+took under 2 s. `invoicing_warehouse.dashboard.serve` runs this in the server's process before Streamlit starts: it
+imports the pages and fills the same `st.cache_data` caches the pages read (they are global to the process; Streamlit
 keeps a cache made before its runtime), for the view a visitor lands on (the published marts, the first
 portal): Receivables with its first drill-down customer, Payables, Cash outlook and the Freshness tables
 (not the checks, which run only when their page asks). The Trends page's month-end builds, far longer, are

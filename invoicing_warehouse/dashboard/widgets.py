@@ -30,7 +30,8 @@ class PageContext:
     language: str = ENGLISH
 
     def tr(self, english: str, **values: object) -> str:
-        """`english` (a catalogue id, invoicing_warehouse/dashboard/page_texts.py) in the page's language, `values` filled in."""
+        """`english` (a catalogue id, invoicing_warehouse/dashboard/page_texts.py) in the page's language, `values`
+        filled in."""
         return tr(self.language, english, **values)
 
 

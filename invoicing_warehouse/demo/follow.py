@@ -1,6 +1,6 @@
 """`invoicing-warehouse demo --follow`: after the demo's build, the sandbox keeps changing like an application
-user (its mutator), every announced change becomes a hint, the applying run (invoicing_warehouse/runs/hints.py) brings it
-into the marts, and each change is printed with its latency: from the API write to the readers' copy
+user (its mutator), every announced change becomes a hint, the applying run (invoicing_warehouse/runs/hints.py) brings
+it into the marts, and each change is printed with its latency: from the API write to the readers' copy
 published with it (the marts rebuilt in the same run). Bounded by `--follow-seconds`.
 
 Where the hints come from: the real receiver (pipelines/invoicing/webhooks/receiver.py) served in this process on

@@ -33,7 +33,7 @@ def aging_section(connection: duckdb.DuckDBPyConnection) -> list[str]:
     )
     as_of, amounts, total, invoices, customers = row[0], row[1:6], row[6], row[7], row[8]
     lines = [f"Receivables aging{f' on {as_of}' if as_of else ''} (marts.receivables_by_customer)"]
-    lines += [f"  {label:<24}{_money(amount)}" for (label, _), amount in zip(AGING_BUCKETS, amounts)]
+    lines += [f"  {label:<24}{_money(amount)}" for (label, _), amount in zip(AGING_BUCKETS, amounts, strict=True)]
     lines.append(f"  {'total open':<24}{_money(total)}   {invoices} invoices, {customers} customers")
     return lines
 

@@ -150,5 +150,5 @@ def labelled(frame: pd.DataFrame, language: str) -> pd.DataFrame:
     `due_date` and `oldest_due_date`) keep the mart's name beside it, so no header is ambiguous."""
     labels = [column_label(str(column), language) for column in frame.columns]
     unique = [label if labels.count(label) == 1 or label == column else f"{label} ({column})"
-              for label, column in zip(labels, frame.columns)]
+              for label, column in zip(labels, frame.columns, strict=True)]
     return frame.set_axis(unique, axis=1)

@@ -6,8 +6,8 @@ that half load and publish it to readers (security review M9). So the lake carri
 in its catalog database, used as a readers-writer lock:
 
 - a load (a portal's sync, a hints run's merge) holds it *shared*: loads of several portals still run at once;
-- a model build with its checks and its publication (invoicing_warehouse/runs/gate.py), and the lake's maintenance, hold it
-  *exclusive*: they start once no load is half way, and no load starts until they are done.
+- a model build with its checks and its publication (invoicing_warehouse/runs/gate.py), and the lake's maintenance, hold
+  it *exclusive*: they start once no load is half way, and no load starts until they are done.
 
 PostgreSQL queues a shared request behind a waiting exclusive one, so a stream of loads cannot starve a
 publication. The lock is a transaction-level lock on a connection of its own: a process that dies releases it
@@ -34,7 +34,8 @@ from invoicing_warehouse.engine.environment.reader import current_environment
 from invoicing_warehouse.engine.target import WarehouseTarget
 
 LOCK_WAIT_ENV = LAKE_LOCK_WAIT_S.name
-LOCK_WAIT_S = LAKE_LOCK_WAIT_S.default  # a publication waits this long for the loads under way (a first load of a big portal is longer)
+# a publication waits this long for the loads under way (a first load of a big portal is longer)
+LOCK_WAIT_S = LAKE_LOCK_WAIT_S.default
 # pg_advisory_xact_lock(class, object): 'IWWH' (invoicing-warehouse) and the one lock of the lake's database
 LOCK_CLASS = 0x49575748
 LOCK_OBJECT = 1

@@ -136,8 +136,8 @@ def maintain(target: WarehouseTarget, *, horizon: timedelta = DEFAULT_HORIZON, n
              dry_run: bool = False, month_ends: int = DEFAULT_MONTH_ENDS) -> MaintenanceReport:
     """Expires the lake's snapshots that `expirable` allows (keeping `month_ends` months' month-end snapshots),
     removes the files only they held and the orphaned ones, rewrites files with many deleted rows and merges small
-    adjacent files (not when `dry_run`, which changes nothing). Raises ValueError on a DuckDB file (nothing to expire there), LakeBusy / WarehouseUnavailable as
-    lake_lock and connect do."""
+    adjacent files (not when `dry_run`, which changes nothing). Raises ValueError on a DuckDB file (nothing to expire
+    there), LakeBusy / WarehouseUnavailable as lake_lock and connect do."""
     if not target.is_lake:
         raise ValueError(f"{target.describe()} is a DuckDB file: snapshot upkeep is for the DuckLake engine "
                          "(INVOICING_WAREHOUSE_ENGINE=ducklake)")

@@ -1,5 +1,5 @@
-"""docs/models.md, generated from each model's front matter (invoicing_warehouse/engine/model_manifest.py): what it holds,
-its grain, how it is stored, what it reads, its date-only fields, the checks it declares and what each column
+"""docs/models.md, generated from each model's front matter (invoicing_warehouse/engine/model_manifest.py): what it
+holds, its grain, how it is stored, what it reads, its date-only fields, the checks it declares and what each column
 holds. A test compares the
 file with this rendering, so the page cannot fall behind the models.
 

@@ -18,9 +18,9 @@ A model file opens with a block of comment lines between two `-- ---` lines, hol
 
 The block sits in the SQL rather than in a sidecar file so that a model is one file that cannot be copied,
 renamed or deleted without its metadata (an analyst's folder holds SQL files only). The gate's checks
-(invoicing_warehouse/runs/model_checks.py), the Dagster assets' descriptions and column schemas (assets/models.py), the comments
-DuckDB stores on each relation and column (`COMMENT ON`, invoicing_warehouse/engine/sql_runner.py) and docs/models.md are
-read from it.
+(invoicing_warehouse/runs/model_checks.py), the Dagster assets' descriptions and column schemas (assets/models.py), the
+comments DuckDB stores on each relation and column (`COMMENT ON`, invoicing_warehouse/engine/sql_runner.py) and
+docs/models.md are read from it.
 """
 
 from __future__ import annotations
@@ -163,7 +163,8 @@ def _bounded(items: Any, what: str, where: str) -> list[Any]:
 
 
 def _names(items: Any, what: str, where: str) -> tuple[str, ...]:
-    # every name here reaches the gate's SQL (invoicing_warehouse/runs/model_checks.py): a plain name or the model is refused
+    # every name here reaches the gate's SQL (invoicing_warehouse/runs/model_checks.py): a plain name or the model is
+    # refused
     try:
         return tuple(checked_name(item, what) for item in _bounded(items, what, where))
     except UnsafeNameError as error:
@@ -194,7 +195,8 @@ def _date_only(item: Any, where: str) -> DateOnlyField:
     if not isinstance(item, dict) or "." not in str(item.get("raw", "")) or not item.get("field"):
         raise ManifestError(f"{where}: date_only entries are {{raw: <table>.<column>, field: <json name>}}")
     table, column = str(item["raw"]).split(".", 1)
-    _names([table, column], "date_only raw table or column", where)  # both reach invoicing_warehouse/runs/served_fields.py's SQL
+    # both reach invoicing_warehouse/runs/served_fields.py's SQL
+    _names([table, column], "date_only raw table or column", where)
     return DateOnlyField(f"{table}.{column}", str(item["field"]))
 
 

@@ -1,8 +1,8 @@
 """The settings of the legal reports that the models read, checked once and handed to the SQL as DuckDB variables.
 
 A model reads `getvariable('fiscal_year_start')` and never the environment: the runner sets each variable before
-each model (invoicing_warehouse/engine/sql_runner.py), so the gate, `models`, Dagster and the dashboard's as-of builds all
-build with the same values, and a bad value stops the build naming the setting before any table is replaced.
+each model (invoicing_warehouse/engine/sql_runner.py), so the gate, `models`, Dagster and the dashboard's as-of builds
+all build with the same values, and a bad value stops the build naming the setting before any table is replaced.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The data files (seeds) some models read, and the settings that replace them with a user's own file.
 
-A seed ships inside this package (invoicing_warehouse/engine/seeds/, see its README.md for where each came from) and reaches
-the SQL through a DuckDB variable the runner sets before each model, so a model reads
+A seed ships inside this package (invoicing_warehouse/engine/seeds/, see its README.md for where each came from) and
+reaches the SQL through a DuckDB variable the runner sets before each model, so a model reads
 `read_csv(getvariable('ecb_rates_csv'))` and never a path of its own. A user's file replaces the shipped one
 through the setting: the law's rate table changes twice a year, a release of the product may not.
 """

@@ -1,17 +1,17 @@
 """Discovers the SQL models in `sql/` and builds them into DuckDB in dependency order.
 
-A model is one `.sql` file holding one `select` under its front matter (invoicing_warehouse/engine/model_manifest.py); its
-folder is its schema (`sql/marts/receivables.sql` -> table `marts.receivables`). Dependencies are
-parsed from the SQL itself (invoicing_warehouse/engine/sql_references.py): every schema-qualified table read from another
-model's schema or the raw dataset (`invoicing_raw.documents`) is one, so adding a model needs no Python.
+A model is one `.sql` file holding one `select` under its front matter (invoicing_warehouse/engine/model_manifest.py);
+its folder is its schema (`sql/marts/receivables.sql` -> table `marts.receivables`). Dependencies are
+parsed from the SQL itself (invoicing_warehouse/engine/sql_references.py): every schema-qualified table read from
+another model's schema or the raw dataset (`invoicing_raw.documents`) is one, so adding a model needs no Python.
 An analyst's folder of models (`--models-dir`, INVOICING_MODELS_DIR) holds flat `<name>.sql` files built into the
 schema `analyst`, after the product's models, in the same transaction. The Dagster assets and the
 `invoicing-warehouse models` command share this module.
 
 The report date reaches the SQL through the DuckDB variable `as_of_date` (`getvariable('as_of_date')`), the
 portal's time zone (the calendar of date-only fields) through `portal_time_zone`, the seed files (data the
-models read, invoicing_warehouse/engine/seed_files.py) and the report settings (invoicing_warehouse/engine/report_settings.py) through
-one variable each.
+models read, invoicing_warehouse/engine/seed_files.py) and the report settings
+(invoicing_warehouse/engine/report_settings.py) through one variable each.
 `build_models` runs every model inside one transaction: readers on other connections see either the
 previous marts or the new ones, never a half-built set (staging views always read the current raw tables).
 """
@@ -374,15 +374,16 @@ def build_models(
     before_commit: Callable[[duckdb.DuckDBPyConnection], None] | None = None,
     models_dir: Path | None = None,
 ) -> dict[str, int]:
-    """Builds every model (or those in `select`: keys, bare names, `name+`, invoicing_warehouse/engine/model_selection.py)
-    in dependency order, the analyst's
+    """Builds every model (or those in `select`: keys, bare names, `name+`,
+    invoicing_warehouse/engine/model_selection.py) in dependency order, the analyst's
     models of `models_dir` after the product's.
 
     All models are replaced in one transaction (rolled back on any error), so `conn` must not already be
     inside one. Raises MissingRawTableError
     before building anything when a raw table is absent. `on_built(model, rows, seconds)` is called after
     each model. `before_commit(conn)` is called inside the transaction once every model is built: what it
-    raises rolls the whole build back (the gate's checks, invoicing_warehouse/runs/gate.py). Returns {model key: row count}.
+    raises rolls the whole build back (the gate's checks, invoicing_warehouse/runs/gate.py). Returns {model key: row
+    count}.
     """
     as_of = as_of or today_in_portal_zone()
     models = discover_models(sql_dir, models_dir)

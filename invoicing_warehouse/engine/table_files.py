@@ -163,7 +163,8 @@ def to_parquet(frame: pd.DataFrame) -> bytes:
 def write(frame: pd.DataFrame, file_format: str, name: str = "table", language: str | None = None) -> bytes:
     """The frame in `file_format` (CSV, FRENCH_CSV, XLSX: one sheet called `name`, PARQUET). With a `language`
     (`fr`, `en`), the files made for people (FRENCH_CSV, XLSX) head their columns with the labels in that
-    language (invoicing_warehouse/engine/column_labels.py); CSV and Parquet, which programs re-read, keep the marts' names."""
+    language (invoicing_warehouse/engine/column_labels.py); CSV and Parquet, which programs re-read, keep the marts'
+    names."""
     if file_format == CSV:
         return to_csv(frame)
     if file_format == FRENCH_CSV:

@@ -157,8 +157,9 @@ class WarehouseTarget:
 
     def local_anchor(self) -> Path:
         """The local path the warehouse's working files are named after (`.<name>.dlt`, `<name>.gate.json`
-        beside it; a DuckDB file's `<name>.hints.sqlite` too, a lake's hints wait in its catalog database): the DuckDB file, the lake's data folder, or for a lake on object storage
-        `<state_dir>/lake` (no file of the lake itself is there)."""
+        beside it; a DuckDB file's `<name>.hints.sqlite` too, a lake's hints wait in its catalog database): the DuckDB
+        file, the lake's data folder, or for a lake on object storage `<state_dir>/lake` (no file of the lake itself is
+        there)."""
         if not self.is_lake:
             assert self.path is not None
             return self.path

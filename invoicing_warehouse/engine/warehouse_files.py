@@ -13,7 +13,7 @@ The anchor is the DuckDB file, a DuckLake's data folder, or for a lake on object
 | `data/.warehouse.duckdb.unpublished` | there while the warehouse may hold changes its copy does not | publish.py |
 | `data/warehouse.duckdb.demo` | says `invoicing-warehouse demo` made this warehouse | invoicing_warehouse/demo/command.py |
 | `data/.warehouse.dlt/` | dlt's working folder (`.lake.dlt/` beside a lake's data folder) | target.py |
-"""
+"""  # noqa: E501 (a table, one row a line)
 
 from __future__ import annotations
 

@@ -2,11 +2,11 @@
 opens a page, and hear again when each condition clears.
 
 One evaluation (`notify_changes`) derives the open conditions from what the runs already record (the gate's state,
-invoicing_warehouse/runs/gate_state.py; the sync log and its failures, invoicing_warehouse/runs/run_log.py; the hints' dead letters), compares them with
-what was announced (kept in the sync log, under its lock, so that of several processes exactly one announces each
-change) and sends one message per condition raised and one per condition cleared: a condition that stays open is
-not announced again, whatever the number of runs that meet it. The CLI's `sync`, `models` and `status` and the
-Dagster sensors (dagster_project/alert_sensors.py) call it.
+invoicing_warehouse/runs/gate_state.py; the sync log and its failures, invoicing_warehouse/runs/run_log.py; the hints'
+dead letters), compares them with what was announced (kept in the sync log, under its lock, so that of several processes
+exactly one announces each change) and sends one message per condition raised and one per condition cleared: a condition
+that stays open is not announced again, whatever the number of runs that meet it. The CLI's `sync`, `models` and
+`status` and the Dagster sensors (dagster_project/alert_sensors.py) call it.
 
 Channels (docs/settings.md), any or both:
 - INVOICING_ALERT_URL: an HTTP POST of one JSON object per message, with a `text` field (what Slack's and Teams'
@@ -113,7 +113,8 @@ def open_conditions(target: WarehouseTarget, portals: list[str] | None = None,
             f"(protects {', '.join(failure.get('protects') or []) or 'every figure'})",
             since=state.failing_since, details={"protects": list(failure.get("protects") or [])}))
     for read in state.degraded_reads.values():
-        reason = f"portal {read.portal}: {read.table} read incomplete"  # invoicing_warehouse/runs/gate.py held_marts' words
+        # invoicing_warehouse/runs/gate.py held_marts' words
+        reason = f"portal {read.portal}: {read.table} read incomplete"
         held = sorted(mart for mart, why in state.held_marts.items() if why.startswith(reason))
         conditions.append(Condition(
             f"read:{read.portal}/{read.table}", "read_incomplete",

@@ -3,8 +3,8 @@ dashboard shows for a past date and month-end, and what `invoicing-warehouse exp
 
 The same SQL models (`invoicing_warehouse.engine.sql_runner.build_models`) are built into an in-memory catalog whose
 `invoicing_raw` views read the copy, so the figures equal `invoicing-warehouse models --as-of D`; the build goes
-through the gate's blocking checks (invoicing_warehouse/runs/gate.py) and refuses the marts the gate holds (a read that may be
-incomplete): a refused build raises AsOfRefused naming why, and no figure of that date is given.
+through the gate's blocking checks (invoicing_warehouse/runs/gate.py) and refuses the marts the gate holds (a read that
+may be incomplete): a refused build raises AsOfRefused naming why, and no figure of that date is given.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""The warehouse's data checks, without Dagster: what the gate (invoicing_warehouse/runs/gate.py) runs before every publication,
-what the Dagster asset checks of `assets/` wrap, and what the dashboard re-runs on the readers' copy.
+"""The warehouse's data checks, without Dagster: what the gate (invoicing_warehouse/runs/gate.py) runs before every
+publication, what the Dagster asset checks of `assets/` wrap, and what the dashboard re-runs on the readers' copy.
 
 A check reads the warehouse only (SQL on one connection) and answers a `CheckResult`: passed or not, a
 description naming the field and the figures a failure makes wrong (`protects`), and small metadata (counts,
@@ -219,4 +219,5 @@ def deleted_customers_owed() -> WarehouseCheck:
 REFERENCE_CHECKS = tuple(references_resolve(reference) for reference in REFERENCES)
 DELETED_PARENT_CHECKS = (deleted_customers_owed(),)
 
-# The marts' grains and their other declared checks: invoicing_warehouse/runs/model_checks.py, from each model's front matter.
+# The marts' grains and their other declared checks: invoicing_warehouse/runs/model_checks.py, from each model's front
+# matter.

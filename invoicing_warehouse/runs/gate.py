@@ -2,8 +2,9 @@
 --follow`, webhook hint runs on both paths, the Dagster jobs, the DuckLake, the dashboard's as-of builds), figures
 reach readers only through `build_and_publish` or `publish_checked`:
 
-1. the marts built on a read that may be incomplete (a degraded sync note, kept in invoicing_warehouse/runs/gate_state.py until a
-   full read of that table is clean) are not rebuilt: they keep their last good figures, and say why;
+1. the marts built on a read that may be incomplete (a degraded sync note, kept in
+   invoicing_warehouse/runs/gate_state.py until a full read of that table is clean) are not rebuilt: they keep their
+   last good figures, and say why;
 2. the models are built as of one report date, in one transaction;
 3. every blocking check runs inside that transaction; when one fails (other than on the held marts), the whole
    build rolls back and nothing is published: readers keep the last good copy;
@@ -11,8 +12,8 @@ reach readers only through `build_and_publish` or `publish_checked`:
    the dashboard shows a banner on every page and `models`/`sync` exit 1 naming the check and its figures.
 
 On a DuckLake, steps 2-4 hold the lake's lock exclusive (invoicing_warehouse/engine/lake_lock.py) while loads hold it
-shared (invoicing_warehouse/runs/sync.py, invoicing_warehouse/runs/hints.py): a build never reads, and a publication never shows, another portal's
-load half way.
+shared (invoicing_warehouse/runs/sync.py, invoicing_warehouse/runs/hints.py): a build never reads, and a publication
+never shows, another portal's load half way.
 """
 
 from __future__ import annotations
@@ -87,7 +88,8 @@ class GateOutcome:
     published: str | None = None
     # the held marts held only because a list's read failed (`record_reads(failed=...)`): the run was partial
     partial: tuple[str, ...] = ()
-    trend_refused: str | None = None  # why the copy carries no month-end trend (invoicing_warehouse/runs/month_end_trends.py)
+    # why the copy carries no month-end trend (invoicing_warehouse/runs/month_end_trends.py)
+    trend_refused: str | None = None
     trend_carried: int = 0  # month-ends of the trend carried over from the last publication (unchanged rows)
     # wall seconds of each step (models, checks, trend, publish): where a publication's time goes
     seconds: dict[str, float] = field(default_factory=dict)

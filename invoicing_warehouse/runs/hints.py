@@ -2,19 +2,20 @@
 
 Order (at least once, a crash anywhere loses nothing):
 1. read the portal's pending hints from the spool (nothing pending: nothing opened, nothing written);
-2. mark the readers' copy behind, then fetch the hinted records and merge them (pipelines/invoicing/webhooks/hint_apply.py:
-   by id, deletions confirmed, newest `lastUpdate` wins) -- the warehouse commit;
+2. mark the readers' copy behind, then fetch the hinted records and merge them
+   (pipelines/invoicing/webhooks/hint_apply.py: by id, deletions confirmed, newest `lastUpdate` wins) -- the warehouse
+   commit;
 3. rebuild the SQL models downstream of the raw tables that changed (sql_runner.downstream_models; every model
-   when the last build was of another report date) and publish them through the gate (invoicing_warehouse/runs/gate.py): the
-   blocking checks run first, and a failure publishes nothing;
+   when the last build was of another report date) and publish them through the gate (invoicing_warehouse/runs/gate.py):
+   the blocking checks run first, and a failure publishes nothing;
 4. only then acknowledge the hints (a hint delivered again meanwhile stays pending). Hints whose build the gate
    held back are acknowledged too: their rows are in the warehouse, and the gate's state, not the spool, keeps
    what readers still miss (the next build that passes publishes them).
 A hint the API refused alone (hint_apply.py) is set aside right after the load (dead_letters.py: retried later,
 then kept dead) and never holds its batch back. A "re-read this resource" hint (a flood collapsed at the
-spool's bound, hint_spool.py) is applied by an incremental read of that resource (invoicing_warehouse/runs/sync.sync_and_record,
-the regular sync's own read, its degraded reads recorded for the gate), which acknowledges every hint of the
-resource delivered before it began.
+spool's bound, hint_spool.py) is applied by an incremental read of that resource
+(invoicing_warehouse/runs/sync.sync_and_record, the regular sync's own read, its degraded reads recorded for the gate),
+which acknowledges every hint of the resource delivered before it began.
 A run killed before 5 leaves its hints pending: the next run fetches and merges them again, which the
 merge on (portal_id, id) makes idempotent. The caller keeps the single writer rule: one writing run per
 warehouse at a time (the Dagster run queue's tag, or the one `sync --follow` process).
@@ -36,6 +37,7 @@ from invoicing_warehouse.runs.gate import GateOutcome, build_and_publish, publis
 from invoicing_warehouse.runs.sync import sync_and_record
 from pipelines.invoicing.credentials import ApiSettings
 from pipelines.invoicing.http.client import InvoicingClient
+from pipelines.invoicing.http.client_settings import ClientSettings
 from pipelines.invoicing.load.portal_sync import DEFAULT_RATE_LIMIT, portal_settings
 from pipelines.invoicing.load.sync import SyncReport, make_pipeline
 from pipelines.invoicing.portals import Portal
@@ -85,7 +87,8 @@ class HintRun:
                   if self.reread is not None else "")
         aside = f"; {self.set_aside} set aside ({self.dead} now dead letters)" if self.set_aside else ""
         return (f"hints {self.portal}: {self.hints} applied in {self.seconds:.1f} s: {load.windowed} read by "
-                f"window, {load.fetched} fetched by id, {rows} rows loaded, {gone} deleted, {load.stale} stale skipped, {load.requests} requests, "
+                f"window, {load.fetched} fetched by id, {rows} rows loaded, {gone} deleted, {load.stale} stale "
+                f"skipped, {load.requests} requests, "
                 f"{len(self.models)} models rebuilt, {self.acknowledged} acknowledged{reread}{aside}{held}"
                 f"; {self.phases()}")
 
@@ -123,8 +126,7 @@ def hint_client(portal: Portal, *, settings: ApiSettings | None = None,
     settings = settings or portal_settings(portal)
     if rate_limit_per_s is None:
         rate_limit_per_s = portal.rate_limit_per_s if portal.rate_limit_per_s is not None else DEFAULT_RATE_LIMIT
-    return InvoicingClient(settings.base_url, settings.client_id, settings.client_secret,
-                           rate_limit_per_s=rate_limit_per_s, keep_token=True)
+    return InvoicingClient(ClientSettings.of(settings, rate_limit_per_s=rate_limit_per_s, keep_token=True))
 
 
 def apply_pending(target: WarehouseTarget, portal: Portal, *, settings: ApiSettings | None = None,
@@ -171,8 +173,8 @@ def apply_pending(target: WarehouseTarget, portal: Portal, *, settings: ApiSetti
             note = f"hints {portal.name}"
             if changed:
                 try:
-                    run.gate = build_and_publish(target, note=note, select=downstream_models(changed), portals=[portal.name],
-                                                 behind=behind, as_of=as_of)
+                    run.gate = build_and_publish(target, note=note, select=downstream_models(changed),
+                                                 portals=[portal.name], behind=behind, as_of=as_of)
                 except MissingRawTableError as missing:
                     # hints before the first sync: the models cannot be built yet; the sync will load it all
                     run.waiting = str(missing)
@@ -184,7 +186,8 @@ def apply_pending(target: WarehouseTarget, portal: Portal, *, settings: ApiSetti
             run.published = run.gate.published
             _step(on_step, "published")
             failed = {(hint.resource, hint.record_id) for hint, _, _ in (run.load.failed if run.load else [])}
-            run.acknowledged = spool.acknowledge(hint for hint in by_id if (hint.resource, hint.record_id) not in failed)
+            run.acknowledged = spool.acknowledge(hint for hint in by_id
+                                                 if (hint.resource, hint.record_id) not in failed)
             for resource in whole:
                 run.acknowledged += spool.acknowledge_resource(portal.name, resource, through)
     run.seconds = time.monotonic() - started

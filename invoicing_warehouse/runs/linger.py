@@ -1,4 +1,5 @@
-"""An applying run that stays a while (the Dagster hints job's): after its hints, it watches the spool and applies what arrives.
+"""An applying run that stays a while (the Dagster hints job's): after its hints, it watches the spool and applies what
+arrives.
 
 Launched by the sensor, a run pays Dagster's sensor loop (the daemon evaluates sensors at most every 5 s),
 the queue and a fresh process (about 5 s in all, bench/RESULTS.md) before its first request. Changes rarely

@@ -1,8 +1,8 @@
 """Which month-ends of the trend a change can reach: one digest per month-end of the raw rows that can move it.
 
-The month-end trend (invoicing_warehouse/runs/month_end_trends.py) builds marts.dso and the models it reads as of each of the last
-twelve month-ends. A publication that follows a hint about today's payment should not build them twelve times
-again: what the figures as of a month-end E read is a function of the raw rows whose *reach* is on or before E,
+The month-end trend (invoicing_warehouse/runs/month_end_trends.py) builds marts.dso and the models it reads as of each
+of the last twelve month-ends. A publication that follows a hint about today's payment should not build them twelve
+times again: what the figures as of a month-end E read is a function of the raw rows whose *reach* is on or before E,
 where a row's reach is the earliest month-end it can move (the rules below, one per raw table the trend reads).
 So the gate keeps, beside the trend, one digest per month-end of those rows (their count, and the sum and xor of
 a hash of every column but dlt's load and row ids); a month-end whose digest is the same at the next publication

@@ -2,8 +2,8 @@
 as of that month-end, over the warehouse's own raw tables in an in-memory catalog beside them.
 
 Two callers, one computation:
-- the gate (invoicing_warehouse/runs/gate.py) computes them just before it publishes and writes `marts.month_end_trends` into the
-  warehouse, so the readers' copy carries them: the dashboard's Trends page reads one small table instead of
+- the gate (invoicing_warehouse/runs/gate.py) computes them just before it publishes and writes `marts.month_end_trends`
+  into the warehouse, so the readers' copy carries them: the dashboard's Trends page reads one small table instead of
   building the models twelve times on a visitor's first click (40 s at 1,000,000 documents);
 - the dashboard computes them itself for another report date (the sidebar's As-of picker), or for a copy
   published without them (the setting below off, a copy published before this table existed).
@@ -175,9 +175,9 @@ def write_table(
     """Replaces TABLE on the warehouse `connection` (its catalog current) with the month-end figures up to
     `as_of` (COLUMNS), each row carrying `report_date` (`as_of`: the dashboard uses the table only for that
     date). The month-ends whose raw rows did not change since the last publication are carried over from it, the
-    others built (invoicing_warehouse/runs/month_end_inputs.py); `carried` says how many were. Returns None when written, else why
-    not (refused: the table is then dropped, so that no trend of an earlier publication outlives the figures it
-    was built from)."""
+    others built (invoicing_warehouse/runs/month_end_inputs.py); `carried` says how many were. Returns None when
+    written, else why not (refused: the table is then dropped, so that no trend of an earlier publication outlives the
+    figures it was built from)."""
     return write_table_carried(connection, as_of, held, checks)[0]
 
 

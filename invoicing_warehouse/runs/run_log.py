@@ -3,7 +3,8 @@ successful sync (when, records loaded) and the raw columns a schema notice has a
 
 Why a file and not dlt's `_dlt_loads`: a run that read no change loads no row and leaves no load there, yet it
 is a successful sync that the status must count as fresh; and `_dlt_loads` does not say which portal loaded.
-Written like the gate's state (invoicing_warehouse/runs/gate_state.py): atomically, owner-only, changed under an exclusive lock.
+Written like the gate's state (invoicing_warehouse/runs/gate_state.py): atomically, owner-only, changed under an
+exclusive lock.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """Schema notices: the raw columns of fields the API serves that the ledger does not know
 (pipelines/invoicing/doctor/known_columns.py). dlt adds a column for any new field on its own, so nothing is
 lost; what is missing is a person deciding what the field means. The regular sync notes each new column once
-(remembered in invoicing_warehouse/runs/run_log.py), a Dagster WARN check names them on every run (assets/checks.py) and the
-doctor lists them. Never blocking: a new field changes no figure the marts compute.
+(remembered in invoicing_warehouse/runs/run_log.py), a Dagster WARN check names them on every run (assets/checks.py) and
+the doctor lists them. Never blocking: a new field changes no figure the marts compute.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The raw side of the contract checks, without Dagster: which JSON keys the server did not serve
 (`fields_served`, read from the raw column `_absent_fields` the sync writes), and whether date-only values sit at
-a midnight (`off_midnight_fields`, for the `dates_at_midnight` check of invoicing_warehouse/runs/model_checks.py). Each failure names the field and the marts it spoils (docs/contract.md, A2 and
-A10).
+a midnight (`off_midnight_fields`, for the `dates_at_midnight` check of invoicing_warehouse/runs/model_checks.py). Each
+failure names the field and the marts it spoils (docs/contract.md, A2 and A10).
 
 The gate runs them as flags (`SERVED_CHECKS`: they never hold figures back, the figures they doubt are
 published with the banner's warning); Dagster shows each as an asset check of its raw table or staging model
@@ -99,7 +99,8 @@ def absent_counts(connection, table: str, fields: list[ServedField]) -> dict[str
 
 # ---------------------------------------------------------------- date-only values at a midnight
 
-# which values are date-only is each staging model's front matter (`date_only`); invoicing_warehouse/runs/model_checks.py checks them
+# which values are date-only is each staging model's front matter (`date_only`);
+# invoicing_warehouse/runs/model_checks.py checks them
 
 
 def off_midnight_fields(connection, fields: Sequence[DateOnlyField]) -> list[str]:

@@ -1,7 +1,8 @@
 """The warehouse's status, per portal, in one place: the last successful sync (when, records), its age against
 a threshold, the webhook hints waiting and kept dead, the gate's failing checks and the readers' copy's age.
 `invoicing-warehouse status` prints it (invoicing_warehouse/cli/status_command.py), the dashboard's Portals page
-shows it (invoicing_warehouse/dashboard/screens/portals.py). Read-only: it opens no warehouse connection and creates no file.
+shows it (invoicing_warehouse/dashboard/screens/portals.py). Read-only: it opens no warehouse connection and creates no
+file.
 
 Stale by default after twice the sync interval (INVOICING_SYNC_INTERVAL_MINUTES, 15 min: 30 min), the rule of
 Dagster's freshness policy on the raw tables (assets/ingestion.py), so the two never disagree: one late or failed run is

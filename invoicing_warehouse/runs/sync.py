@@ -1,7 +1,7 @@
 """The regular sync's run, written once: readers marked behind, each portal loaded (the extraction) with the
 reads that may be incomplete remembered, then built (when asked) and published through the gate
-(invoicing_warehouse/runs/gate.py). The CLI's `sync` and `sync --follow` run `sync_and_publish`; the Dagster ingestion runs
-`sync_and_record` per portal and its publication sensors `publish_checked`, so a degraded read holds the same
+(invoicing_warehouse/runs/gate.py). The CLI's `sync` and `sync --follow` run `sync_and_publish`; the Dagster ingestion
+runs `sync_and_record` per portal and its publication sensors `publish_checked`, so a degraded read holds the same
 marts back on every path.
 """
 
@@ -26,10 +26,11 @@ from pipelines.invoicing.portals import Portal
 def sync_and_record(target: WarehouseTarget, portal: Portal, **options: Any) -> SyncReport:
     """`sync_portal(target, portal, **options)`, then its degraded reads recorded for the gate (a reconcile or a
     full refresh is a full read: it clears what it read cleanly). On a DuckLake the load holds the lake's lock
-    shared (invoicing_warehouse/engine/lake_lock.py). The sync is recorded for the status (invoicing_warehouse/runs/run_log.py), and a field the
-    ledger does not know is noted once (invoicing_warehouse/runs/schema_notices.py). A list whose read failed alone (`report.failed`) is
-    recorded too: the gate holds the marts built on it until a run reads it again. Raises what the sync raises
-    (nothing recorded then: a failed sync's committed chunks are read again by the next run)."""
+    shared (invoicing_warehouse/engine/lake_lock.py). The sync is recorded for the status
+    (invoicing_warehouse/runs/run_log.py), and a field the ledger does not know is noted once
+    (invoicing_warehouse/runs/schema_notices.py). A list whose read failed alone (`report.failed`) is recorded too: the
+    gate holds the marts built on it until a run reads it again. Raises what the sync raises (nothing recorded then: a
+    failed sync's committed chunks are read again by the next run)."""
     try:
         with lake_lock(target, SHARED):  # a DuckLake's build and publication wait until this load is whole
             report = sync_portal(target, portal, **options)

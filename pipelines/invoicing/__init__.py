@@ -21,6 +21,7 @@ from invoicing_warehouse.engine.names import DEFAULT_PORTAL, PORTAL_COLUMN
 from pipelines.invoicing.capabilities import STATE_KEY
 from pipelines.invoicing.credentials import resolve_settings
 from pipelines.invoicing.http.client import InvoicingClient
+from pipelines.invoicing.http.client_settings import ClientSettings
 from pipelines.invoicing.read.feed import Feed
 from pipelines.invoicing.read.rows import with_portal
 from pipelines.invoicing.settings import ENDPOINTS, EVENTS, Columns, Endpoint
@@ -112,8 +113,7 @@ def invoicing(rate_limit_per_s: float = 10.0, feed: Any = None, portal: str = DE
     """
     if feed is None:
         settings = resolve_settings()
-        feed = Feed(InvoicingClient(settings.base_url, settings.client_id, settings.client_secret,
-                                    rate_limit_per_s=rate_limit_per_s), portal_id=portal)
+        feed = Feed(InvoicingClient(ClientSettings.of(settings, rate_limit_per_s=rate_limit_per_s)), portal_id=portal)
     resources = {name: _endpoint_resource(feed, endpoint) for name, endpoint in ENDPOINTS.items()}
     resources[EVENTS.name] = _events_transformer(feed, resources["supplier_documents"])
     return list(resources.values())

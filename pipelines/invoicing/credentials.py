@@ -33,8 +33,8 @@ class ApiSettings:
     client_secret: str
 
     def __post_init__(self) -> None:
-        # masked in whatever the product prints (invoicing_warehouse/engine/redaction.py): the secret, and the Basic-auth
-        # header value the token request sends
+        # masked in whatever the product prints (invoicing_warehouse/engine/redaction.py): the secret, and the
+        # Basic-auth header value the token request sends
         register_secret(self.client_secret)
         if self.client_secret:
             register_secret(base64.b64encode(f"{self.client_id}:{self.client_secret}".encode()).decode())

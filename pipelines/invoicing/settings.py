@@ -161,7 +161,8 @@ ENDPOINTS: dict[str, Endpoint] = {
             nested={"tags": VALUE_LIST}, assumed=("amountVat", "amount", "dueDate", "issueDate", "paymentDate"),
             pdf=PdfArchive("/supplier-documents/{id}/pdf", "true"), paging_named=False,
             events={"supplier-document.created": "id", "supplier-document.updated": "id",
-                    "supplier-document.status-change": "supplierDocument.id"}),  # every bill received, whatever its status
+                    # every bill received, whatever its status
+                    "supplier-document.status-change": "supplierDocument.id"}),
         Endpoint("webhooks", "/webhooks", "full", _columns(
             **COMMON, url=TEXT, enabled=BOOL, failures=BIGINT), nested={"events": VALUE_LIST},
             scope="read write", paging_named=False),
@@ -196,7 +197,8 @@ class Reference:
 
 
 # The references the marts follow. A run closes them before the gate judges (load/parents.py: a parent not
-# loaded is read by id), and a reference still dangling after that is a flag, never a hold (invoicing_warehouse/runs/checks.py).
+# loaded is read by id), and a reference still dangling after that is a flag, never a hold
+# (invoicing_warehouse/runs/checks.py).
 REFERENCES: tuple[Reference, ...] = (
     Reference("documents", "customer_id", "customers"),
     Reference("transaction_usages", "invoice_id", "documents"),

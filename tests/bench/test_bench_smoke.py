@@ -54,10 +54,12 @@ SMOKE: dict[str, Smoke] = {
     "compare_generic.py": Smoke(("--scale", "20", "--repeats", "1", "--scenarios", "full", "--latency-ms", "0",
                                  "--rate-limit", "0", "--without-events", "--out", "{tmp}"),
                                 (r"^\| full \| pipeline \| 1 \|", r"^\| full \| generic \| 1 \|")),
-    # the browser at the tests' priority (tests/invoicing_warehouse/dashboard/chromium_at_the_tests_priority says why); the trends
-    # published by the gate as a run's are (the suite turns them off): else the dashboard builds them on start
+    # the browser at the tests' priority (tests/invoicing_warehouse/dashboard/chromium_at_the_tests_priority says why);
+    # the trends published by the gate as a run's are (the suite turns them off): else the dashboard builds them on
+    # start
     "dashboard_render.py": Smoke(("--skip-demo", "--documents", "500", "--pages", "Receivables",
-                                  "--chromium", str(ROOT / "tests" / "invoicing_warehouse" / "dashboard" / "chromium_at_the_tests_priority")),
+                                  "--chromium", str(ROOT / "tests" / "invoicing_warehouse" / "dashboard"
+                                                    / "chromium_at_the_tests_priority")),
                                  (r"Receivables +cold +[\d.]+ s", r"As-of \S+ \(models built in memory\): +[\d.]+ s"),
                                  env={"INVOICING_PUBLISH_TRENDS": "1"}),
     "demo_figures.py": Smoke(("--seeds", "1", "--scale", "50"),

@@ -32,8 +32,8 @@ def sql_model_paths() -> list[tuple[str, str]]:
 CONTRACT_CHECKS = {
     *(
         (f"invoicing_raw/{table}", "fields_served")
-        # the gate's flags (invoicing_warehouse/runs/served_fields.py SERVED_CHECKS): the tables with a field whose absence spoils a
-        # figure; customers' and the usages' served fields are counted, never judged
+        # the gate's flags (invoicing_warehouse/runs/served_fields.py SERVED_CHECKS): the tables with a field whose
+        # absence spoils a figure; customers' and the usages' served fields are counted, never judged
         for table in (
             "documents",
             "transactions",

@@ -100,7 +100,8 @@ def test_a_new_sql_file_becomes_an_asset_without_python(tmp_path):
     (tmp_path / "staging").mkdir()
     (tmp_path / "marts").mkdir()
     (tmp_path / "staging" / "stg_a.sql").write_text(
-        "-- ---\n-- description: the a.\n-- materialized: view\n-- grain: [id]\n-- ---\nselect id from invoicing_raw.items\n")
+        "-- ---\n-- description: the a.\n-- materialized: view\n-- grain: [id]\n-- ---\nselect id from "
+        "invoicing_raw.items\n")
     (tmp_path / "marts" / "b.sql").write_text(
         "-- ---\n-- description: the count of a.\n-- grain: []\n-- ---\nselect count(*) as n from staging.stg_a\n")
     assets = build_model_assets(tmp_path)

@@ -1,7 +1,8 @@
 """The hints op's materializations (assets/hint_ops.py `Unrecorded`): the sets applied since the last record
 become one event per asset, a raw table's rows loaded summed over the sets and a model's row count its latest;
 due once the oldest set waited RECORD_WITHIN_S. A unit test of that one class (the op's Dagster context stubbed:
-it only collects the events); the op itself runs in tests/pipelines/webhooks/test_hint_linger.py and test_hint_sensor.py."""
+it only collects the events); the op itself runs in tests/pipelines/webhooks/test_hint_linger.py and
+test_hint_sensor.py."""
 
 from __future__ import annotations
 

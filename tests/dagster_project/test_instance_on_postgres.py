@@ -1,5 +1,6 @@
-"""Dagster's instance on PostgreSQL (issue 33, point 4): the deployment's dagster.yaml (docs/deploy/dagster/dagster.yaml,
-the file docs/deploy.md tells to install), loaded by Dagster itself against the session's real PostgreSQL.
+"""Dagster's instance on PostgreSQL (issue 33, point 4): the deployment's dagster.yaml
+(docs/deploy/dagster/dagster.yaml, the file docs/deploy.md tells to install), loaded by Dagster itself against the
+session's real PostgreSQL.
 
 Two instances from two DAGSTER_HOME folders that share no file, as two hosts would: a run executed with the
 first is seen, with its tags and event log, from the second. The truth is the run's own result (its id, its

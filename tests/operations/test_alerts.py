@@ -1,7 +1,7 @@
-"""Alerts (invoicing_warehouse/runs/alerts.py, issue 44): a failed sync, a gate that holds figures back and a stale portal each reach a
-real HTTP sink and a real SMTP server (aiosmtpd) on 127.0.0.1 exactly once; a second failing run sends nothing new;
-the recovery of each is announced once; a channel that cannot be reached never changes a command's exit code; a
-secret in a channel's URL is never printed. The truth is what the two servers received."""
+"""Alerts (invoicing_warehouse/runs/alerts.py, issue 44): a failed sync, a gate that holds figures back and a stale
+portal each reach a real HTTP sink and a real SMTP server (aiosmtpd) on 127.0.0.1 exactly once; a second failing run
+sends nothing new; the recovery of each is announced once; a channel that cannot be reached never changes a command's
+exit code; a secret in a channel's URL is never printed. The truth is what the two servers received."""
 
 from __future__ import annotations
 

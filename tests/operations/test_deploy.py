@@ -98,7 +98,8 @@ def test_each_unit_gets_only_the_secrets_and_the_role_it_needs():
                                             ("receiver.env", "dashboard.env", "writer.env", "dagster.env"))
     assert set(receiver) == {"INVOICING_WEBHOOK_TOKEN", "INVOICING_HINT_SPOOL", "INVOICING_HINT_SPOOL_PASSWORD"}
     assert receiver["INVOICING_HINT_SPOOL"].startswith("postgresql://invoicing_receiver@")
-    assert set(dagster) == {"DAGSTER_PG_HOST", "DAGSTER_PG_PORT", "DAGSTER_PG_USER", "DAGSTER_PG_PASSWORD", "DAGSTER_PG_DB"}
+    assert set(dagster) == {"DAGSTER_PG_HOST", "DAGSTER_PG_PORT", "DAGSTER_PG_USER", "DAGSTER_PG_PASSWORD",
+                            "DAGSTER_PG_DB"}
     assert dashboard["INVOICING_DUCKLAKE_CATALOG"].startswith("postgresql://invoicing_reader@")
     assert writer["INVOICING_DUCKLAKE_CATALOG"].startswith("postgresql://invoicing@")
     assert writer["INVOICING_RATE_BUDGET_URL"].startswith("postgresql://invoicing_budget@")

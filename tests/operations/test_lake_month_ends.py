@@ -1,5 +1,5 @@
-"""The lake's upkeep keeps month-end snapshots beyond the horizon (invoicing_warehouse/engine/lake_maintenance.py): the last
-published snapshot of each of the last N months before the current one, in UTC, so a month-end report reads its
+"""The lake's upkeep keeps month-end snapshots beyond the horizon (invoicing_warehouse/engine/lake_maintenance.py): the
+last published snapshot of each of the last N months before the current one, in UTC, so a month-end report reads its
 month back; hand-made snapshot lists with the expected ids worked out by hand below."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""Schema notices (invoicing_warehouse/runs/schema_notices.py): a sandbox serving one field no contract names (the profile's
-`extra_fields`) makes the sync say so once, in its output, and not on the next run; Dagster's WARN check
+"""Schema notices (invoicing_warehouse/runs/schema_notices.py): a sandbox serving one field no contract names (the
+profile's `extra_fields`) makes the sync say so once, in its output, and not on the next run; Dagster's WARN check
 `fields_known` names the column; the doctor lists the field. The truth is the one field the test adds: the
 sandbox's other fields are all known, so nothing else may be named."""
 

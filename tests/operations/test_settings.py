@@ -125,4 +125,5 @@ def test_the_settings_page_is_the_one_the_catalogue_generates():
 
     committed = (PROJECT / "docs/settings.md").read_text(encoding="utf-8")
     assert committed == render_settings_doc(), (
-        "docs/settings.md differs from the catalogue: python -m invoicing_warehouse.engine.environment.docs > docs/settings.md")
+        "docs/settings.md differs from the catalogue: python -m invoicing_warehouse.engine.environment.docs > "
+        "docs/settings.md")

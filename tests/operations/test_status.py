@@ -1,5 +1,5 @@
-"""`invoicing-warehouse status` (invoicing_warehouse/runs/status.py) on a real warehouse synced from the sandbox by the CLI: the
-all-fresh case exits 0; a portal made stale by its recorded sync time, a blocking check failing (a raw row
+"""`invoicing-warehouse status` (invoicing_warehouse/runs/status.py) on a real warehouse synced from the sandbox by the
+CLI: the all-fresh case exits 0; a portal made stale by its recorded sync time, a blocking check failing (a raw row
 duplicated, as a broken merge would leave it) and a webhook hint kept dead each exit 1 and say which; bad
 usage exits 2. The truths are independent of the status: the raw tables' own row counts, the gate's verdict
 printed by `models`, the spool's dead letter written through the spool's own API."""

@@ -55,7 +55,8 @@ for package in packages:
             continue  # scripts run when imported (Streamlit's page, `python -m`): their imports are below
         importlib.import_module(info.name)
         imported.append(info.name)
-import invoicing_warehouse.dashboard.screens, invoicing_warehouse.dashboard.source  # what invoicing_warehouse/dashboard/app.py imports
+# what invoicing_warehouse/dashboard/app.py imports
+import invoicing_warehouse.dashboard.screens, invoicing_warehouse.dashboard.source
 import invoicing_warehouse.cli  # what invoicing_warehouse/__main__.py imports
 
 from pathlib import Path
@@ -75,7 +76,8 @@ def test_every_module_imports_and_models_and_export_run_without_fcntl(tmp_path):
     out = tmp_path / "out"
     env = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
     env["PYTHONPATH"] = str(ROOT)
-    run = subprocess.run([sys.executable, "-c", WITHOUT_FCNTL, str(warehouse), str(out), ",".join(PRODUCT)], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=240)
+    run = subprocess.run([sys.executable, "-c", WITHOUT_FCNTL, str(warehouse), str(out), ",".join(PRODUCT)],
+                         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=240)
     assert run.returncode == 0, run.stderr[-4000:]
     report = json.loads(run.stdout.strip().splitlines()[-1])
     assert report["refused"] >= 1 and report["fcntl_loaded"] is False  # the run truly went without fcntl
@@ -83,8 +85,9 @@ def test_every_module_imports_and_models_and_export_run_without_fcntl(tmp_path):
     # every module of the product: one per .py file under the product's packages (the page script aside)
     files = {".".join(path.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")
              for package in PRODUCT for path in (ROOT / package).rglob("*.py")}
-    assert {name for name in files if name != "invoicing_warehouse.dashboard.app" and not name.endswith(".__main__")} <= set(
-        report["imported"])
+    expected = {name for name in files
+                if name != "invoicing_warehouse.dashboard.app" and not name.endswith(".__main__")}
+    assert expected <= set(report["imported"])
     with duckdb.connect(str(warehouse.with_name("warehouse.read.duckdb")), read_only=True) as copy:
         count, total = copy.execute("select count(*), coalesce(sum(open_amount), 0) from marts.receivables").fetchone()
     with (out / "receivables.csv").open(encoding="utf-8") as exported:

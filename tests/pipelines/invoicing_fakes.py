@@ -28,7 +28,8 @@ def iso(moment: datetime) -> str:
 def make_records(count: int, start: datetime, *, per_second: int = 1, prefix: str = "") -> list[dict]:
     """`count` records, `per_second` of them sharing each lastUpdate second, ids sortable."""
     return [
-        {"id": prefix + f"{i:024x}"[len(prefix):], "lastUpdate": iso(start + timedelta(seconds=i // per_second)), "n": i}
+        {"id": prefix + f"{i:024x}"[len(prefix):], "lastUpdate": iso(start + timedelta(seconds=i // per_second)),
+         "n": i}
         for i in range(count)
     ]
 
@@ -91,7 +92,8 @@ class FakeApi:
         if request.headers.get("authorization") != f"Basic {expected}":
             return self._answer(401, {"error": "invalid_client", "error_description": "client authentication failed"})
         if self.token_scope_refused:
-            return self._answer(400, {"error": "invalid_scope", "error_description": "scope 'read' is not allowed for this client"})
+            return self._answer(400, {"error": "invalid_scope",
+                                      "error_description": "scope 'read' is not allowed for this client"})
         token = f"token-{next(self.token_counter)}"
         self.valid_tokens.add(token)
         return self._answer(200, {"access_token": token, "token_type": "Bearer",

@@ -13,6 +13,7 @@ from sandbox_syncs import quiet, sync
 from harness.warehouse_truth import mismatches
 from invoicing_sandbox.contract import ContractProfile
 from pipelines.invoicing.http.client import InvoicingClient
+from pipelines.invoicing.http.client_settings import ClientSettings
 
 REFUSING = replace(ContractProfile.default(), window_params_refused_on=("suppliers", "supplier_documents"))
 
@@ -37,16 +38,16 @@ def test_a_fallback_that_fails_fails_the_sync_instead_of_finishing_the_read_shor
                                                                                  monkeypatch):
     # The fallback cancels the windowed slices before it starts the full read: if it failed in between, the
     # read used to finish on the pages read so far and the sync reported success with suppliers missing.
-    from pipelines.invoicing.read.reader import ResourceRead
+    from pipelines.invoicing.read.read_producer import PageProducer
 
-    note = ResourceRead._note
+    note = PageProducer._note
 
     def note_failing_in_the_fallback(self, text):
         if "read in full" in text:  # only the fallback's note
             raise RuntimeError("the findings could not be recorded")
         note(self, text)
 
-    monkeypatch.setattr(ResourceRead, "_note", note_failing_in_the_fallback)
+    monkeypatch.setattr(PageProducer, "_note", note_failing_in_the_fallback)
     sandbox = start_sandbox(seed=5, scale=120, contract=REFUSING)
     with pytest.raises(Exception) as failed:
         sync(sandbox, warehouse)
@@ -59,8 +60,8 @@ def test_a_fallback_that_fails_fails_the_sync_instead_of_finishing_the_read_shor
 def tokens_for(expires_in, requests: int, step_s: float) -> int:
     api = FakeApi({"/documents": []}, expires_in=expires_in)
     clock = FakeClock()
-    with InvoicingClient(BASE_URL, CLIENT_ID, CLIENT_SECRET, transport=api.transport(), rate_limit_per_s=0,
-                         clock=clock, sleep=clock.sleep) as client:
+    with InvoicingClient(ClientSettings(BASE_URL, CLIENT_ID, CLIENT_SECRET, rate_limit_per_s=0),
+                         transport=api.transport(), clock=clock, sleep=clock.sleep) as client:
         for _ in range(requests):
             client.get("/me")
             clock.t += step_s
@@ -97,7 +98,8 @@ def prepared(api: FakeApi, reconcile: bool = False):
     """The run plan a feed freezes from the fake API's answer to GET /me, and the feed (for its notes)."""
     from pipelines.invoicing.read.feed import Feed
 
-    with InvoicingClient(BASE_URL, CLIENT_ID, CLIENT_SECRET, transport=api.transport(), rate_limit_per_s=0) as client:
+    with InvoicingClient(ClientSettings(BASE_URL, CLIENT_ID, CLIENT_SECRET, rate_limit_per_s=0),
+                         transport=api.transport()) as client:
         feed = Feed(client, reconcile=reconcile)
         try:
             return feed.prepare(), feed
@@ -150,8 +152,8 @@ def test_an_expiry_header_read_against_a_skewed_date_causes_no_token_storm():
     # clock runs 10 s ahead of the expiry's (the strict sandbox's skew). Half a life is still 10 s.
     api = FakeApi({"/documents": []}, expires_in=20, expire_at=SERVER_NOW + timedelta(seconds=10))
     clock = FakeClock()
-    with InvoicingClient(BASE_URL, CLIENT_ID, CLIENT_SECRET, transport=api.transport(), rate_limit_per_s=0,
-                         clock=clock, sleep=clock.sleep) as client:
+    with InvoicingClient(ClientSettings(BASE_URL, CLIENT_ID, CLIENT_SECRET, rate_limit_per_s=0),
+                         transport=api.transport(), clock=clock, sleep=clock.sleep) as client:
         for _ in range(100):
             client.get("/me")
             clock.t += 1.0
@@ -214,8 +216,8 @@ def test_a_read_started_later_keeps_what_earlier_reads_of_the_run_learnt():
     from pipelines.invoicing.read.feed import Feed
 
     committed = {STATE_KEY: ServerCapabilities().with_list("/customers", window="honoured").to_state()}
-    with InvoicingClient(BASE_URL, CLIENT_ID, CLIENT_SECRET, transport=FakeApi().transport(),
-                         rate_limit_per_s=0) as client:
+    with InvoicingClient(ClientSettings(BASE_URL, CLIENT_ID, CLIENT_SECRET, rate_limit_per_s=0),
+                         transport=FakeApi().transport()) as client:
         feed = Feed(client)
         try:
             feed.start(committed, [])

@@ -6,8 +6,8 @@ kept with the token, every later window ended 19 s early, and the records writte
 seconds were still missing after a quiet run and a reconcile. Here: 15 % 503s so stamped, 5 % dropped
 connections, 100-400 ms latency, 20 s tokens revoked every 15 requests, a sandbox mutating through the whole
 first sync; then the mutations stop, the sandbox clock moves on 10 s (the 5 s lag and 5 s of slack for the
-measure, far less than a false 19 s lead plus the lag), a quiet run and a reconcile: every raw table must equal the sandbox's records and the marts the API's
-own figures (harness/chaos_run.py, harness/warehouse_truth.py).
+measure, far less than a false 19 s lead plus the lag), a quiet run and a reconcile: every raw table must equal the
+sandbox's records and the marts the API's own figures (harness/chaos_run.py, harness/warehouse_truth.py).
 """
 
 from __future__ import annotations

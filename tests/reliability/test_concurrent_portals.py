@@ -32,7 +32,8 @@ from harness.multi_portal import arrival_times, sync_all
 from harness.warehouse_truth import compare_raw_tables
 from invoicing_sandbox.host import SandboxHost
 
-# alone, after the parallel phase (scripts/test): processes share the host's 10 requests/s and the server counts every window
+# alone, after the parallel phase (scripts/test): processes share the host's 10 requests/s and the server counts every
+# window
 pytestmark = pytest.mark.serial
 
 PORTALS = 4

@@ -1,6 +1,6 @@
-"""One gate before readers, on every path that publishes figures (invoicing_warehouse/runs/gate.py): when a blocking check fails,
-nothing reaches the readers' copy (its bytes are unchanged), the command exits 1 naming the check and the figures
-it protects, and the gate's state carries what the dashboard's banner says. A read that may be incomplete holds
+"""One gate before readers, on every path that publishes figures (invoicing_warehouse/runs/gate.py): when a blocking
+check fails, nothing reaches the readers' copy (its bytes are unchanged), the command exits 1 naming the check and the
+figures it protects, and the gate's state carries what the dashboard's banner says. A read that may be incomplete holds
 back the marts built on it, and only those. One report date per build.
 
 The failure is a real one: a raw row duplicated in the warehouse (as a broken merge would leave it), which
@@ -133,7 +133,8 @@ def test_a_hint_run_publishes_nothing_when_a_blocking_check_fails(warehouse, sha
     with spool_for(target) as spool:
         spool.append("delivery-1", Hint("default", "customers", customer["id"], "customer.created"))
     run = apply_pending(target, Portal("default"), rate_limit_per_s=0,
-                        settings=ApiSettings(shared_sandbox.base_url, shared_sandbox.client_id, shared_sandbox.client_secret))
+                        settings=ApiSettings(shared_sandbox.base_url, shared_sandbox.client_id,
+                                             shared_sandbox.client_secret))
     assert run.load is not None and run.load.rows.get("customers") == 1  # the record itself was loaded
     assert run.published is None and run.gate is not None
     assert "ids_unique" in [f.name for f in run.gate.failures]

@@ -267,7 +267,8 @@ def test_c1_h1_on_a_ducklake_a_model_cannot_reach_the_postgresql_catalog(lake, t
     }
     for stem, sql in payloads.items():
         folder = _model(tmp_path / stem, stem, sql, grain="[]")
-        with pytest.raises(duckdb.Error, match=f"model analyst.{stem} .*(is not in the catalog|disabled|does not exist)"):
+        with pytest.raises(duckdb.Error,
+                           match=f"model analyst.{stem} .*(is not in the catalog|disabled|does not exist)"):
             build_and_publish(lake, note="attack", as_of=AS_OF, models_dir=folder)
     assert _catalog_tables(lake) == catalog_before
     assert not any("written_by_analyst_model" in table for table in catalog_before)

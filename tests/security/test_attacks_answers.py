@@ -136,7 +136,8 @@ def without_a_date(suite: BadInputSuite, name: str, tamper: Callable[[Exchange],
     assert suite.truth_mismatches(workspace) == []
 
 
-def refused(suite: BadInputSuite, name: str, tamper: Callable[[Exchange], None], *words: str, list_name: str = "customers",
+def refused(suite: BadInputSuite, name: str, tamper: Callable[[Exchange], None], *words: str,
+            list_name: str = "customers",
             **env: str) -> None:
     """A sync through the proxy is refused naming `GET /<list_name>` and `words`, without a traceback, and nothing
     is lost: that list's raw table as it was, every raw table equal to the sandbox's records (the other lists,

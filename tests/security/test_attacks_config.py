@@ -115,7 +115,8 @@ def clean_env(monkeypatch, tmp_path):
     """An empty working directory and no API or webhook settings of the developer's."""
     monkeypatch.chdir(tmp_path)
     for name in list(os.environ):
-        if name.startswith(("SOURCES__INVOICING__", "INVOICING_WEBHOOK_", "INVOICING_WAREHOUSE_", "INVOICING_DUCKLAKE_")):
+        if name.startswith(("SOURCES__INVOICING__", "INVOICING_WEBHOOK_", "INVOICING_WAREHOUSE_",
+                            "INVOICING_DUCKLAKE_")):
             monkeypatch.delenv(name)
     return monkeypatch
 
@@ -350,7 +351,8 @@ def snapshot_growth(request: pytest.FixtureRequest) -> Outcome:
     files_before = _files(target.data_path)
     # the operator's command, on the lake the environment names; a horizon of 1.7 s, and every snapshot older
     env, capsys = request.getfixturevalue("clean_env"), request.getfixturevalue("capsys")
-    for name, value in (("INVOICING_WAREHOUSE_ENGINE", "ducklake"), ("INVOICING_DUCKLAKE_CATALOG", target.catalog.public()),
+    for name, value in (("INVOICING_WAREHOUSE_ENGINE", "ducklake"), ("INVOICING_DUCKLAKE_CATALOG",
+                                                                     target.catalog.public()),
                         ("INVOICING_DUCKLAKE_DATA_PATH", str(target.data_path)),
                         ("INVOICING_DUCKLAKE_PASSWORD", target.catalog.password)):
         env.setenv(name, value)

@@ -337,7 +337,8 @@ def _visible_portals(connection) -> tuple[set[str], list[str]]:
         if "portal_id" not in columns:
             without.append(f"{schema}.{table}")
             continue
-        seen |= {row[0] for row in connection.execute(f'select distinct portal_id from "{schema}"."{table}"').fetchall()}
+        query = f'select distinct portal_id from "{schema}"."{table}"'
+        seen |= {row[0] for row in connection.execute(query).fetchall()}
     return seen, without
 
 

@@ -41,6 +41,7 @@ from invoicing_warehouse.engine.target import (
 )
 from pipelines.invoicing.errors import InvoicingApiError
 from pipelines.invoicing.http.client import InvoicingClient
+from pipelines.invoicing.http.client_settings import ClientSettings
 from pipelines.invoicing.http.host_budget import HostBudget
 from pipelines.invoicing.http.private_state import LocalStateError
 from pipelines.invoicing.http.ratelimit import MAX_PAUSE_S, RateLimiter
@@ -297,8 +298,8 @@ def throttled_client(retry_after: str) -> tuple[InvoicingClient, list[float]]:
             return httpx.Response(429, headers={"Retry-After": retry_after}, json={"error": "slow down"})
         return httpx.Response(200, json={"data": {"id": "me", "name": "Portal"}})
 
-    client = InvoicingClient(BASE_URL, "client-a", SECRET, transport=httpx.MockTransport(answer), sleep=sleep,
-                             clock=lambda: now[0], shared_budget=False)
+    client = InvoicingClient(ClientSettings(BASE_URL, "client-a", SECRET, shared_budget=False),
+                             transport=httpx.MockTransport(answer), sleep=sleep, clock=lambda: now[0])
     return client, slept
 
 
@@ -306,7 +307,7 @@ def retry_after_infinite(request: pytest.FixtureRequest, tmp_path: Path) -> None
     client, slept = throttled_client("inf")
     with client:
         assert client.get("/me") == {"id": "me", "name": "Portal"}  # nothing lost: the answer came
-    assert 0 < sum(slept) <= client.backoff_cap_s  # not a number of seconds to honour: the backoff instead
+    assert 0 < sum(slept) <= client.settings.backoff_cap_s  # not a number of seconds to honour: the backoff instead
 
 
 def retry_after_thirty_years(request: pytest.FixtureRequest, tmp_path: Path) -> None:

@@ -6,13 +6,14 @@ in the same batch (a real change of a sandbox record, announced through the same
 same applying run, and after that run the warehouse's customers and items equal the sandbox's own records
 (harness.warehouse_truth.mismatches: the sandbox is the truth, not the code under test). Expected answers come
 from the review and the receiver's documented table: 422 for an id that is no record id, 431 for oversized
-headers (RFC 6585), 400 for deeply nested JSON, 404 for any method but POST, a dropped connection for a half-sent request.
+headers (RFC 6585), 400 for deeply nested JSON, 404 for any method but POST, a dropped connection for a half-sent
+request.
 
 One sandbox, one regular build and one applying run serve every row (module fixture `battle`): a row's
 probe and its genuine delivery go into the one batch that run applies, so every row also shows that no probe
-held the others' hints back. M6 runs `webhooks serve`'s own settings (`receiver_settings`, what the command starts from) with the
-environment of a DuckLake (its catalog the session's real PostgreSQL), and checks that the hint lands in the spool
-the documentation names for a lake (schema `invoicing_hints` of the catalog database), not beside `--warehouse`.
+held the others' hints back. M6 runs `webhooks serve`'s own settings (`receiver_settings`, what the command starts from)
+with the environment of a DuckLake (its catalog the session's real PostgreSQL), and checks that the hint lands in the
+spool the documentation names for a lake (schema `invoicing_hints` of the catalog database), not beside `--warehouse`.
 """
 
 from __future__ import annotations
@@ -80,7 +81,8 @@ def _genuine(battle: Battle, row: str, resource: str = "customers") -> None:
     portal, sandbox = battle.sandbox.portal, battle.sandbox
     sandbox.clock.advance(timedelta(seconds=1))
     if resource == "customers":
-        record = portal.create("customers", {"name": f"Genuine {row}", "phone": f"+33 1 00 00 {len(battle.genuine):02d}"})
+        record = portal.create("customers", {"name": f"Genuine {row}",
+                                             "phone": f"+33 1 00 00 {len(battle.genuine):02d}"})
         event = "customer.created"
     else:
         used = {record_id for _, record_id in battle.genuine.values()}
@@ -340,6 +342,7 @@ def test_a_hint_the_api_refuses_alone_is_retried_then_kept_dead_and_never_blocks
     The refused one is tried 3 times in all (dead_letters.MAX_ATTEMPTS, the retry delay shortened here), then
     kept dead; the forged one dies at once without a request."""
     from pipelines.invoicing.http.client import InvoicingClient
+    from pipelines.invoicing.http.client_settings import ClientSettings
     from pipelines.invoicing.webhooks import dead_letters
     from pipelines.invoicing.webhooks.hint_spool import Hint
 
@@ -354,7 +357,7 @@ def test_a_hint_the_api_refuses_alone_is_retried_then_kept_dead_and_never_blocks
     quiet(sandbox)
     monkeypatch.setattr(dead_letters, "RETRY_DELAY_S", 0.0)
     transport = RefusingTransport(refused)
-    with InvoicingClient(sandbox.base_url, sandbox.client_id, sandbox.client_secret, rate_limit_per_s=0,
+    with InvoicingClient(ClientSettings(sandbox.base_url, sandbox.client_id, sandbox.client_secret, rate_limit_per_s=0),
                          transport=transport) as client:
         runs = [apply_pending(WarehouseTarget.duckdb_file(battle.warehouse), Portal("default"), client=client,
                               settings=ApiSettings(sandbox.base_url, sandbox.client_id, sandbox.client_secret))

@@ -313,4 +313,4 @@ def fetch(conn: duckdb.DuckDBPyConnection, sql: str) -> list[dict]:
     """Rows of `sql` as dicts."""
     cursor = conn.execute(sql)
     names = [d[0] for d in cursor.description]
-    return [dict(zip(names, row)) for row in cursor.fetchall()]
+    return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]

@@ -33,7 +33,8 @@ def _readers(warehouse: Path) -> Path:
 def test_a_broken_analyst_model_is_named_and_loses_nothing(warehouse, tmp_path, capsys):
     assert main(["models", "--warehouse", str(warehouse), *AS_OF]) == 0
     # a later build as of another date, with an analyst model that fails (division of a varchar)
-    folder = _model(tmp_path / "mine", "broken", "portal_id", "select portal_id, customer_id / 2 as x from marts.receivables")
+    folder = _model(tmp_path / "mine", "broken", "portal_id",
+                    "select portal_id, customer_id / 2 as x from marts.receivables")
     assert main(["models", "--warehouse", str(warehouse), "--as-of", "2026-01-10", "--models-dir", str(folder)]) == 1
     err = capsys.readouterr().err
     assert "model analyst.broken (" in err and "broken.sql) failed" in err and "nothing was replaced" in err

@@ -111,7 +111,8 @@ def test_an_undatable_usage_fails_usages_dated_naming_the_field_and_the_marts(tm
     assert not passed and severity == "ERROR"
     assert "transactionUsage.date" in description and "u9" in description
     assert all(mart in description for mart in RECEIVABLES_MARTS)
-    (usages_dated,) = [c for c in (contract_checks() + model_checks(_discover_models())) if "usages_dated" in {k.name for k in c.check_keys}]
+    (usages_dated,) = [c for c in (contract_checks() + model_checks(_discover_models()))
+                       if "usages_dated" in {k.name for k in c.check_keys}]
     assert all(spec.blocking for spec in usages_dated.check_specs)  # the marts keep their last good state
 
 

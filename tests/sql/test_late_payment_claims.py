@@ -380,11 +380,13 @@ def test_public_buyers_contractual_rates_collective_proceedings_and_limitation(m
                                                               ("r1", "Régie")))])
     insert(conn, "documents", [
         _invoice("inv_p", "p1", "1000.00", "2025-05-21", "2025-06-20"),
-        _invoice("inv_c", "c1", "500.00", "2025-07-01", "2025-07-31", status="PAID", last_update="2025-08-10T12:00:00Z"),
+        _invoice("inv_c", "c1", "500.00", "2025-07-01", "2025-07-31", status="PAID",
+                 last_update="2025-08-10T12:00:00Z"),
         _invoice("inv_x", "x1", "800.00", "2025-05-31", "2025-06-30"),
         _invoice("inv_o", "o1", "300.00", "2020-01-01", "2020-01-31", status="PAID",
                  last_update="2020-03-01T12:00:00Z"),
-        _invoice("inv_r", "r1", "400.00", "2025-07-01", "2025-07-31", status="PAID", last_update="2025-08-10T12:00:00Z"),
+        _invoice("inv_r", "r1", "400.00", "2025-07-01", "2025-07-31", status="PAID",
+                 last_update="2025-08-10T12:00:00Z"),
     ])
     insert(conn, "transaction_usages", [_payment("u_r", "r1", "inv_r", "400.00", "2025-08-10"),
                                         _payment("u_c", "c1", "inv_c", "500.00", "2025-08-10"),

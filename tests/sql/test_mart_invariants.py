@@ -152,7 +152,8 @@ def assert_page_marts_agree(conn: duckdb.DuckDBPyConnection) -> None:
            or s.due_this_week <> (select coalesce(sum(amount_due), 0) from marts.supplier_payables p
                                   where p.portal_id = s.portal_id and p.due_date >= p.as_of_date
                                     and p.due_date <= s.week_end)
-           or isodow(s.week_start) <> 1 or s.week_end <> s.week_start + 6 or s.horizon_end <> s.week_start + 55""") == []
+           or isodow(s.week_start) <> 1 or s.week_end <> s.week_start + 6
+           or s.horizon_end <> s.week_start + 55""") == []
     assert fetch(conn, """
         select w.portal_id, w.week_start from marts.payables_weeks w
         left join marts.payables_schedule s using (portal_id, week_start)

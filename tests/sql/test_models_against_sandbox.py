@@ -43,7 +43,7 @@ def _write_some_activity(sb: SandboxServer, conn: duckdb.DuckDBPyConnection) -> 
     headers = {"Authorization": f"Bearer {sb.token('read write')}"}
     writes = 0
     with httpx.Client(base_url=sb.base_url + "/", headers=headers, timeout=10.0, trust_env=False) as api:
-        for n, (invoice_id, open_amount, is_overdue) in enumerate(open_invoices[:3]):
+        for n, (invoice_id, open_amount, _is_overdue) in enumerate(open_invoices[:3]):
             body = {} if n == 0 else {"amount": round(float(open_amount) / 3, 2), "method": "CHECK"}
             api.post(f"documents/{invoice_id}/payment", json=body).raise_for_status()
             writes += 1
@@ -128,8 +128,10 @@ def _assert_every_mart_column_described_and_commented(conn: duckdb.DuckDBPyConne
 
 
 @pytest.mark.parametrize("contract", ["default", "strict"])
-# seeds 11 and 29, more data varieties of the same assertions, run with `pytest -m soak` (docs/testing.md, "Longer runs")
-@pytest.mark.parametrize("seed", [3, pytest.param(11, marks=pytest.mark.soak), pytest.param(29, marks=pytest.mark.soak)])
+# seeds 11 and 29, more data varieties of the same assertions, run with `pytest -m soak` (docs/testing.md, "Longer
+# runs")
+@pytest.mark.parametrize("seed", [3, pytest.param(11, marks=pytest.mark.soak), pytest.param(29,
+                                                                                            marks=pytest.mark.soak)])
 def test_receivables_and_late_customers_equal_the_api(seed, contract, tmp_path):
     clock = Clock(fixed=START)
     warehouse = tmp_path / "warehouse.duckdb"

@@ -1,7 +1,8 @@
-"""The gate carries over the month-ends of the trend whose raw rows did not change (invoicing_warehouse/runs/month_end_inputs.py):
-every published trend equals a full recomputation of the twelve month-ends on the same raw tables, on both
-sandbox profiles, after changes dated today (all twelve carried), a back-dated payment (built again from its
-month on) and random changes; and the reach rules are pinned to the models' SQL they were read against."""
+"""The gate carries over the month-ends of the trend whose raw rows did not change
+(invoicing_warehouse/runs/month_end_inputs.py): every published trend equals a full recomputation of the twelve
+month-ends on the same raw tables, on both sandbox profiles, after changes dated today (all twelve carried), a
+back-dated payment (built again from its month on) and random changes; and the reach rules are pinned to the models' SQL
+they were read against."""
 
 from __future__ import annotations
 
@@ -36,7 +37,8 @@ def test_the_reach_rules_were_read_against_these_models():
     assert raw == set(month_end_inputs.READS), "the trend reads other raw tables: give each a reach rule"
     pin = hashlib.sha256(month_end_inputs.models_text(needed_models()).encode()).hexdigest()[:16]
     assert month_end_inputs.reviewed(needed_models()), (
-        "a model the month-end trend rests on changed: until the reach rules of invoicing_warehouse/runs/month_end_inputs.py are read "
+        "a model the month-end trend rests on changed: until the reach rules of "
+        "invoicing_warehouse/runs/month_end_inputs.py are read "
         f"again against it (and REVIEWED_MODELS set to {pin!r}), the gate carries no month-end over")
 
 

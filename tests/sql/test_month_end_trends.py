@@ -1,5 +1,5 @@
-"""The month-end trends the gate publishes (invoicing_warehouse/runs/month_end_trends.py) against the models built as of each
-month-end by the engine's runner on a copy of the raw tables; the copy never carries an older trend; the
+"""The month-end trends the gate publishes (invoicing_warehouse/runs/month_end_trends.py) against the models built as of
+each month-end by the engine's runner on a copy of the raw tables; the copy never carries an older trend; the
 dashboard reads the published table for its date and builds them itself for another."""
 
 from __future__ import annotations
@@ -85,7 +85,8 @@ def test_a_publication_without_the_trend_drops_the_older_one(published, tmp_path
     assert outcome.published
     with duckdb.connect(str(default_snapshot_path(warehouse)), read_only=True) as connection:
         assert connection.execute("select count(*) from information_schema.tables "
-                                  "where table_schema = 'marts' and table_name = 'month_end_trends'").fetchall() == [(0,)]
+                                  "where table_schema = 'marts' and table_name = 'month_end_trends'").fetchall() == [(0,
+                                                                                                                      )]
     # the page then builds them itself: the same figures
     assert [tuple(row) for row in month_end_figures(Source(warehouse), D).itertuples(index=False)] == [
         row[:-1] for row in _table(published)]

@@ -3,8 +3,8 @@ L441-10 II: terms of sale "ne peu[ven]t toutefois fixer un taux inférieur à tr
 on hand-made invoices, every figure worked out by hand below.
 
 The legal interest rates, "all other cases" (the creditor is a business), from the arrêtés (sources in
-invoicing_warehouse/engine/seeds/README.md): second half of 2025 2.76 % (arrêté of 19 June 2025) -> floor 3 x 2.76 = 8.28 %;
-first half of 2026 2.62 % (arrêté of 15 December 2025) -> floor 3 x 2.62 = 7.86 %.
+invoicing_warehouse/engine/seeds/README.md): second half of 2025 2.76 % (arrêté of 19 June 2025) -> floor 3 x 2.76 =
+8.28 %; first half of 2026 2.62 % (arrêté of 15 December 2025) -> floor 3 x 2.62 = 7.86 %.
 
 Report date D = 2026-01-31. Terms of sale (INVOICING_PENALTY_RATES_BY_CUSTOMER): c1 8 %, g1 12 %; l1 has none
 and no portal rate is set (the legal default, ECB + 10). Interest of a line = amount

@@ -56,7 +56,8 @@ def _receivables(conn: duckdb.DuckDBPyConnection) -> dict[str, tuple]:
 
 def _check(warehouse, name: str) -> tuple[bool, str, str | None]:
     """Runs the contract check `name` on `warehouse` through Dagster: (passed, severity, description)."""
-    wanted = [check for check in (contract_checks() + model_checks(_discover_models())) if any(k.name == name for k in check.check_keys)]
+    wanted = [check for check in (contract_checks() + model_checks(_discover_models()))
+              if any(k.name == name for k in check.check_keys)]
     targets = {key.asset_key for check in wanted for key in check.check_keys}
     defs = Definitions(
         assets=[AssetSpec(key) for key in targets],
@@ -162,7 +163,8 @@ def test_usages_left_on_replaced_versions_count_for_the_live_version(tmp_path):
         sb.portal.pay_document(once["id"], {"amount": paid})
         edited = sb.portal.new_version(once["id"], {"lines": [{"name": "Prestation", "price": 100, "vat": 20}]})
         assert edited["amountVatNet"] == 120 and edited["remaining"] == round(120 - paid, 2)
-        assert live["remaining"] == round(float(twice["amountVatNet"]) - 2 * round(float(twice["amountVatNet"]) / 4, 2), 2)
+        assert live["remaining"] == round(float(twice["amountVatNet"]) - 2 * round(float(twice["amountVatNet"]) / 4, 2),
+                                          2)
         with _synced(sb, warehouse) as conn:
             _assert_receivables_equal_the_api(conn, sb)
             rows = dict(conn.execute(

@@ -68,7 +68,8 @@ def running_nginx(prefix: Path, site: str, port: int, http_options: str = "") ->
         pytest.fail(f"{NGINX} not found: install Debian's nginx with `apt-get install -y nginx`")
     (prefix / "logs").mkdir(parents=True, exist_ok=True)
     (prefix / "site.conf").write_text(site)
-    temp = " ".join(f"{kind}_temp_path {prefix / kind};" for kind in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi"))
+    temp = " ".join(f"{kind}_temp_path {prefix / kind};" for kind in ("client_body", "proxy", "fastcgi", "uwsgi",
+                                                                      "scgi"))
     (prefix / "nginx.conf").write_text(
         f"daemon off;\nmaster_process off;\npid {prefix / 'nginx.pid'};\nerror_log {prefix / 'logs/error.log'} crit;\n"
         f"events {{ worker_connections 64; }}\nhttp {{ {http_options} {temp} include {prefix / 'site.conf'}; }}\n")

@@ -53,7 +53,8 @@ def test_the_heaviest_file_goes_first_and_every_file_stays_whole_and_in_order(py
     pytester.makeconftest(CONFTEST)
     for name in FILES:
         pytester.makepyfile(**{name[:-3]: TEST_FILE.format(pause=0.3 if name in (HEAVY, SPLIT) else 0.05)})
-    result = pytester.runpytest_subprocess("-p", "xdist.plugin", "-n", "2", "--dist", "loadfile", "-p", "no:cacheprovider")
+    result = pytester.runpytest_subprocess("-p", "xdist.plugin", "-n", "2", "--dist", "loadfile", "-p",
+                                           "no:cacheprovider")
     result.assert_outcomes(passed=len(FILES) * TESTS_PER_FILE)
 
     runs = [line.split() for line in log.read_text().splitlines()]

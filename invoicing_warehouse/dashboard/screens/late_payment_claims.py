@@ -101,8 +101,8 @@ def _letter(context: PageContext, by_customer: pd.DataFrame) -> None:
     """The reminder letter of the customer chosen, and the invoices and interest lines it cites."""
     tr, style = context.tr, context.style
     st.subheader(tr("Reminder letter"))
-    names = dict(zip(by_customer["customer_id"], by_customer["customer_name"]))
-    claims = dict(zip(by_customer["customer_id"], by_customer["claim_eur"]))
+    names = dict(zip(by_customer["customer_id"], by_customer["customer_name"], strict=True))
+    claims = dict(zip(by_customer["customer_id"], by_customer["claim_eur"], strict=True))
     customer_id = st.selectbox(tr("Customer (largest claim first; type to search)"), list(names),
                                format_func=lambda cid: f"{names[cid]} · {eur(claims[cid], style)}",
                                key="claims_customer")

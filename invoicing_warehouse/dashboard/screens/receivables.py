@@ -108,8 +108,8 @@ def render(context: PageContext) -> None:
     if choices.rows.empty:
         st.info(tr("No customer owes money on this date."))
         return
-    names = dict(zip(choices.rows["customer_id"], choices.rows["customer_name"]))
-    amounts = dict(zip(choices.rows["customer_id"], choices.rows["total_open"]))
+    names = dict(zip(choices.rows["customer_id"], choices.rows["customer_name"], strict=True))
+    amounts = dict(zip(choices.rows["customer_id"], choices.rows["total_open"], strict=True))
     customer_id = st.selectbox(
         tr("Customer (those owing money, most overdue first{shown}; type to search)",
            shown=shown_of(choices, context.language)),

@@ -23,7 +23,7 @@ def _charts(rows: pd.DataFrame, currency: str, context: PageContext) -> alt.VCon
                         value_name="amount")
     # the legend's names in the page's language
     figures = [context.tr("receivables"), context.tr("overdue")]
-    amounts["figure"] = amounts["figure"].map(dict(zip(["receivables", "overdue"], figures)))
+    amounts["figure"] = amounts["figure"].map(dict(zip(["receivables", "overdue"], figures, strict=True)))
     money = (
         alt.Chart(amounts).mark_line(point=True)
         .encode(x=alt.X("month:O", title=None), y=alt.Y("amount:Q", title=currency),

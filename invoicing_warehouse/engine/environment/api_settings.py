@@ -38,7 +38,8 @@ RATE_BUDGET_URL = Setting(
     "none: the lake's catalog (`INVOICING_DUCKLAKE_CATALOG`) when the engine is `ducklake`, else the machine's "
     'file; `file` keeps the file',
     'every process calling the API: the rate budget shared by every host behind one egress IP, in PostgreSQL '
-    "(`postgresql://user@host:port/db`, libpq's URL; pipelines/invoicing/http/database_budget.py; docs/scaling.md)", secret=True)
+    "(`postgresql://user@host:port/db`, libpq's URL; pipelines/invoicing/http/database_budget.py; docs/scaling.md)",
+    secret=True)
 
 RATE_BUDGET_PASSWORD = Setting(
     'INVOICING_RATE_BUDGET_PASSWORD', TEXT, None,
@@ -65,7 +66,8 @@ WEBHOOK_TOKEN = Setting(
     'INVOICING_WEBHOOK_TOKEN', TEXT, None,
     'none (required by `webhooks serve` and `register`)',
     "the webhook receiver and subscriptions: the key each portal's door is derived from "
-    '(`/hooks/<HMAC-SHA256(token, portal)>/<portal>`, pipelines/invoicing/hook_urls.py); it never leaves the host', secret=True)
+    '(`/hooks/<HMAC-SHA256(token, portal)>/<portal>`, pipelines/invoicing/hook_urls.py); it never leaves the host',
+    secret=True)
 
 WEBHOOK_HMAC_SECRET = Setting(
     'INVOICING_WEBHOOK_HMAC_SECRET', TEXT, None,

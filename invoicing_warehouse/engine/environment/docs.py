@@ -1,5 +1,6 @@
-"""docs/settings.md, written from the catalogue: `python -m invoicing_warehouse.engine.environment.docs > docs/settings.md`.
-A test (tests/operations/test_settings.py) fails when the committed page differs from `render_settings_doc()`."""
+"""docs/settings.md, written from the catalogue: `python -m invoicing_warehouse.engine.environment.docs >
+docs/settings.md`. A test (tests/operations/test_settings.py) fails when the committed page differs from
+`render_settings_doc()`."""
 
 from __future__ import annotations
 
@@ -16,9 +17,9 @@ Every setting the product reads, in one table: its name, its type, its default, 
 generated from the catalogue (`invoicing_warehouse/engine/environment/`) by
 `python -m invoicing_warehouse.engine.environment.docs > docs/settings.md`: edit the catalogue, not this page
 (`tests/operations/test_settings.py` fails when they differ). The product reads its own settings through one
-door, `invoicing_warehouse/engine/environment/reader.py` (`current_environment()`): once per process, typed and checked, a
-wrong value stopping with the setting's name and the form it takes; `tests/test_house_rules.py` fails on any other
-read of the environment.
+door, `invoicing_warehouse/engine/environment/reader.py` (`current_environment()`): once per process, typed and
+checked, a wrong value stopping with the setting's name and the form it takes; `tests/test_house_rules.py` fails on
+any other read of the environment.
 
 ## Where a value comes from (the command line and Dagster alike)
 
@@ -27,9 +28,9 @@ From the strongest to the weakest:
 1. **the environment** of the process (`export SOURCES__INVOICING__CLIENT_ID=...`);
 2. **`.env`** at the project root (the checkout holding the product, never the working directory), or the file
    `INVOICING_ENV_FILE` names, `KEY=value` lines, git-ignored: read by `invoicing-warehouse` on start and by
-   Dagster when it loads the definitions (`invoicing_warehouse/engine/env_file.py`, python-dotenv; `dg dev` also loads it),
-   never over a variable the environment sets. The file must be yours and writable by nobody else (`chmod 600
-   .env`): one that is not is refused with that fix and nothing of it is read (a `.env` planted in a shared
+   Dagster when it loads the definitions (`invoicing_warehouse/engine/env_file.py`, python-dotenv; `dg dev` also
+   loads it), never over a variable the environment sets. The file must be yours and writable by nobody else
+   (`chmod 600 .env`): one that is not is refused with that fix and nothing of it is read (a `.env` planted in a shared
    folder sent `sync` and its client secret elsewhere, security review 2, M3);
 3. for dlt's keys only, **`.dlt/secrets.toml`** (git-ignored; template `.dlt/example.secrets.toml`) and
    **`.dlt/config.toml`** at the project root, the sections as the key says (`[sources.invoicing]`,

@@ -82,8 +82,8 @@ PUBLISH_TRENDS = Setting(
     'the gate, before every publication: the month-end trends (`marts.month_end_trends`, twelve builds of the three'
     ' marts DSO rests on; 2 s on the demo, 40 s at 1,000,000 documents) written into the copy, so the Trends page '
     'reads a table (a publication builds again only the month-ends whose raw rows changed, '
-    'invoicing_warehouse/runs/month_end_inputs.py: none for a change dated this month); `0` publishes without them (hint runs that must'
-    ' publish within seconds at millions of documents) and the page builds them on its first visit '
+    'invoicing_warehouse/runs/month_end_inputs.py: none for a change dated this month); `0` publishes without them '
+    '(hint runs that must publish within seconds at millions of documents) and the page builds them on its first visit '
     '(invoicing_warehouse/runs/month_end_trends.py)')
 
 ECB_RATES_PATH = Setting(
@@ -91,13 +91,14 @@ ECB_RATES_PATH = Setting(
     'none (the shipped `invoicing_warehouse/engine/seeds/ecb_main_refinancing_rates.csv`)',
     "`models`, the gate, Dagster and the dashboard's as-of builds: a CSV of your own "
     "(`effective_date,rate_percent,source`, one row per change of the ECB's main refinancing rate) for the "
-    'late-payment interest (invoicing_warehouse/engine/seed_files.py); a path that is not a file stops the build naming it')
+    'late-payment interest (invoicing_warehouse/engine/seed_files.py); a path that is not a file stops the build '
+    'naming it')
 
 CLAIM_STATUSES_PATH = Setting(
     'INVOICING_CLAIM_STATUSES_PATH', TEXT, None,
     "none (the shipped, empty `invoicing_warehouse/engine/seeds/claim_statuses.csv`: every claim 'to claim')",
-    "`models`, the gate, Dagster and the dashboard's as-of builds (invoicing_warehouse/engine/seed_files.py): your own CSV "
-    '`portal_id,reference,status,status_date,note`, one line per late-payment claim you acted on (`status` `to '
+    "`models`, the gate, Dagster and the dashboard's as-of builds (invoicing_warehouse/engine/seed_files.py): your own "
+    'CSV `portal_id,reference,status,status_date,note`, one line per late-payment claim you acted on (`status` `to '
     'claim`, `claimed` or `waived`; `portal_id` empty: any portal), read into '
     '`marts.late_payment_claims.claim_status` on every build, so a status survives rebuilds. A path that is not a '
     'file, an unknown status, a bad date or a reference listed twice stops the build naming the line')
@@ -105,8 +106,8 @@ CLAIM_STATUSES_PATH = Setting(
 FISCAL_YEAR_START = Setting(
     'INVOICING_FISCAL_YEAR_START', TEXT, None,
     'none (the twelve months ending on the report date)',
-    "`models`, the gate, Dagster and the dashboard's as-of builds (invoicing_warehouse/engine/report_settings.py): the first "
-    'day of the fiscal year as month-day (`01-01`, `07-01`); the D441-6 tables (`payment_terms_report`, '
+    "`models`, the gate, Dagster and the dashboard's as-of builds (invoicing_warehouse/engine/report_settings.py): the "
+    'first day of the fiscal year as month-day (`01-01`, `07-01`); the D441-6 tables (`payment_terms_report`, '
     '`payment_terms_table`, `payment_terms_paid_late_table`) and `payment_terms_over_cap` cover the year from the '
     'last such day on or before the report date to it. Anything but a day every year has (`02-29` included) stops '
     'the build naming the setting')

@@ -36,7 +36,8 @@ WEBHOOK_CLIENT_SECRET = Setting(
 PORTAL_CLIENT_ID = Setting(
     'sources.invoicing.portals.<name>.client_id', TEXT, None,
     'none',
-    'a portal `<name>` of the portals file, CLI and Dagster (its base URL and rate are in the portals file)', source=DLT)
+    'a portal `<name>` of the portals file, CLI and Dagster (its base URL and rate are in the portals file)',
+    source=DLT)
 
 PORTAL_CLIENT_SECRET = Setting(
     'sources.invoicing.portals.<name>.client_secret', TEXT, None,
@@ -56,7 +57,8 @@ PORTAL_WEBHOOK_CLIENT_SECRET = Setting(
 DUCKLAKE_PASSWORD_SECRET = Setting(
     'warehouse.ducklake.password', TEXT, None,
     'none',
-    "the DuckLake catalog's password when `INVOICING_DUCKLAKE_PASSWORD` is not set (invoicing_warehouse/engine/target.py)", secret=True, source=DLT)
+    "the DuckLake catalog's password when `INVOICING_DUCKLAKE_PASSWORD` is not set "
+    "(invoicing_warehouse/engine/target.py)", secret=True, source=DLT)
 
 DLTHUB_TELEMETRY = Setting(
     'runtime.dlthub_telemetry', TEXT, None,

@@ -46,7 +46,8 @@ STALE_AFTER_MINUTES = Setting(
 ALERT_URL = Setting(
     'INVOICING_ALERT_URL', TEXT, None,
     'unset (no webhook)',
-    "alerts (invoicing_warehouse/runs/alerts.py: `sync`, `models`, `status`, Dagster's `alerts`, `alert_on_run_failure`, "
+    "alerts (invoicing_warehouse/runs/alerts.py: `sync`, `models`, `status`, Dagster's `alerts`, "
+    "`alert_on_run_failure`, "
     '`alert_on_run_recovery` sensors): one JSON POST per condition raised or cleared, with a `text` field Slack and'
     ' Teams show; `https://`, or `http://` to this machine only; a secret (never printed)', secret=True)
 
@@ -76,13 +77,15 @@ DASHBOARD_PORTALS = Setting(
     'INVOICING_DASHBOARD_PORTALS', TEXT, None,
     'none: every portal',
     'the dashboard: the portals it shows, comma-separated portal names (`acme,globex_fr`); every page then sees '
-    "those portals' rows only, so a client company can be given its own view (invoicing_warehouse/dashboard/portal_scope.py, "
+    "those portals' rows only, so a client company can be given its own view "
+    "(invoicing_warehouse/dashboard/portal_scope.py, "
     'docs/dashboard-sign-in.md); a malformed value shows an error naming it and no figure')
 
 COMPANY_SIZE = Setting(
     'INVOICING_COMPANY_SIZE', one_of("micro", "PME", "ETI", "GE"), "PME",
     '`PME`',
-    "the dashboard's Benchmarks page (invoicing_warehouse/dashboard/observatory.py): the size the portal's DSO and lateness are "
+    "the dashboard's Benchmarks page (invoicing_warehouse/dashboard/observatory.py): the size the portal's DSO and "
+    "lateness are "
     "compared with, one of `micro`, `PME`, `ETI`, `GE` (case-free; the Banque de France's categories, décret "
     '2008-1354: PME < 250 employees and ≤ 50 M€ of sales or ≤ 43 M€ of assets, ETI < 5,000 employees, GE above; '
     'micro < 10 employees). PME by default: the small businesses the product is built for; a size the data file has'

@@ -3,9 +3,9 @@
 One `LedgerRow` per item: where the promise comes from (`contract` = the spec, `api-facts` = the public facts
 page, `assumption` = neither), which code uses it, what the product does when the item is absent or different
 (`derive` it from promised fields, `check`: a check fails naming field and marts, run by the gate on every path,
-invoicing_warehouse/runs/gate.py; `note`: a sync note, `fine`: not used for numbers), the check or note that shows it, and the marts it
-feeds. `docs/contract.md` lists the same rows for people (a test keeps the two equal); the doctor probes the
-`field` rows on sample pages and the other kinds with its own requests.
+invoicing_warehouse/runs/gate.py; `note`: a sync note, `fine`: not used for numbers), the check or note that shows it,
+and the marts it feeds. `docs/contract.md` lists the same rows for people (a test keeps the two equal); the doctor
+probes the `field` rows on sample pages and the other kinds with its own requests.
 """
 
 from __future__ import annotations
@@ -77,7 +77,8 @@ LEDGER: tuple[LedgerRow, ...] = (
        "the parser's depth (answers.py) and a page longer than the `limit` asked (paging.py); a number past its "
        "column's decimal type (rows.py) stops the run"),
     _r("http", "Date", "assumption", "feed.py (windows), client.py", "note", "N7", (),
-       "absent (or repeated, unparsable, or without a zone such as `-0000`: read as absent): windows end at the local clock minus 60 s and note N7 (degraded, `run: `) says so: a local clock "
+       "absent (or repeated, unparsable, or without a zone such as `-0000`: read as absent): windows end at the local "
+       "clock minus 60 s and note N7 (degraded, `run: `) says so: a local clock "
        "ahead of the service's by more than the lag and overlap misses rows until a reconcile", "header"),
     _r("http", "RateLimit-Limit", "api-facts", "client.py (limiter)", "fine", "", (),
        "absent: steady pacing below 10 requests/s (slower, never wrong)", "header"),
@@ -142,12 +143,13 @@ LEDGER: tuple[LedgerRow, ...] = (
        "a record without lastUpdate makes the window untrusted: the list is read in full"),
     # --- paging, per list (the contract shows no page size, and no paging names for three lists) ------
     *(row for name, named, marts in PAGED_LISTS for row in (
-        _r(name, "page size", "assumption", "paging.py (PageSizes, per list)", "note", "N12", (),
+        _r(name, "page size", "assumption", "page_sizes.py (PageSizes, per list)", "note", "N12", (),
            "this list's own size, learnt in the run (clamp or 400): a page ends a read only when shorter than "
            "the limit and than a page this list served; a first short page costs one more request; another "
            "list's size or an earlier run's never ends a read", "parameter"),
-        _r(name, "limit/skip", "contract" if named else "assumption", "paging.py (_fetch, skip_pages)", "note",
-           "N4", marts, "refused (400) or ignored (skip N answers the skip-0 records, or half of them or more, or "
+        _r(name, "limit/skip", "contract" if named else "assumption",
+           "page_requests.py (ListRequests.fetch), scan_pager.py (skip_pages)", "note", "N4", marts,
+           "refused (400) or ignored (skip N answers the skip-0 records, or half of them or more, or "
            "pages by skip bring nothing new) where a read needs them: "
            f"one unpaged answer and a degraded note `{name}: ...` (rows may be missing; the marts are not exact)"
            + ("; a window read by whole seconds needs no skip and stays exact" if name != "webhooks" else ""),
@@ -349,19 +351,24 @@ LEDGER: tuple[LedgerRow, ...] = (
     _r("webhooks", "enabled", "assumption", "raw only", "fine", "", (), "raw only"),
     _r("webhooks", "failures", "assumption", "raw only", "fine", "", (), "raw only"),
     # --- webhook deliveries (the doorbell: which record to re-read, never the data) ------------------
-    _r("deliveries", "envelope id, event.eventId, event.data", "api-facts", "receiver.py, hint_events.py", "fine", "", (),
+    _r("deliveries", "envelope id, event.eventId, event.data", "api-facts", "receiver.py, hint_events.py", "fine",
+       "", (),
        "a delivery without them is refused (400) and spools nothing; the scheduled sync reads the change", "behaviour"),
-    _r("deliveries", "record id in event.data", "contract", "hint_events.py (data.id, customerId, supplierId, supplierDocument.id)", "fine", "", (),
+    _r("deliveries", "record id in event.data", "contract",
+       "hint_events.py (data.id, customerId, supplierId, supplierDocument.id)", "fine", "", (),
        "an event without it, or with an id outside 1-64 of A-Z a-z 0-9 _ - (record_ids.py; api-facts: 24 hex), is "
        "refused (422) and spools nothing; the payload is never loaded as data, the record is read "
-       "from the API (a burst by a window of its list, whatever the window misses by id), the id one encoded path segment", "behaviour"),
+       "from the API (a burst by a window of its list, whatever the window misses by id), the id one encoded path "
+       "segment", "behaviour"),
     _r("deliveries", "portalId", "api-facts", "receiver.py, hint_apply.py (records' portalId)", "fine", "", (),
        "before an applying run learnt the portal's id from the records' portalId: accepted, present or absent; once "
        "learnt, absent or not the path portal's id: refused (422), nothing spooled", "behaviour"),
     _r("deliveries", "unsigned", "contract", "receiver.py (token path, optional HMAC)", "fine", "", (),
-       "nothing is trusted from a delivery but which record to re-read: a secret token in the URL; the HMAC header is ours, off by default", "behaviour"),
+       "nothing is trusted from a delivery but which record to re-read: a secret token in the URL; the HMAC header is "
+       "ours, off by default", "behaviour"),
     _r("deliveries", "delivered at least once", "api-facts", "hint_apply.py, the schedule", "fine", "", (),
-       "lost: the next scheduled sync heals it (a lost deletion of a document or supplier: the daily reconcile); duplicated or reordered: one hint per record, the newest lastUpdate wins", "behaviour"),
+       "lost: the next scheduled sync heals it (a lost deletion of a document or supplier: the daily reconcile); "
+       "duplicated or reordered: one hint per record, the newest lastUpdate wins", "behaviour"),
 )
 
 # the lists the doctor samples, by the ledger's resource name

@@ -122,7 +122,8 @@ def _probe_everything_else(session: ProbeSession, findings: dict, known_customer
     findings["rate_limit_headers"] = sorted({name for e in session.transport.exchanges for name in e.headers
                                              if name.startswith("ratelimit") or name == "retry-after"})
     findings["fields"] = field_presence(samples)
-    # fields served that the ledger does not know: judged by nobody yet (invoicing_warehouse/runs/schema_notices.py, the sync's side)
+    # fields served that the ledger does not know: judged by nobody yet (invoicing_warehouse/runs/schema_notices.py, the
+    # sync's side)
     findings["new_fields"] = {name: keys for name, records in samples.items()
                               if (keys := unknown_keys(name, records))}
     findings["capabilities"] = _capabilities(findings, lists).to_state()

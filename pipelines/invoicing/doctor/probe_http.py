@@ -17,6 +17,7 @@ import httpx
 
 from pipelines.invoicing.errors import InvoicingApiError
 from pipelines.invoicing.http.client import TOKEN_PATH, InvoicingClient
+from pipelines.invoicing.http.client_settings import ClientSettings
 
 MAX_REQUESTS = 60
 # headers worth reporting; nothing else (cookies, auth) is recorded
@@ -99,8 +100,9 @@ class ProbeSession:
     def __init__(self, base_url: str, client_id: str, client_secret: str, *, rate_limit_per_s: float = 8.0,
                  budget: int = MAX_REQUESTS, transport: httpx.BaseTransport | None = None) -> None:
         self.transport = ObservingTransport(transport)
-        self.client = InvoicingClient(base_url, client_id, client_secret, rate_limit_per_s=rate_limit_per_s,
-                                      transport=self.transport, max_retries=2, timeout_s=30.0)
+        settings = ClientSettings(base_url, client_id, client_secret, rate_limit_per_s=rate_limit_per_s,
+                                  max_retries=2, timeout_s=30.0)
+        self.client = InvoicingClient(settings, transport=self.transport)
         self.budget = budget
 
     @property

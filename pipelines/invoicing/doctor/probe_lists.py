@@ -1,6 +1,6 @@
 """The doctor's list probes: per list, does the server honour, ignore or refuse the window and the ordering,
-the largest page it serves and whether it honours `skip`, and what do its records carry (every ledger field present, null or absent; the time of day of date-only
-fields; the newest `lastUpdate` against the answer's `Date`)."""
+the largest page it serves and whether it honours `skip`, and what do its records carry (every ledger field present,
+null or absent; the time of day of date-only fields; the newest `lastUpdate` against the answer's `Date`)."""
 
 from __future__ import annotations
 

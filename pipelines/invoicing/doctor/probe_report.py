@@ -144,7 +144,8 @@ PROBES: dict[str, Callable[[dict], tuple[str, str] | None]] = {
         "differs" if f["credit_note_sign"]["negative"] else "ok"),
     "supplier_documents.credit note sign": lambda f: (
         f"{f['supplier_credit_note_sign']['positive']} positive, {f['supplier_credit_note_sign']['negative']} negative",
-        "differs" if f["supplier_credit_note_sign"]["negative"] else "ok") if "supplier_credit_note_sign" in f else None,
+        "differs" if f["supplier_credit_note_sign"]["negative"] else "ok")
+        if "supplier_credit_note_sign" in f else None,
     "webhooks.read scope": lambda f: (f["lists"]["webhooks"]["error"] or "readable with 'read'", "ok"),
     **{f"{name}.page size": _list_page(name) for name in LIST_PATHS},
     **{f"{name}.limit/skip": _list_paging(name) for name in LIST_PATHS},

@@ -20,8 +20,9 @@ from typing import Any, Self
 import httpx
 
 from pipelines.invoicing.errors import InvoicingApiError, api_message_of
-from pipelines.invoicing.http.answers import max_answer_bytes, parse_json, read_capped
+from pipelines.invoicing.http.answers import parse_json, read_capped
 from pipelines.invoicing.http.auth import TokenAuth, TokenGrant
+from pipelines.invoicing.http.client_settings import ClientSettings
 from pipelines.invoicing.http.database_budget import DatabaseBudget, budget_database_from_env
 from pipelines.invoicing.http.host_budget import HostBudget
 from pipelines.invoicing.http.ratelimit import RateLimiter, clamp_wait
@@ -115,56 +116,37 @@ class InvoicingClient:
     """GETs from the API with a reused bearer token (scope `read`), pacing, and bounded retries; with
     scope `read write`, the few writes of webhook subscriptions (`post`, `delete`).
 
-    `shared_budget` (default True): pace on the one budget of every process calling the same API host: of every
-    host behind the same egress IP when a PostgreSQL database is configured (database_budget.py), else of this
-    machine (host_budget.py); False only for a client on a simulated `clock`, which cannot share real time."""
+    Its settings are one `ClientSettings` (client_settings.py); `transport`, `sleep` and `clock` are the seams
+    tests replace (a mock API, a simulated clock), never settings."""
 
     def __init__(
         self,
-        base_url: str,
-        client_id: str,
-        client_secret: str,
+        settings: ClientSettings,
         *,
-        rate_limit_per_s: float = 10.0,
         transport: httpx.BaseTransport | None = None,
-        max_retries: int = 5,
-        backoff_base_s: float = 0.5,
-        backoff_cap_s: float = 8.0,
-        timeout_s: float = 60.0,
-        scope: str = "read",
         sleep: Callable[[float], None] = time.sleep,
         clock: Callable[[], float] = time.monotonic,
-        shared_budget: bool = True,
-        keep_token: bool = False,
-        answer_cap_bytes: int | None = None,
     ) -> None:
-        if not base_url:
-            raise InvoicingApiError("configuration", "base_url", detail="no base URL configured")
-        self.base_url = base_url.rstrip("/")
-        self._client_id = client_id
-        self._client_secret = client_secret
-        self._scope = scope
-        self.max_retries = max_retries
-        self.backoff_base_s = backoff_base_s
-        self.backoff_cap_s = backoff_cap_s
+        self.settings = settings
+        self.base_url = settings.base_url
         self._sleep = sleep
+        rate = settings.rate_limit_per_s
         # Every process of this machine calling the same host paces on one budget (host_budget.py), the
         # service's limit being per source IP. A client on a simulated clock (unit tests) cannot share real
         # time with other processes: it says so with shared_budget=False, never by its clock's identity.
-        if shared_budget and rate_limit_per_s > 0 and clock is not time.monotonic:
+        if settings.shared_budget and rate > 0 and clock is not time.monotonic:
             raise ValueError("a client on its own clock cannot pace on the machine's shared budget: "
                              "pass shared_budget=False")
-        shared = shared_budget_of(self.base_url) if shared_budget and rate_limit_per_s > 0 else None
+        shared = shared_budget_of(self.base_url) if settings.shared_budget and rate > 0 else None
         # a budget shared across hosts keeps its times on the database server's clock: the limiter reads that one
         pacing_clock = shared.clock if isinstance(shared, DatabaseBudget) else clock
-        self.limiter = RateLimiter(rate_limit_per_s, clock=pacing_clock, sleep=sleep, shared=shared)
+        self.limiter = RateLimiter(rate, clock=pacing_clock, sleep=sleep, shared=shared)
         self.stats = ClientStats()
         # Short processes that follow one another (syncs, the applying runs of hints) start on the token the
         # last one kept, sealed with the client secret (token_cache.py), instead of a token request each.
-        cache = TokenCache(self.base_url, client_id, client_secret, scope) if keep_token else None
+        cache = (TokenCache(self.base_url, settings.client_id, settings.client_secret, settings.scope)
+                 if settings.keep_token else None)
         self.auth = TokenAuth(self._fetch_token, clock=clock, cache=cache)
-        # the most bytes one answer may hold (INVOICING_MAX_ANSWER_BYTES unless given): answers.py
-        self.max_answer_bytes = max_answer_bytes() if answer_cap_bytes is None else answer_cap_bytes
         self._contacted = False
         self._date_lock = threading.Lock()
         self.first_server_time: datetime | None = None
@@ -173,7 +155,7 @@ class InvoicingClient:
             base_url=self.base_url,
             transport=PacedTransport(transport or httpx.HTTPTransport(), self.limiter),
             headers={"User-Agent": USER_AGENT, "Accept": "application/json"},
-            timeout=timeout_s,
+            timeout=settings.timeout_s,
         )
 
     def __enter__(self) -> Self:
@@ -213,8 +195,8 @@ class InvoicingClient:
         self._send("DELETE", path, auth=self.auth, tag=tag)
 
     def _fetch_token(self) -> TokenGrant:
-        form = {"grant_type": "client_credentials", "scope": self._scope}
-        credentials = httpx.BasicAuth(self._client_id, self._client_secret)
+        form = {"grant_type": "client_credentials", "scope": self.settings.scope}
+        credentials = httpx.BasicAuth(self.settings.client_id, self.settings.client_secret)
         response = self._send("POST", TOKEN_PATH, data=form, auth=credentials, tag="token")
         body = self._json(response, f"POST {TOKEN_PATH}")
         token = body.get("access_token") if isinstance(body, dict) else None
@@ -234,7 +216,7 @@ class InvoicingClient:
               **kwargs: Any) -> httpx.Response:
         endpoint = f"{method} {path}"
         # a request that must not be sent twice gets no retry after a 5xx or a lost connection
-        max_retries = self.max_retries if idempotent else 0
+        max_retries = self.settings.max_retries if idempotent else 0
         failures = 0
         throttles = 0
         while True:
@@ -278,11 +260,12 @@ class InvoicingClient:
                 raise self._error(self._kind_of(path, response), endpoint, response)
             return response
 
-    def _request(self, method: str, path: str, endpoint: str, auth: httpx.Auth, options: dict[str, Any]) -> httpx.Response:
+    def _request(self, method: str, path: str, endpoint: str, auth: httpx.Auth, options: dict[str,
+                                                                                              Any]) -> httpx.Response:
         """One request, its answer read as it streams and given up past the byte cap (answers.py)."""
         streamed = self._http.send(self._http.build_request(method, path, **options), auth=auth, stream=True)
         try:
-            return read_capped(streamed, endpoint, self.max_answer_bytes)
+            return read_capped(streamed, endpoint, self.settings.answer_cap_bytes)
         finally:
             streamed.close()
 
@@ -313,7 +296,7 @@ class InvoicingClient:
 
     def _backoff(self, attempt: int) -> float:
         """Exponential backoff with jitter (half to full), so that threads do not retry in step."""
-        ceiling = min(self.backoff_cap_s, self.backoff_base_s * (2 ** (attempt - 1)))
+        ceiling = min(self.settings.backoff_cap_s, self.settings.backoff_base_s * (2 ** (attempt - 1)))
         return ceiling * (0.5 + random.random() / 2)
 
     def _throttle_wait(self, response: httpx.Response, throttles: int) -> float:

@@ -144,7 +144,8 @@ class DatabaseBudget:
                     state = self._select_for_update(cursor)
                     yield state
                     cursor.execute(
-                        f"UPDATE {TABLE} SET state = %s, touched = clock_timestamp() WHERE egress = %s AND api_host = %s",
+                        f"UPDATE {TABLE} SET state = %s, touched = clock_timestamp() WHERE egress = %s AND api_host = "
+                        "%s",
                         (Json({"format": FORMAT, "state": state}), self.egress, self.key))
             except psycopg2.Error as error:
                 self._drop_connection()

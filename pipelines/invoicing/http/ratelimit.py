@@ -202,7 +202,8 @@ class RateLimiter:
         """The state that paces and learns, as plain data (see `_hold`)."""
         oldest_kept = self._seq - 100
         return {
-            "recent": list(self._recent), "sent": list(self._sent), "paused_until": self._paused_until, "seq": self._seq,
+            "recent": list(self._recent), "sent": list(self._sent), "paused_until": self._paused_until,
+            "seq": self._seq,
             "answers": [[seq, at, place] for seq, (at, place) in self._answers.items() if seq >= oldest_kept],
             "crossings": self._phase.crossings(),
             "grid": None if self._grid is None else [self._grid.base, self._grid.step, self._grid.per_window],

@@ -5,8 +5,8 @@ a process of its own: the applying runs of webhook hints, every few seconds, wou
 each time (a request in three of a single change's), and a no-change sync in eleven. So the last token of a
 (host, client, scope) is kept in one small file beside the host's rate budget, in the user's private state folder
 (private_state.py: mode 700, owner checked; `~/.cache/invoicing-warehouse` unless set otherwise; never the users'
-shared budget folder). The file is opened without following links and must be a regular file of this user's: a symlink or a FIFO
-planted there is refused with an error naming it, never followed nor waited on.
+shared budget folder). The file is opened without following links and must be a regular file of this user's: a symlink
+or a FIFO planted there is refused with an error naming it, never followed nor waited on.
 
 The file never holds the token in the clear: it is sealed with AES-GCM under a key derived (HKDF-SHA256) from
 the client secret, which lives only in the environment or dlt's secrets. Whoever can open the file without

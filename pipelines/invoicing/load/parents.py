@@ -10,7 +10,8 @@ figures (an invoice is still owed when its customer is archived) under a deleted
 `deleted: true` carries its own `_deleted_at` (rows.to_row).
 
 At most INVOICING_PARENT_FETCH_MAX ids per run (default 500): a reference left dangling beyond that is read by a
-later run, and meanwhile flagged by the gate (invoicing_warehouse/runs/checks.py: `customers_exist`, `invoices_exist`, WARN).
+later run, and meanwhile flagged by the gate (invoicing_warehouse/runs/checks.py: `customers_exist`, `invoices_exist`,
+WARN).
 """
 
 from __future__ import annotations
@@ -31,7 +32,8 @@ from pipelines.invoicing.read.rows import normalized, to_row, with_portal
 from pipelines.invoicing.settings import ENDPOINTS, REFERENCES
 
 PARENT_FETCH_MAX_ENV = PARENT_FETCH_MAX.name
-DEFAULT_PARENT_FETCH_MAX = PARENT_FETCH_MAX.default  # 50 s of the service's 10 requests/s at most, in a run that found them
+# 50 s of the service's 10 requests/s at most, in a run that found them
+DEFAULT_PARENT_FETCH_MAX = PARENT_FETCH_MAX.default
 
 
 @dataclass

@@ -42,7 +42,8 @@ from pipelines.invoicing.record_ids import child_path, record_id_problem
 from pipelines.invoicing.settings import ENDPOINTS, PDF_ARCHIVE_COLUMNS, PDF_ARCHIVE_TABLE, Columns, Endpoint
 
 PDF_ARCHIVE_MAX_ENV = PDF_ARCHIVE_MAX.name
-DEFAULT_PDF_ARCHIVE_MAX = PDF_ARCHIVE_MAX.default  # opt-in: files of legal value go where the user decided to keep and back them up
+# opt-in: files of legal value go where the user decided to keep and back them up
+DEFAULT_PDF_ARCHIVE_MAX = PDF_ARCHIVE_MAX.default
 ARCHIVE_KEY = (PORTAL_COLUMN, "resource", "record_id", "sha256")
 
 

@@ -59,7 +59,8 @@ def sync_portal(
     settings: ApiSettings | None = None,
     **options: Any,
 ) -> SyncReport:
-    """Syncs `portal` into the warehouse at `warehouse_path` (a DuckDB file, or a target: a DuckLake too) (rows stamped with its name, its own dlt state).
+    """Syncs `portal` into the warehouse at `warehouse_path` (a DuckDB file, or a target: a DuckLake too) (rows stamped
+    with its name, its own dlt state).
 
     The rate is `rate_limit_per_s`, else the portal's `rate_limit`, else 10/s. `known_capabilities`, given
     the base URL, returns the doctor's findings for it. `options` go to `run_sync` (resources,

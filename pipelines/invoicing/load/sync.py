@@ -32,6 +32,7 @@ from pipelines.invoicing.capabilities import ServerCapabilities
 from pipelines.invoicing.credentials import resolve_settings
 from pipelines.invoicing.errors import InvoicingApiError
 from pipelines.invoicing.http.client import InvoicingClient
+from pipelines.invoicing.http.client_settings import ClientSettings
 from pipelines.invoicing.load.lake import lake_destination, shares_writers
 from pipelines.invoicing.load.parents import close_references, parent_fetch_max
 from pipelines.invoicing.load.pdf_archive import PDF_ARCHIVE_MAX_ENV, archive_pdfs, pdf_archive_max
@@ -290,8 +291,7 @@ def run_sync(
     archive_limit = _archive_limit()
     portal_id = portal_of(pipeline)
     settings = resolve_settings(base_url, client_id, client_secret)
-    client = InvoicingClient(settings.base_url, settings.client_id, settings.client_secret,
-                             rate_limit_per_s=rate_limit_per_s, keep_token=True)
+    client = InvoicingClient(ClientSettings.of(settings, rate_limit_per_s=rate_limit_per_s, keep_token=True))
     feed = Feed(client, from_scratch=full_refresh, reconcile=reconcile, with_events=EVENTS.name in names,
                 known_capabilities=known_capabilities, portal_id=portal_id)
     report = SyncReport(tables=list(names))
@@ -323,7 +323,11 @@ def run_sync(
             except PipelineStepFailed as failure:
                 if (failure.step != "load" or feed.error is not None or retry is _once
                         or not is_commit_conflict(failure)):
-                    raise feed.error or _api_error_in(failure) or failure
+                    cause = feed.error or _api_error_in(failure)
+                    if cause is None:
+                        raise
+                    # the API's error is the one the caller acts on; dlt's step failure stays its cause
+                    raise cause from failure
                 # another writer of the lake committed first: the chunk waits in its load package
                 report.conflicts += 1
                 info = retry_on_conflict(pipeline.load, failed_once=True,

@@ -71,7 +71,8 @@ class Feed:
         self.error: BaseException | None = None
         self.notes: list[str] = []
         self.degraded_notes: list[str] = []  # the notes saying something is unknown, not just slower
-        self.standing_notes: list[str] = []  # the notes about the account, not this run (said once: invoicing_warehouse/runs/sync.py)
+        # the notes about the account, not this run (said once: invoicing_warehouse/runs/sync.py)
+        self.standing_notes: list[str] = []
         self.max_pages = math.inf
         self.deadline = math.inf
         self._lock = threading.Lock()

@@ -1,7 +1,8 @@
 """What one endpoint's read needs from the run that hosts it.
 
-`ResourceRead` (reader.py) depends on this small protocol, not on `Feed` (feed.py), so the run may own
-its reads without the reads importing the run back: the feed implements `ReadHost`.
+`ResourceRead` (reader.py) and its `PageProducer` (read_producer.py) depend on this small protocol, not on
+`Feed` (feed.py), so the run may own its reads without the reads importing the run back: the feed
+implements `ReadHost`.
 """
 
 from __future__ import annotations
@@ -14,6 +15,9 @@ from pipelines.invoicing.capabilities import DeletedCustomers, ServerCapabilitie
 from pipelines.invoicing.http.client import InvoicingClient
 from pipelines.invoicing.read.paging import PageSizes
 
+# id -> (last_update, _deleted_at) in the warehouse; (None, None) for an id other tables reference but
+# this one never loaded (a customer deleted before it could be listed: warehouse.load_indexes)
+Index = dict[str, tuple[str | None, str | None]]
 
 @dataclass(frozen=True)
 class RunPlan:

@@ -50,7 +50,7 @@ from pipelines.invoicing.http.client import InvoicingClient
 from pipelines.invoicing.load.raw_upkeep import apply_tombstones, select_rows
 from pipelines.invoicing.load.sync import committed_state, finish_pending, portal_of
 from pipelines.invoicing.read.by_id import fetch_by_id
-from pipelines.invoicing.read.paging import PageSizes, WindowNotHonoured, keyset_pages
+from pipelines.invoicing.read.paging import ListRequests, PageSizes, WindowNotHonoured, keyset_pages
 from pipelines.invoicing.read.rows import event_rows, normalized, to_row, with_portal
 from pipelines.invoicing.record_ids import child_path, record_id_problem
 from pipelines.invoicing.settings import ENDPOINTS, EVENTS
@@ -251,8 +251,7 @@ def _read_windows(client: InvoicingClient, wanted: dict[str, list[str]], oldest:
         now = client.last_server_time or datetime.now().astimezone()
         since, until = _window_start(now, oldest[name]), now + timedelta(seconds=WINDOW_MARGIN_S)
         try:
-            for page in keyset_pages(client.get, ENDPOINTS[name].path, since, until, page_sizes=PageSizes(),
-                                     tag=name):
+            for page in keyset_pages(ListRequests(client.get, ENDPOINTS[name].path, PageSizes(), name), since, until):
                 pages += 1
                 for record in page.records:
                     if record["id"] in missing:
@@ -279,7 +278,7 @@ def _read_payments(client: InvoicingClient, records: dict[str, dict[str, dict]],
         path = ENDPOINTS[name].path
         found = records.setdefault(name, {})
         try:
-            for page in keyset_pages(client.get, path, since, server_now, page_sizes=PageSizes(), tag=name):
+            for page in keyset_pages(ListRequests(client.get, path, PageSizes(), name), since, server_now):
                 for record in page.records:
                     found[record["id"]] = record
                 read += len(page.records)

@@ -22,8 +22,8 @@ Delivery ids are kept (bounded, the newest `KEPT_DELIVERY_IDS`) so that a replay
 Bounded under a flood of *distinct* records too (the sender chooses the ids): a portal holds at most
 `MAX_PENDING_PER_PORTAL` pending hints. Past that, a delivery for a record not yet pending collapses into one
 "re-read this resource" hint per (portal, resource) (`record_id = WHOLE_RESOURCE`), which the applying run
-answers with an incremental read of that resource (invoicing_warehouse/runs/hints.py) instead of a GET per record: the spool stops
-growing and deliveries keep being answered 200, none lost.
+answers with an incremental read of that resource (invoicing_warehouse/runs/hints.py) instead of a GET per record: the
+spool stops growing and deliveries keep being answered 200, none lost.
 
 A hint that fails alone (the service refuses its record) is retried a few times, then kept dead beside the
 others (dead_letters.py); the portal's API id, once an applying run learnt it from the records the API served

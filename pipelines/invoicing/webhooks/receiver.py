@@ -22,15 +22,16 @@ the commit returned) and the
 answer is 200 `spooled` (or `collapsed` into its resource's re-read hint when the portal is at its bound, or
 `dead` when the record's hint is a dead letter: counted, not spooled); a delivery id seen before (a retry of a
 delivery already spooled) is also 200 `replayed` and spools nothing. Header size, a request's read time and
-the number of connections are the server's to bound (receiver_server.py). Why 404 for a wrong token, not 401: the token *is* the address; a stranger learns nothing, not
-even that a receiver listens there, and a 401 would invite guessing. The payload is read for the record's
-id only and never written anywhere, nor logged; log lines show the path with the token masked.
+the number of connections are the server's to bound (receiver_server.py). Why 404 for a wrong token, not 401: the token
+*is* the address; a stranger learns nothing, not even that a receiver listens there, and a 401 would invite guessing.
+The payload is read for the record's id only and never written anywhere, nor logged; log lines show the path with the
+token masked.
 
 The spool's connection lives on one writer thread: an append waits on an fsync (milliseconds, more on
 a busy disk, or a round trip to PostgreSQL) and must not stall the event loop that reads other deliveries; the
 spool serialises writers anyway, so a second writer thread would only wait on the first one's lock. An append
 that fails drops the connection: the next delivery opens a new one (a PostgreSQL restart heals itself).
-"""
+"""  # noqa: E501 (a table, one row a line)
 
 from __future__ import annotations
 

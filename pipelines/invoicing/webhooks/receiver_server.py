@@ -14,7 +14,7 @@ few hundred bytes, headers of a few hundred more). What uvicorn leaves open by d
 A reverse proxy in front (docs/webhook-receiver.md: nginx with TLS, per-IP limits) is still the first wall;
 these bounds hold when it is missing or misconfigured. h11 is pure Python and slower than httptools, which a
 receiver of a few deliveries a second does not notice (bench/receiver_answers.py).
-"""
+"""  # noqa: E501 (a table, one row a line)
 
 from __future__ import annotations
 

@@ -15,7 +15,7 @@ make their tables, and serialise writers:
 
 Readers that must never create a spool (the status, the dashboard, a Dagster check) open it with
 `open_for_reading`, which answers None when there is none yet.
-"""
+"""  # noqa: E501 (a table, one row a line)
 
 from __future__ import annotations
 
@@ -114,7 +114,8 @@ class SqliteSpoolConnection:
         if read_only:
             self._connection = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=5.0)
             return
-        private_umask()  # the spool, its WAL and shared memory: the owner's only (invoicing_warehouse/engine/private_files.py)
+        # the spool, its WAL and shared memory: the owner's only (invoicing_warehouse/engine/private_files.py)
+        private_umask()
         if not path.parent.exists():
             private_dir(path.parent)
         make_private(path)  # a spool an older version left 0644

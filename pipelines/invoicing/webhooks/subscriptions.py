@@ -18,10 +18,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import httpx
+
 from pipelines.invoicing.credentials import resolve_settings
 from pipelines.invoicing.errors import InvoicingApiError
 from pipelines.invoicing.hook_urls import masked
 from pipelines.invoicing.http.client import InvoicingClient
+from pipelines.invoicing.http.client_settings import ClientSettings
 from pipelines.invoicing.portals import Portal
 from pipelines.invoicing.record_ids import record_path
 from pipelines.invoicing.settings import ENDPOINTS
@@ -68,13 +71,12 @@ def check_events(events: list[str] | None) -> list[str]:
     return sorted(set(events))
 
 
-def webhook_client(portal: Portal, **options) -> InvoicingClient:
-    """The write-scope client of `portal`'s subscriptions (credentials.py `webhook=True`); raises
-    InvoicingApiError naming the missing setting. `options` go to InvoicingClient (transport, rate...)."""
+def webhook_client(portal: Portal, *, transport: httpx.BaseTransport | None = None) -> InvoicingClient:
+    """The write-scope client of `portal`'s subscriptions (credentials.py `webhook=True`), at the portal's rate;
+    raises InvoicingApiError naming the missing setting. `transport`: a test's mock API."""
     settings = resolve_settings(portal=portal, webhook=True)
-    options.setdefault("rate_limit_per_s", portal.rate_limit_per_s if portal.rate_limit_per_s is not None
-                       else DEFAULT_RATE_LIMIT)
-    return InvoicingClient(settings.base_url, settings.client_id, settings.client_secret, scope=SCOPE, **options)
+    rate = portal.rate_limit_per_s if portal.rate_limit_per_s is not None else DEFAULT_RATE_LIMIT
+    return InvoicingClient(ClientSettings.of(settings, scope=SCOPE, rate_limit_per_s=rate), transport=transport)
 
 
 def _explained(error: InvoicingApiError, portal: Portal) -> InvoicingApiError:

@@ -83,8 +83,8 @@ def test_the_emulator_commands_name_the_missing_extra_instead_of_a_traceback(mon
         with pytest.raises(SystemExit) as stop:
             cli.main([command])
         assert stop.value.code == (f"invoicing-warehouse {command}: needs the emulator's dependencies, not installed "
-                                   "here (invoicing-sandbox): pip install 'invoicing-warehouse[sandbox]' (in a checkout: "
-                                   "scripts/bootstrap)")
+                                   "here (invoicing-sandbox): pip install 'invoicing-warehouse[sandbox]' (in a "
+                                   "checkout: scripts/bootstrap)")
     _parser, module = cli.build_parser(["models", "--help"])
     assert module is not None and module.__name__ == "invoicing_warehouse.cli.models_command"
 

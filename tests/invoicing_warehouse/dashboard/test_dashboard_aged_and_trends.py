@@ -105,8 +105,8 @@ def test_a_search_narrows_a_table_to_the_matching_rows_of_the_whole_list(dashboa
     open_page(page, dashboard.url, "", "aged_receivables")
     customers = _rows(
         dashboard,
-        "select coalesce(customer_name, customer_id), coalesce(customer_reference, '') from marts.receivables_by_customer "
-        "where open_invoice_count > 0 order by total_open desc, 1, customer_id",
+        "select coalesce(customer_name, customer_id), coalesce(customer_reference, '') from "
+        "marts.receivables_by_customer where open_invoice_count > 0 order by total_open desc, 1, customer_id",
     )
     # the last customer of the list (beyond the 100 shown when the list is long), found by a part of its reference
     name, reference = customers[-1]

@@ -79,7 +79,8 @@ def test_a_past_date_shows_the_models_built_for_it(dashboard, page, tmp_path, sc
     )
     assert shown_figures == expected
     shown = eventually(
-        lambda: [(r, parse_eur(a)) for r, a in table_rows(page, "overdue_customers", ["customer_reference", "overdue_amount"])],
+        lambda: [(r, parse_eur(a)) for r, a in table_rows(page, "overdue_customers", ["customer_reference",
+                                                                                      "overdue_amount"])],
         overdue_list,
     )
     assert shown == overdue_list and overdue_list

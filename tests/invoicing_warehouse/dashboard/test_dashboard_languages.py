@@ -110,7 +110,8 @@ def test_tiles_and_dates_follow_the_language(trends_dashboard, page, language):
     _open(page, url, "", "overdue_customers", language)
     assert parse_eur(metric(page, "Encours total" if language == "fr" else "Total open")) == open_total
     _open(page, url, "trends", "trends", language)
-    shown = page.evaluate("""() => [...document.querySelectorAll('table[data-table="trends"] td[data-column="month_end"]')]
+    shown = page.evaluate("""() => [...document.querySelectorAll(
+                                        'table[data-table="trends"] td[data-column="month_end"]')]
                                      .map(cell => cell.innerText.trim())""")
     written = [d.strftime("%d/%m/%Y") if language == "fr" else d.isoformat() for d in month_ends]
     assert shown and set(shown) <= set(written)

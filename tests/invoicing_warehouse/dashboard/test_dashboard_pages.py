@@ -19,7 +19,8 @@ def _rows(dashboard, sql: str, parameters=None) -> list[tuple]:
 
 def test_receivables_page_equals_the_marts(dashboard, page, screenshots):
     open_page(page, dashboard.url, "", "overdue_customers")  # the default page is served at /
-    [(open_total, overdue, dso)] = _rows(dashboard, "select open_receivables, overdue_receivables, dso_days from marts.dso")
+    [(open_total, overdue, dso)] = _rows(dashboard,
+                                         "select open_receivables, overdue_receivables, dso_days from marts.dso")
     # marts.dso's open total is itself checked against the receivables, invoice by invoice
     assert _rows(dashboard, "select sum(open_amount) from marts.receivables") == [(open_total,)]
     assert parse_eur(metric(page, "Total open")) == open_total
@@ -41,7 +42,8 @@ def test_receivables_page_equals_the_marts(dashboard, page, screenshots):
     assert len(overdue_list) > 0, "no overdue customer: the list would prove little"
     shown = table_rows(page, "overdue_customers", ["customer_reference", "overdue_amount", "next_reminder_template"])
     assert [(ref, parse_eur(amount), template or None) for ref, amount, template in shown] == overdue_list
-    assert metric(page, "Overdue customers") == str(_rows(dashboard, "select count(*) from marts.overdue_customers")[0][0])
+    assert metric(page, "Overdue customers") == str(_rows(dashboard,
+                                                          "select count(*) from marts.overdue_customers")[0][0])
 
     # drill-down: the customer chosen by default (the most overdue) and then the third one of the list
     customers = _rows(

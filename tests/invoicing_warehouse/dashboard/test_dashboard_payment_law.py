@@ -29,7 +29,7 @@ def _raw(path, sql: str) -> list[dict]:
         connection.execute("set TimeZone = 'Europe/Paris'")  # date-only values are Paris calendar dates
         cursor = connection.execute(sql)
         names = [column[0] for column in cursor.description]
-        return [dict(zip(names, row)) for row in cursor.fetchall()]
+        return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
 
 
 def _day(value) -> date | None:
@@ -112,7 +112,8 @@ def test_payment_terms_table_equals_a_recomputation_from_the_raw_rows(dashboard)
         "select side, delay_bucket, invoice_count, amount_incl_tax, share_of_year_percent "
         "from marts.payment_terms_report where portal_id = 'default'")}
     assert found == expected
-    assert expected[("issued", "total")][0] > 0 and expected[("received", "total")][0] > 0, "nothing late: proves little"
+    assert expected[("issued", "total")][0] > 0 and expected[("received",
+                                                              "total")][0] > 0, "nothing late: proves little"
 
 
 def test_payment_terms_page_equals_the_marts(dashboard, page, screenshots):
@@ -137,7 +138,8 @@ def test_late_payment_claims_page_equals_the_marts(dashboard, page, screenshots)
     assert metric(page, "Late invoices claimed") == str(count)
     assert parse_eur(metric(page, "Recovery indemnities")) == indemnities == 40 * count
     # the newest change of the shipped rate table and the day it was checked (read from the CSV itself) are named
-    with open(Path(__file__).resolve().parents[3] / "invoicing_warehouse/engine/seeds/ecb_main_refinancing_rates.csv") as rates:
+    seeds = Path(__file__).resolve().parents[3] / "invoicing_warehouse/engine/seeds"
+    with open(seeds / "ecb_main_refinancing_rates.csv") as rates:
         table = list(csv.DictReader(rates))
     newest = max(table, key=lambda row: row["effective_date"])
     checked = max(row["checked_on"] for row in table if row["checked_on"])

@@ -1,5 +1,5 @@
-"""The Portals page (invoicing_warehouse/dashboard/screens/portals.py): hidden on the demo warehouse, which holds one portal; on a
-small warehouse of two portals (two sandboxes, each synced by the regular path that records its sync, one
+"""The Portals page (invoicing_warehouse/dashboard/screens/portals.py): hidden on the demo warehouse, which holds one
+portal; on a small warehouse of two portals (two sandboxes, each synced by the regular path that records its sync, one
 build) it shows one row per portal whose figures equal marts.dso of the readers' copy, read here with DuckDB,
 and whose last sync is the one recorded beside the warehouse."""
 

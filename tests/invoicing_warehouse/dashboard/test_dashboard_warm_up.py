@@ -35,7 +35,8 @@ def test_after_the_warm_up_the_landing_pages_figures_come_from_the_cache(dashboa
     # and they are the published marts' own figures
     with duckdb.connect(str(dashboard.snapshot), read_only=True) as marts:
         [(open_total,)] = marts.execute("select open_receivables from marts.dso").fetchall()
-        [(supplier_total,)] = marts.execute("select coalesce(sum(amount_due), 0) from marts.supplier_payables").fetchall()
+        [(supplier_total,
+          )] = marts.execute("select coalesce(sum(amount_due), 0) from marts.supplier_payables").fetchall()
         [(periods,)] = marts.execute("select count(*) from marts.cash_outlook").fetchall()
         customer_open = marts.execute("select sum(open_amount) from marts.receivables where customer_id = ?",
                                       [first_customer]).fetchone()[0]

@@ -28,7 +28,8 @@ def _truth(database) -> dict[str, tuple[int, dict[str, Decimal]]]:
             "select table_name, column_name from information_schema.columns where table_schema = 'marts' "
             "and data_type like 'DECIMAL%' order by table_name, ordinal_position").fetchall()
         # every mart but the month-end trend the gate publishes beside them for the Trends page
-        # (invoicing_warehouse/runs/month_end_trends.py): a table of twelve dates, not a model the export builds as of one date
+        # (invoicing_warehouse/runs/month_end_trends.py): a table of twelve dates, not a model the export builds as of
+        # one date
         marts = [row[0] for row in connection.execute(
             "select table_name from information_schema.tables where table_schema = 'marts' "
             "and table_name <> 'month_end_trends'").fetchall()]
@@ -38,7 +39,7 @@ def _truth(database) -> dict[str, tuple[int, dict[str, Decimal]]]:
             # quoted: the D441-6 tables carry the legal model's French column names ("0 jour (indicatif)")
             sums_sql = "".join(f', coalesce(sum("{c}"), 0)' for c in decimals)
             sums = connection.execute(f"select count(*) {sums_sql} from marts.{mart}").fetchone()
-            truth[mart] = (sums[0], dict(zip(decimals, sums[1:])))
+            truth[mart] = (sums[0], dict(zip(decimals, sums[1:], strict=True)))
     return truth
 
 
@@ -50,7 +51,8 @@ def _read_back(rows: list[dict[str, object]], decimals: dict[str, Decimal], to_d
 
 def _number(text, places: int) -> Decimal:
     # xlsx holds floats (1234.5600000000002), the CSVs text with a decimal point or comma
-    return Decimal(0) if text in ("", None) else Decimal(str(text).replace(",", ".")).quantize(Decimal(1).scaleb(-places))
+    return Decimal(0) if text in ("", None) else Decimal(str(text).replace(",",
+                                                                           ".")).quantize(Decimal(1).scaleb(-places))
 
 
 def _headers(database, language: str) -> dict[str, dict[str, str]]:
@@ -61,7 +63,7 @@ def _headers(database, language: str) -> dict[str, dict[str, str]]:
     by_mart: dict[str, list[str]] = {}
     for mart, column in columns:
         by_mart.setdefault(mart, []).append(column)
-    return {mart: dict(zip(names, labelled(pd.DataFrame(columns=names), language).columns))
+    return {mart: dict(zip(names, labelled(pd.DataFrame(columns=names), language).columns, strict=True))
             for mart, names in by_mart.items()}
 
 
@@ -93,11 +95,11 @@ def test_export_writes_every_mart_in_each_format_equal_to_the_marts(dashboard, t
                 with duckdb.connect() as reader:
                     cursor = reader.execute(f"select * from read_parquet('{out / mart}.parquet')")
                     names = [c[0] for c in cursor.description]
-                    rows = [dict(zip(names, row)) for row in cursor.fetchall()]
+                    rows = [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
                 assert _read_back(rows, sums, lambda v, _: v or Decimal(0)) == (count, sums), mart
             elif file_format == "xlsx":
                 header, *values = list(workbook[mart].iter_rows(values_only=True))
-                rows = [dict(zip(header, row)) for row in values]
+                rows = [dict(zip(header, row, strict=True)) for row in values]
                 labelled_sums = _labelled_sums(sums, headers[mart])
                 assert _read_back(rows, labelled_sums, _number) == (count, labelled_sums), mart
             else:
@@ -134,7 +136,8 @@ def test_export_refuses_while_a_blocking_check_holds_the_figures(dashboard, tmp_
     shutil.copyfile(dashboard.warehouse, warehouse)
     shutil.copyfile(dashboard.snapshot, warehouse.with_name("warehouse.read.duckdb"))
     with duckdb.connect(str(warehouse)) as connection:
-        connection.execute("insert into invoicing_raw.documents select * from invoicing_raw.documents order by id limit 1")
+        connection.execute("insert into invoicing_raw.documents "
+                           "select * from invoicing_raw.documents order by id limit 1")
     held = build_and_publish(WarehouseTarget.duckdb_file(warehouse), note="held", as_of=dashboard.as_of)
     assert held.failures and held.published is None
     out = tmp_path / "out"

@@ -33,7 +33,8 @@ def _literals(node: ast.expr) -> list[str]:
 
 
 def _ids_in_code() -> dict[str, str]:
-    """Every literal id passed to a function or method named `tr` in invoicing_warehouse/dashboard/ -> the file using it."""
+    """Every literal id passed to a function or method named `tr` in invoicing_warehouse/dashboard/ -> the file
+    using it."""
     found: dict[str, str] = {}
     for path in sorted(DASHBOARD.rglob("*.py")):
         for node in ast.walk(ast.parse(path.read_text())):

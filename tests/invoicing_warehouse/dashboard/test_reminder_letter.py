@@ -99,4 +99,5 @@ def test_nothing_to_claim_and_the_html_escapes():
     assert letter_paragraphs(consumer, LINES, NOTHING, "fr", "fr", "EUR") == [
         ("Rien à réclamer à ce client : chaque facture en retard est celle d'un particulier, exclue par la loi ou "
         "abandonnée (voir Non réclamé et Statut de la réclamation ci-dessous).")]
-    assert letter_html(["<b>x</b>"]) == '<div class="iw-letter" data-letter="reminder"><p>&lt;b&gt;x&lt;/b&gt;</p></div>'
+    assert letter_html(["<b>x</b>"]) == ('<div class="iw-letter" data-letter="reminder">'
+                                         '<p>&lt;b&gt;x&lt;/b&gt;</p></div>')

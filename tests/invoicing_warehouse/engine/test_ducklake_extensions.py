@@ -1,6 +1,6 @@
-"""The lake's DuckDB instances (invoicing_warehouse/engine/connection.py, pipelines/invoicing/load/lake.py): DuckDB checks the
-extensions' signatures once per process, later instances load the same files without hashing them again, a file
-changed since is checked again (and refused when its signature fails), and dlt's loads borrow such instances.
+"""The lake's DuckDB instances (invoicing_warehouse/engine/connection.py, pipelines/invoicing/load/lake.py): DuckDB
+checks the extensions' signatures once per process, later instances load the same files without hashing them again, a
+file changed since is checked again (and refused when its signature fails), and dlt's loads borrow such instances.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""The file writers (invoicing_warehouse/engine/table_files.py), in process: each file read back by an independent reader
-(the csv module, openpyxl, pyarrow) gives the frame's exact values."""
+"""The file writers (invoicing_warehouse/engine/table_files.py), in process: each file read back by an independent
+reader (the csv module, openpyxl, pyarrow) gives the frame's exact values."""
 
 from __future__ import annotations
 

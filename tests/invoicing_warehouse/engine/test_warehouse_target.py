@@ -120,7 +120,8 @@ def test_the_aws_variables_become_a_secret_scoped_to_the_bucket_and_masked_every
     aws = storage_secret_statement(target, {"AWS_ACCESS_KEY_ID": "AKIA2", "AWS_SECRET_ACCESS_KEY": "k" * 40})
     assert "ENDPOINT" not in aws and "URL_STYLE" not in aws
     gcs = WarehouseTarget.ducklake("postgresql://u@h/db", "gcs://bucket/")
-    assert "TYPE gcs" in storage_secret_statement(gcs, {"AWS_ACCESS_KEY_ID": "GOOG1", "AWS_SECRET_ACCESS_KEY": "x" * 40})
+    assert "TYPE gcs" in storage_secret_statement(gcs, {"AWS_ACCESS_KEY_ID": "GOOG1",
+                                                        "AWS_SECRET_ACCESS_KEY": "x" * 40})
     # no key in the environment: no secret of ours (DuckDB's own persistent secret, if any, is used)
     assert storage_secret_statement(target, {"AWS_REGION": "eu-west-3"}) is None
     assert storage_secret_statement(WarehouseTarget.ducklake("postgresql://u@h/db", "/srv/lake"), env) is None

@@ -13,6 +13,7 @@ import psycopg2
 import pytest
 
 from pipelines.invoicing.http.client import InvoicingClient, shared_budget_of
+from pipelines.invoicing.http.client_settings import ClientSettings
 from pipelines.invoicing.http.database_budget import (
     BudgetDatabase,
     BudgetDatabaseError,
@@ -74,7 +75,7 @@ def test_the_client_paces_on_the_database_when_one_is_configured(monkeypatch, po
     monkeypatch.setenv("INVOICING_RATE_BUDGET_URL", budget_database.conninfo)
     monkeypatch.setenv("INVOICING_RATE_BUDGET_PASSWORD", postgres_cluster.password)
     monkeypatch.setenv("INVOICING_EGRESS_IP", "203.0.113.7")
-    with InvoicingClient(API, "id", "secret") as client:
+    with InvoicingClient(ClientSettings(API, "id", "secret")) as client:
         budget = client.limiter.shared
         assert isinstance(budget, DatabaseBudget) and budget.egress == "203.0.113.7"
         grants = [client.limiter.acquire() for _ in range(3)]

@@ -11,6 +11,7 @@ import pytest
 
 from pipelines.invoicing.errors import InvoicingApiError
 from pipelines.invoicing.http.client import USER_AGENT, InvoicingClient
+from pipelines.invoicing.http.client_settings import ClientSettings
 from pipelines.invoicing.http.ratelimit import RateLimiter
 from tests.pipelines.invoicing_fakes import BASE_URL, CLIENT_ID, CLIENT_SECRET, SERVER_NOW, FakeApi, FakeClock
 
@@ -19,8 +20,8 @@ def make_client(api: FakeApi, clock: FakeClock | None = None, **options) -> Invo
     clock = clock or FakeClock()
     options.setdefault("rate_limit_per_s", 0)
     options.setdefault("shared_budget", False)  # a simulated clock cannot pace on the machine's real budget
-    return InvoicingClient(BASE_URL, CLIENT_ID, CLIENT_SECRET, transport=api.transport(),
-                           clock=clock, sleep=clock.sleep, **options)
+    return InvoicingClient(ClientSettings(BASE_URL, CLIENT_ID, CLIENT_SECRET, **options), transport=api.transport(),
+                           clock=clock, sleep=clock.sleep)
 
 
 def token_requests(api: FakeApi) -> int:
@@ -119,7 +120,8 @@ def test_a_401_for_a_token_another_thread_replaced_is_resent_with_the_newer_one(
 
 def test_bad_credentials_name_the_token_endpoint_and_the_api_text_but_not_the_secret():
     api = FakeApi()
-    client = InvoicingClient(BASE_URL, CLIENT_ID, "wrong-secret-xyz", transport=api.transport(), rate_limit_per_s=0)
+    client = InvoicingClient(ClientSettings(BASE_URL, CLIENT_ID, "wrong-secret-xyz", rate_limit_per_s=0),
+                             transport=api.transport())
     with client, pytest.raises(InvoicingApiError) as caught:
         client.get("/me")
     message = str(caught.value)
@@ -169,7 +171,8 @@ def test_5xx_is_retried_with_backoff_then_succeeds():
     api, clock = FakeApi(), FakeClock()
     with make_client(api, clock, backoff_base_s=1.0) as client:
         client.get("/me")
-        api.queued += [httpx.Response(503, json={"error": "busy", "code": 503}), httpx.Response(502, text="bad gateway")]
+        api.queued += [httpx.Response(503, json={"error": "busy", "code": 503}), httpx.Response(502,
+                                                                                                text="bad gateway")]
         assert client.get("/me")["id"] == "u1"
         assert client.stats.snapshot()["retried"] == {"other": 2}
     assert 0.5 <= clock.sleeps[0] <= 1.0 and 1.0 <= clock.sleeps[1] <= 2.0  # exponential, jittered
@@ -294,7 +297,8 @@ def test_limiter_pause_holds_everyone_back():
 
 def test_one_limiter_paces_requests_from_many_threads_in_real_time():
     api = FakeApi()
-    client = InvoicingClient(BASE_URL, CLIENT_ID, CLIENT_SECRET, transport=api.transport(), rate_limit_per_s=40)
+    client = InvoicingClient(ClientSettings(BASE_URL, CLIENT_ID, CLIENT_SECRET, rate_limit_per_s=40),
+                             transport=api.transport())
     stamps: list[float] = []
     lock = threading.Lock()
 
@@ -336,12 +340,13 @@ def test_sharing_the_machines_rate_budget_is_said_not_guessed_from_the_clock(tmp
     and a client on a simulated clock that would share it is refused with the setting to use."""
     monkeypatch.setenv("INVOICING_RATE_BUDGET_DIR", str(tmp_path))
     api = FakeApi({"/documents": []})
-    with InvoicingClient(BASE_URL, CLIENT_ID, CLIENT_SECRET, transport=api.transport(), rate_limit_per_s=10) as real:
+    with InvoicingClient(ClientSettings(BASE_URL, CLIENT_ID, CLIENT_SECRET, rate_limit_per_s=10),
+                         transport=api.transport()) as real:
         assert real.limiter.shares_budget
-    with InvoicingClient(BASE_URL, CLIENT_ID, CLIENT_SECRET, transport=api.transport(), rate_limit_per_s=10,
-                         shared_budget=False) as alone:
+    with InvoicingClient(ClientSettings(BASE_URL, CLIENT_ID, CLIENT_SECRET, rate_limit_per_s=10, shared_budget=False),
+                         transport=api.transport()) as alone:
         assert not alone.limiter.shares_budget
     clock = FakeClock()
     with pytest.raises(ValueError, match="shared_budget=False"):
-        InvoicingClient(BASE_URL, CLIENT_ID, CLIENT_SECRET, transport=api.transport(), rate_limit_per_s=10,
-                        clock=clock, sleep=clock.sleep)
+        InvoicingClient(ClientSettings(BASE_URL, CLIENT_ID, CLIENT_SECRET, rate_limit_per_s=10),
+                        transport=api.transport(), clock=clock, sleep=clock.sleep)

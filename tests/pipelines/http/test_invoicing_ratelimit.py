@@ -16,6 +16,7 @@ from contextlib import contextmanager
 import httpx
 
 from pipelines.invoicing.http.client import InvoicingClient
+from pipelines.invoicing.http.client_settings import ClientSettings
 from pipelines.invoicing.http.ratelimit import MAX_ARC_S, Grant, RateLimiter, Reservation, WindowPhase
 from pipelines.invoicing.http.window_phase import arc_overlaps, arc_within
 from tests.pipelines.invoicing_fakes import BASE_URL, CLIENT_ID, CLIENT_SECRET, FakeClock
@@ -74,7 +75,7 @@ def test_locks_onto_fixed_windows_then_fills_each_with_exactly_the_limit():
         rng = random.Random(phase)
         clock = FakeClock()
         limiter = RateLimiter(10, clock=clock, sleep=clock.sleep)
-        server = FixedWindowServer(phase, delay=lambda: 0.001 + rng.random() * 0.02)
+        server = FixedWindowServer(phase, delay=lambda rng=rng: 0.001 + rng.random() * 0.02)
         grants = drive(limiter, server, 600)
         assert server.refused == 0
         assert limiter.locked and limiter.locks == 1 and limiter.lost_locks == 0
@@ -93,7 +94,8 @@ def test_requests_that_now_and_then_arrive_100_ms_late_still_count_in_their_own_
         clock = FakeClock()
         limiter = RateLimiter(10, clock=clock, sleep=clock.sleep)
         server = FixedWindowServer(
-            phase, delay=lambda: 0.001 + rng.random() * 0.02 + (0.06 + rng.random() * 0.04) * (rng.random() < 0.02))
+            phase,
+            delay=lambda rng=rng: 0.001 + rng.random() * 0.02 + (0.06 + rng.random() * 0.04) * (rng.random() < 0.02))
         grants = drive(limiter, server, 2000)
         assert server.refused == 0
         assert limiter.locks == 1 and limiter.lost_locks == 0
@@ -234,7 +236,7 @@ def test_window_phase_is_the_arc_between_the_last_before_and_the_first_after_a_b
     # next 3-60 ms after; one request was delayed so much that it crossed though granted 10 ms before.
     befores = [-0.040, -0.005, -0.020, -0.012, -0.030, -0.008, -0.025, -0.006, -0.015, -0.018, -0.022, -0.035]
     afters = [0.050, 0.010, 0.003, 0.060, 0.020, -0.010, 0.030, 0.008, 0.045, 0.015, 0.025, 0.040]
-    for index, (before, after) in enumerate(zip(befores, afters)):
+    for index, (before, after) in enumerate(zip(befores, afters, strict=True)):
         phase.add(100 + index + before, 100 + index + after)
     start, width = phase.arc()
     # one extreme left out on each side: latest before -0.006 (not -0.005), earliest after 0.003 (not -0.010)
@@ -268,11 +270,12 @@ def test_the_client_feeds_every_answer_to_the_limiter_and_locks_without_a_429():
         if place > LIMIT:
             return httpx.Response(429, json={"error": "too many requests", "code": 429}, headers=headers)
         if request.url.path.endswith("/oauth2/token"):
-            return httpx.Response(200, json={"access_token": "token-of-the-limiter-test", "expires_in": 3600}, headers=headers)
+            return httpx.Response(200, json={"access_token": "token-of-the-limiter-test", "expires_in": 3600},
+                                  headers=headers)
         return httpx.Response(200, json={"data": {"id": "u1"}}, headers=headers)
 
-    client = InvoicingClient(BASE_URL, CLIENT_ID, CLIENT_SECRET, transport=httpx.MockTransport(handler),
-                             clock=clock, sleep=clock.sleep, shared_budget=False)
+    client = InvoicingClient(ClientSettings(BASE_URL, CLIENT_ID, CLIENT_SECRET, shared_budget=False),
+                             transport=httpx.MockTransport(handler), clock=clock, sleep=clock.sleep)
     with client:
         for _ in range(300):
             client.get("/me")

@@ -18,6 +18,7 @@ from invoicing_sandbox.config import SandboxConfig
 from invoicing_sandbox.contract import ContractProfile
 from invoicing_sandbox.server import SandboxServer
 from pipelines.invoicing.http.client import InvoicingClient
+from pipelines.invoicing.http.client_settings import ClientSettings
 from pipelines.invoicing.http.token_cache import CachedToken, TokenCache
 
 PROJECT_ROOT = Path(__file__).resolve().parents[3]
@@ -29,7 +30,9 @@ TOKEN = "f" * 40
 ONE_PROCESS = """
 import json, sys
 from pipelines.invoicing.http.client import InvoicingClient
-with InvoicingClient(sys.argv[1], sys.argv[2], sys.argv[3], rate_limit_per_s=0, keep_token=True) as client:
+from pipelines.invoicing.http.client_settings import ClientSettings
+settings = ClientSettings(sys.argv[1], sys.argv[2], sys.argv[3], rate_limit_per_s=0, keep_token=True)
+with InvoicingClient(settings) as client:
     me = client.get("/me")
     print(json.dumps({"fetched": client.auth.tokens_fetched, "reused": client.auth.tokens_reused,
                       "portal": bool(me)}))
@@ -77,7 +80,8 @@ def test_the_next_process_reuses_the_kept_token_and_replaces_a_refused_one(sandb
 
     cache = TokenCache(sandbox.base_url, sandbox.client_id, sandbox.client_secret, "read", tmp_path)
     issued = cache.load()
-    cache.store(CachedToken(TOKEN, 604799, time.time() + 604799))  # a token the service never issued (revoked, or a restarted service's)
+    # a token the service never issued (revoked, or a restarted service's)
+    cache.store(CachedToken(TOKEN, 604799, time.time() + 604799))
     refused = _process(sandbox, tmp_path)
     assert refused == {"fetched": 1, "reused": 1, "portal": True}  # the 401 cost one token request
     assert sandbox.stats["tokens_issued"] == 2
@@ -93,12 +97,12 @@ def test_the_next_process_takes_the_date_lead_the_token_was_measured_with(tmp_pa
     its own clock and none by ours: it reads about 15 s), and keeps the smaller figure: the kept one."""
     config = SandboxConfig(seed=3, scale=5, rate_limit_per_s=0, latency_ms=0, contract=ContractProfile.strict())
     with SandboxServer(config) as sandbox:
-        with InvoicingClient(sandbox.base_url, sandbox.client_id, sandbox.client_secret, rate_limit_per_s=0,
-                             keep_token=True) as first:
+        with InvoicingClient(ClientSettings(sandbox.base_url, sandbox.client_id, sandbox.client_secret,
+                                            rate_limit_per_s=0, keep_token=True)) as first:
             first.get("/me")
         sandbox.clock.advance(timedelta(seconds=5))
-        with InvoicingClient(sandbox.base_url, sandbox.client_id, sandbox.client_secret, rate_limit_per_s=0,
-                             keep_token=True) as second:
+        with InvoicingClient(ClientSettings(sandbox.base_url, sandbox.client_id, sandbox.client_secret,
+                                            rate_limit_per_s=0, keep_token=True)) as second:
             second.get("/me")
     assert 8.0 <= first.auth.date_lead_s <= 10.0 and first.auth.tokens_fetched == 1
     assert second.auth.tokens_reused == 1 and second.auth.tokens_fetched == 0
@@ -111,15 +115,15 @@ def test_a_kept_lead_its_next_process_does_not_confirm_is_dropped(tmp_path):
     end where `Date` says, not 19 s earlier."""
     config = SandboxConfig(seed=3, scale=5, rate_limit_per_s=0, latency_ms=0, token_lifetime_s=600)
     with SandboxServer(config) as sandbox:
-        with InvoicingClient(sandbox.base_url, sandbox.client_id, sandbox.client_secret, rate_limit_per_s=0,
-                             keep_token=True) as first:
+        with InvoicingClient(ClientSettings(sandbox.base_url, sandbox.client_id, sandbox.client_secret,
+                                            rate_limit_per_s=0, keep_token=True)) as first:
             first.get("/me")
         cache = TokenCache(sandbox.base_url, sandbox.client_id, sandbox.client_secret, "read")
         kept = cache.load()
         assert kept is not None and kept.date_lead_s <= 1.0
         cache.store(CachedToken(kept.access_token, kept.lifetime_s, kept.expires_at, date_lead_s=19.0))
-        with InvoicingClient(sandbox.base_url, sandbox.client_id, sandbox.client_secret, rate_limit_per_s=0,
-                             keep_token=True) as second:
+        with InvoicingClient(ClientSettings(sandbox.base_url, sandbox.client_id, sandbox.client_secret,
+                                            rate_limit_per_s=0, keep_token=True)) as second:
             second.get("/me")
     assert second.auth.tokens_reused == 1 and second.auth.tokens_fetched == 0
     assert second.auth.date_lead_s <= 1.0

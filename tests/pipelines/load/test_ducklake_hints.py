@@ -1,6 +1,6 @@
 """Webhook hints applied to a DuckLake (issue 16 on the engine of issue 15): PostgreSQL catalog started by the
-session, local data folder, the spool in the catalog database. The applying run lands the hinted records, confirms a deletion,
-rebuilds the models downstream, and a reader opened on the lake afterwards sees all of it.
+session, local data folder, the spool in the catalog database. The applying run lands the hinted records, confirms a
+deletion, rebuilds the models downstream, and a reader opened on the lake afterwards sees all of it.
 
 Truths: the sandbox's own records (harness/warehouse_truth.py) and the API's figures (harness/marts_truth.py).
 """

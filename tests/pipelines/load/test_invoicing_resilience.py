@@ -84,7 +84,8 @@ def killed_and_resumed(start_sandbox, warehouse: str, seed: int) -> None:
     reader.start()
     deadline = time.monotonic() + 90
     while time.monotonic() < deadline and process.poll() is None:
-        pages = [int(line.split("pages")[1].split()[0]) for line in list(lines) if "documents " in line and "pages" in line]
+        pages = [int(line.split("pages")[1].split()[0]) for line in list(lines)
+                 if "documents " in line and "pages" in line]
         if pages and max(pages) >= 4:  # page 4 handed to dlt: chunks 1-3 are committed
             break
         time.sleep(0.05)

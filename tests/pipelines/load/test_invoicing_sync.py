@@ -94,7 +94,8 @@ def test_incremental_syncs_follow_changes_and_a_quiet_run_costs_one_request_per_
     assert scalar(warehouse, f"select count(*) from invoicing_raw.customers where id = '{customer['id']}'") == 1
     if contract == "default":  # a deletion is listed with its `deletedAt`
         assert changed.rows["customers"] == 3
-        assert scalar(warehouse, f"select _deleted_at is not null from invoicing_raw.customers where id = '{doomed['id']}'")
+        assert scalar(warehouse,
+                      f"select _deleted_at is not null from invoicing_raw.customers where id = '{doomed['id']}'")
     else:  # hidden from lists and referenced by nothing: a customer created and deleted between syncs is unknowable
         assert changed.rows["customers"] == 2
         assert scalar(warehouse, f"select count(*) from invoicing_raw.customers where id = '{doomed['id']}'") == 0
@@ -107,14 +108,14 @@ def test_a_read_whose_producers_all_end_before_its_start_returns_finishes_it_wit
     # starter's own bookkeeping, so the starter finished the read itself, inside the lock of Feed.read; the
     # finish learnt that the server hides deleted customers, through that same lock, and waited forever.
     # Here every producer thread is waited for before the starter goes on, so the starter always finishes.
-    from pipelines.invoicing.read.reader import ResourceRead
+    from pipelines.invoicing.read.read_producer import PageProducer
 
     sandbox = start_sandbox(seed=2, scale=200, contract="strict")
     sync(sandbox, warehouse)
     known = deletable_customer(sandbox.portal)  # seen live by the first sync; strict lists hide its deletion
     sandbox.portal.delete("customers", known)
     quiet(sandbox)
-    spawn = ResourceRead._spawn
+    spawn = PageProducer._spawn
 
     def spawn_and_wait(self, task, *args) -> threading.Thread:
         # Only the thread this call started: one listed by threading.enumerate() may be another read's, still
@@ -123,7 +124,7 @@ def test_a_read_whose_producers_all_end_before_its_start_returns_finishes_it_wit
         thread.join(timeout=60)
         return thread
 
-    monkeypatch.setattr(ResourceRead, "_spawn", spawn_and_wait)
+    monkeypatch.setattr(PageProducer, "_spawn", spawn_and_wait)
     outcome: dict = {}
     runner = threading.Thread(target=lambda: outcome.update(report=sync(sandbox, warehouse)), daemon=True)
     runner.start()

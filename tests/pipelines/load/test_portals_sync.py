@@ -66,11 +66,14 @@ def test_two_portals_with_colliding_ids_each_exact_and_a_bad_portal_does_not_sto
     assert portal_counts(workspace.warehouse, "customers") == {
         "acme": len(acme.portal.snapshot("customers")), "beta": len(beta.portal.snapshot("customers"))}
     with duckdb.connect(warehouse, read_only=True) as con:
-        prices = dict(con.execute("select portal_id, price from invoicing_raw.items where id = ?", [item["id"]]).fetchall())
+        prices = dict(con.execute("select portal_id, price from invoicing_raw.items where id = ?",
+                                  [item["id"]]).fetchall())
         assert float(prices["beta"]) == 77.7 and float(prices["acme"]) != 77.7
-        assert con.execute("select count(*) from invoicing_raw.customers where id = ?", [extra["id"]]).fetchone()[0] == 1
+        assert con.execute("select count(*) from invoicing_raw.customers where id = ?",
+                           [extra["id"]]).fetchone()[0] == 1
         # each portal keeps its own dlt state: its windows and what it learnt of its server
-        pipelines = {r[0] for r in con.execute("select pipeline_name from invoicing_raw._dlt_pipeline_state").fetchall()}
+        pipelines = {r[0] for r in con.execute("select pipeline_name from invoicing_raw._dlt_pipeline_state")
+                     .fetchall()}
         assert pipelines == {"invoicing__acme", "invoicing__beta"}
 
     # one portal alone, incremental: the other's rows stay as they were
@@ -84,7 +87,8 @@ def test_two_portals_with_colliding_ids_each_exact_and_a_bad_portal_does_not_sto
     after = table_fingerprint(workspace.warehouse)
     assert before["items"] != after["items"]
     with duckdb.connect(warehouse, read_only=True) as con:
-        prices = dict(con.execute("select portal_id, price from invoicing_raw.items where id = ?", [item["id"]]).fetchall())
+        prices = dict(con.execute("select portal_id, price from invoicing_raw.items where id = ?",
+                                  [item["id"]]).fetchall())
     assert float(prices["acme"]) == 12.5 and float(prices["beta"]) == 77.7
 
 
@@ -180,5 +184,6 @@ def test_a_full_refresh_of_one_portal_deletes_only_its_own_rows_no_longer_served
     assert mismatches(warehouse, beta.portal, portal_id="beta") == []
     assert mismatches(warehouse, acme.portal, portal_id="acme") == []
     with duckdb.connect(warehouse, read_only=True) as con:
-        holders = {r[0] for r in con.execute("select portal_id from invoicing_raw.items where id = ?", [gone]).fetchall()}
+        holders = {r[0] for r in con.execute("select portal_id from invoicing_raw.items where id = ?",
+                                             [gone]).fetchall()}
     assert holders == {"acme"}  # beta's row went, acme's record of the same id stayed

@@ -9,7 +9,8 @@ import httpx
 import pytest
 
 from pipelines.invoicing.http.client import InvoicingClient
-from pipelines.invoicing.read.paging import PageSizes, WindowNotHonoured, keyset_pages, skip_pages
+from pipelines.invoicing.http.client_settings import ClientSettings
+from pipelines.invoicing.read.paging import ListRequests, PageSizes, WindowNotHonoured, keyset_pages, skip_pages
 from tests.pipelines.invoicing_fakes import (
     BASE_URL,
     CLIENT_ID,
@@ -26,8 +27,9 @@ START = SERVER_NOW - timedelta(days=3)
 
 def read_all(api: FakeApi, path: str = "/documents", since=None, sizes: PageSizes | None = None):
     sizes = sizes or PageSizes()
-    with InvoicingClient(BASE_URL, CLIENT_ID, CLIENT_SECRET, transport=api.transport(), rate_limit_per_s=0) as client:
-        pages = list(keyset_pages(client.get, path, since, UNTIL, page_sizes=sizes, tag="documents"))
+    with InvoicingClient(ClientSettings(BASE_URL, CLIENT_ID, CLIENT_SECRET, rate_limit_per_s=0),
+                         transport=api.transport()) as client:
+        pages = list(keyset_pages(ListRequests(client.get, path, sizes, "documents"), since, UNTIL))
     records = [r for p in pages for r in p.records]
     return records, pages
 
@@ -158,7 +160,8 @@ def test_a_tie_order_that_changes_under_the_read_is_caught_by_the_count_of_the_s
 
 
 def test_window_bounds_are_inclusive_and_records_outside_are_not_read():
-    data = make_records(10, UNTIL - timedelta(seconds=4)) + [{"id": "f" * 24, "lastUpdate": iso(UNTIL + timedelta(seconds=1))}]
+    data = make_records(10, UNTIL - timedelta(seconds=4)) + [{"id": "f" * 24,
+                                                              "lastUpdate": iso(UNTIL + timedelta(seconds=1))}]
     api = FakeApi({"/documents": data})
     records, _ = read_all(api, since=UNTIL - timedelta(seconds=2))
     assert sorted(r["lastUpdate"] for r in records) == [iso(UNTIL - timedelta(seconds=2))] + [
@@ -217,8 +220,9 @@ def test_a_server_that_ignores_the_window_is_detected():
 def test_skip_scan_reads_a_list_whose_window_cannot_be_trusted():
     data = make_records(230, START)
     api = FakeApi({"/suppliers": data}, ignore_window=True)
-    with InvoicingClient(BASE_URL, CLIENT_ID, CLIENT_SECRET, transport=api.transport(), rate_limit_per_s=0) as client:
-        pages = list(skip_pages(client.get, "/suppliers", page_sizes=PageSizes(), tag="suppliers"))
+    with InvoicingClient(ClientSettings(BASE_URL, CLIENT_ID, CLIENT_SECRET, rate_limit_per_s=0),
+                         transport=api.transport()) as client:
+        pages = list(skip_pages(ListRequests(client.get, "/suppliers", PageSizes(), "suppliers")))
     ids = [r["id"] for p in pages for r in p.records]
     assert sorted(ids) == sorted(r["id"] for r in data)
 

@@ -9,6 +9,7 @@ from datetime import timedelta
 import pytest
 
 from pipelines.invoicing.http.client import InvoicingClient
+from pipelines.invoicing.http.client_settings import ClientSettings
 from pipelines.invoicing.read.feed import Feed
 from pipelines.invoicing.read.windows import Slice, plan_slices, split_range
 from pipelines.invoicing.settings import WINDOW_LAG_S, WINDOW_OVERLAP_S
@@ -56,7 +57,8 @@ def test_split_range_covers_every_second_exactly_once():
 
 
 def make_feed(api: FakeApi, **options) -> Feed:
-    client = InvoicingClient(BASE_URL, CLIENT_ID, CLIENT_SECRET, transport=api.transport(), rate_limit_per_s=0)
+    client = InvoicingClient(ClientSettings(BASE_URL, CLIENT_ID, CLIENT_SECRET, rate_limit_per_s=0),
+                             transport=api.transport())
     return Feed(client, with_events=False, **options)
 
 

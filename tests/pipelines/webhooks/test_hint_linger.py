@@ -1,5 +1,5 @@
-"""A hints run stays for the hints that follow (invoicing_warehouse/runs/linger.py): the Dagster job applies its set, then
-the sets that arrive while it stays, each committed, published and acknowledged, and ends as soon as another
+"""A hints run stays for the hints that follow (invoicing_warehouse/runs/linger.py): the Dagster job applies its set,
+then the sets that arrive while it stays, each committed, published and acknowledged, and ends as soon as another
 writing run of the warehouse waits in the queue; alone, it ends after its idle time. The readers' copy then
 equals the sandbox's own records."""
 
@@ -22,6 +22,7 @@ from invoicing_warehouse.demo.hint_feed import ListenerFeed
 from invoicing_warehouse.engine.target import WarehouseTarget
 from invoicing_warehouse.runs.linger import LINGER_ENV, Linger, _settle, linger
 from pipelines.invoicing.http.client import InvoicingClient
+from pipelines.invoicing.http.client_settings import ClientSettings
 from pipelines.invoicing.portals import Portal
 from pipelines.invoicing.webhooks.hint_spool import Hint, HintSpool, spool_path
 
@@ -100,7 +101,7 @@ def test_the_hints_job_stays_for_the_next_hints_and_yields_to_a_queued_writer(sa
 
 def test_a_run_staying_alone_ends_after_its_idle_time_without_a_request(tmp_path):
     target = WarehouseTarget.duckdb_file(tmp_path / "warehouse.duckdb")
-    client = InvoicingClient("http://127.0.0.1:9", "client", "secret")  # never asked: no hint comes
+    client = InvoicingClient(ClientSettings("http://127.0.0.1:9", "client", "secret"))  # never asked: no hint comes
     try:
         begun = time.monotonic()
         idle: list[float] = []

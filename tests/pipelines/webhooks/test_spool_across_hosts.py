@@ -27,9 +27,9 @@ from invoicing_warehouse.engine.target import parse_catalog_dsn
 from tests.support.webhook_receiver import envelope
 
 TOKEN = "tok-" + "h5Vw" * 8
-# The applying host's side: what invoicing_warehouse/runs/hints.apply_pending does with the spool, around the warehouse's work:
-# read the portal's pending hints, (load, build, publish), then acknowledge the ones read. It says what it read
-# and waits for a line before acknowledging, so the test can deliver meanwhile, or kill it there.
+# The applying host's side: what invoicing_warehouse/runs/hints.apply_pending does with the spool, around the
+# warehouse's work: read the portal's pending hints, (load, build, publish), then acknowledge the ones read. It says
+# what it read and waits for a line before acknowledging, so the test can deliver meanwhile, or kill it there.
 APPLYING_SIDE = """
 import json, sys
 from pipelines.invoicing.webhooks.hint_spool import HintSpool, spool_location_for

@@ -55,7 +55,8 @@ def _scenario(location) -> list:
         said.append([(d.record_id, d.attempts, d.last_error, d.deliveries_since) for d in spool.dead_letters()])
         # r1 delivered again after it was read: its acknowledgement leaves it pending
         said.append(spool.receive("d10", _hint("acme", "r1", "document.updated"), T0 + 10))
-        said.append(spool.acknowledge([h for h in pending if (h.portal_id, h.record_id) in (("acme", "r1"), ("acme", "r3"))]))
+        said.append(spool.acknowledge([h for h in pending if (h.portal_id, h.record_id) in (("acme", "r1"), ("acme",
+                                                                                                             "r3"))]))
         said.append(spool.acknowledge_resource("acme", "documents", through_sequence=pending[0].sequence))
         said.append(sorted((h.portal_id, h.record_id, h.sequence) for h in spool.pending(now=T0 + 100)))
         said.append((spool.pending_count(), spool.pending_count("acme")))

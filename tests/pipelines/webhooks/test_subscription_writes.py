@@ -9,6 +9,7 @@ import pytest
 
 from pipelines.invoicing.errors import InvoicingApiError
 from pipelines.invoicing.http.client import InvoicingClient
+from pipelines.invoicing.http.client_settings import ClientSettings
 from pipelines.invoicing.portals import Portal
 from pipelines.invoicing.webhooks.subscriptions import SCOPE, Subscriptions
 
@@ -30,8 +31,9 @@ class Api:
         return httpx.Response(status, json=body)
 
     def client(self) -> InvoicingClient:
-        return InvoicingClient("http://api.test/api/v2", "webhook-id", "webhook-secret", scope=SCOPE,
-                               rate_limit_per_s=0, transport=httpx.MockTransport(self), sleep=lambda _s: None)
+        settings = ClientSettings("http://api.test/api/v2", "webhook-id", "webhook-secret", scope=SCOPE,
+                                  rate_limit_per_s=0)
+        return InvoicingClient(settings, transport=httpx.MockTransport(self), sleep=lambda _s: None)
 
 
 def test_the_token_asks_read_write_and_a_failed_post_is_not_sent_again():

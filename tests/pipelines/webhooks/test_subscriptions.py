@@ -98,7 +98,8 @@ def test_a_disabled_subscription_is_replaced(sandbox, env, capsys):
 
 def test_unknown_events_and_bad_urls_are_refused_before_any_request(sandbox, env, capsys):
     _configure(env, sandbox)
-    code, output = _cli(capsys, "register", "--url", f"http://127.0.0.1:1/hooks/{TOKEN}", "--events", "invoice.exploded")
+    code, output = _cli(capsys, "register", "--url", f"http://127.0.0.1:1/hooks/{TOKEN}", "--events",
+                        "invoice.exploded")
     assert code == 2 and "invoice.exploded" in output
     code, output = _cli(capsys, "register", "--url", f"ftp://127.0.0.1/hooks/{TOKEN}")
     assert code == 2 and "/hooks/***" in output

@@ -96,12 +96,13 @@ def test_ctrl_c_during_applying_runs_stops_the_loop_and_loses_nothing(sandbox, t
                                     "--max-seconds", "120", "--rate-limit", "0"], env=env, cwd=workspace.cwd,
                                    stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1)
         lines: list[str] = []
-        threading.Thread(target=lambda p=process: lines.extend(p.stdout), daemon=True).start()
+        threading.Thread(target=lambda p=process, into=lines: into.extend(p.stdout), daemon=True).start()
         stop = threading.Event()
         churn = threading.Thread(target=_change_until, args=(mutator, stop), daemon=True)
         try:
             # the Ctrl-C must land in follow mode, which this test is about (test-review-2 F9)
-            following = wait_until(lambda: any("following webhook hints" in line for line in list(lines)), WAIT_S, 0.1)
+            following = wait_until(lambda seen=lines: any("following webhook hints" in line for line in list(seen)),
+                                   WAIT_S, 0.1)
             assert following, "".join(lines[-20:])
             if attempt == 0:
                 feed.start()
