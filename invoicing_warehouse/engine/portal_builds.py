@@ -25,12 +25,9 @@ from pathlib import Path
 import duckdb
 
 from invoicing_warehouse.engine.names import PORTAL_COLUMN, RAW_DATASET
-from invoicing_warehouse.engine.report_settings import set_report_variables
-from invoicing_warehouse.engine.seed_files import set_seed_variables
 from invoicing_warehouse.engine.sql_names import quoted, quoted_relation
 from invoicing_warehouse.engine.sql_runner import (
     ANALYST_SCHEMA,
-    PORTAL_TIME_ZONE,
     SQL_DIR,
     ModelBuildError,
     SqlModel,
@@ -38,6 +35,7 @@ from invoicing_warehouse.engine.sql_runner import (
     discover_models,
     drop_stale_analyst_models,
     one_row,
+    set_build_variables,
 )
 
 SCOPE_CATALOG = "portal_scope"
@@ -88,10 +86,7 @@ def _model_scope(conn: duckdb.DuckDBPyConnection, warehouse: str, models: list[S
                  portals: Sequence[str], as_of: date) -> None:
     """Every product model in the scope: views from their SQL, the chosen tables built there, the others read
     from the warehouse (their rows of `portals`)."""
-    conn.execute(f"set variable as_of_date = date '{as_of.isoformat()}'")
-    conn.execute(f"set variable portal_time_zone = '{PORTAL_TIME_ZONE}'")
-    set_seed_variables(conn)
-    set_report_variables(conn)
+    set_build_variables(conn, as_of)
     built = _columns(conn, warehouse)  # the warehouse's models, unchanged while the scope is made
     for model in models:
         conn.execute(f"create schema if not exists {quoted(model.schema)}")
@@ -159,6 +154,7 @@ def _replace_rows(conn: duckdb.DuckDBPyConnection, warehouse: str, every_model: 
         drop_stale_analyst_models(conn, every_model)
         # read once: each model below replaces only itself, so its columns here are still these when its turn comes
         in_warehouse, in_scope = _columns(conn, warehouse), _columns(conn, SCOPE_CATALOG)
+        set_build_variables(conn, as_of)
         for model in (m for m in every_model if m.key in chosen):
             clock = time.perf_counter()
             relation = quoted_relation(model.key)
@@ -168,7 +164,7 @@ def _replace_rows(conn: duckdb.DuckDBPyConnection, warehouse: str, every_model: 
             if (model.schema == ANALYST_SCHEMA or model.materialized == "view" or PORTAL_COLUMN not in names
                     or here != there):
                 try:  # a view, a firm-wide table, a model whose columns changed: built whole, as build_models
-                    rows[model.key] = build_model(conn, model, as_of)
+                    rows[model.key] = build_model(conn, model, as_of, variables_set=True)
                 except duckdb.IOException:
                     raise
                 except duckdb.Error as error:

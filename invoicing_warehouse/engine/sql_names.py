@@ -62,8 +62,8 @@ def catalog_fixed(connection) -> Iterator[None]:
     information_schema query each was half of the checks' time (bench/RESULTS.md, the doorbell). Only for code
     that creates, drops and alters no relation on `connection` while inside (the checks only read)."""
     rows = connection.execute(
-        "select table_schema, table_name, column_name from information_schema.columns "
-        "where table_catalog = current_database() order by table_schema, table_name, ordinal_position"
+        "select schema_name, table_name, column_name from duckdb_columns() "
+        "where database_name = current_database() order by schema_name, table_name, column_index"
     ).fetchall()
     columns: dict[tuple[str, str], list[str]] = {}
     for schema, table, column in rows:
@@ -81,9 +81,10 @@ def relation_columns(connection, relation: str) -> list[str]:
     fixed = _FIXED.get()
     if fixed is not None and fixed[0] is connection:
         return list(fixed[1].get((schema, table), []))
+    # duckdb_columns(), not information_schema.columns (a view over it with joins): a third less per call
     rows = connection.execute(
-        "select column_name from information_schema.columns where table_schema = ? and table_name = ? "
-        "and table_catalog = current_database() order by ordinal_position",
+        "select column_name from duckdb_columns() where schema_name = ? and table_name = ? "
+        "and database_name = current_database() order by column_index",
         [schema, table],
     ).fetchall()
     return [row[0] for row in rows]

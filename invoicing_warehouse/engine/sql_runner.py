@@ -44,7 +44,6 @@ from invoicing_warehouse.engine.sql_names import (
     missing_columns,
     quoted,
     quoted_relation,
-    relation_columns,
     sql_text,
 )
 from invoicing_warehouse.engine.sql_references import SqlParseError, parse_references
@@ -300,9 +299,27 @@ def one_row(
     return row
 
 
-def build_model(conn: duckdb.DuckDBPyConnection, model: SqlModel, as_of: date | None = None) -> int:
+def set_build_variables(conn: duckdb.DuckDBPyConnection, as_of: date) -> None:
+    """Sets the DuckDB variables the product's models read (the report date, the portal's time zone, the seed
+    files, the report settings) on `conn`: once per build, not once per model (13 statements and the settings
+    read again for each of 50 models were a sixth of a build's time)."""
+    conn.execute(f"set variable as_of_date = date '{as_of.isoformat()}'")
+    conn.execute(f"set variable portal_time_zone = '{PORTAL_TIME_ZONE}'")
+    set_seed_variables(conn)
+    set_report_variables(conn)
+
+
+def built_columns(conn: duckdb.DuckDBPyConnection, relation: str) -> list[str]:
+    """The columns of `relation` (`schema.table`), which must exist: read from an empty result, not the catalog
+    (0.25 ms instead of 3 ms in a warehouse of a hundred relations)."""
+    return [column[0] for column in conn.execute(f"select * from {quoted_relation(relation)} limit 0").description]
+
+
+def build_model(conn: duckdb.DuckDBPyConnection, model: SqlModel, as_of: date | None = None, *,
+                variables_set: bool = False) -> int:
     """Materialises `model` as table (or view) `<schema>.<name>` for report date `as_of` (default today in the
-    portal's time zone).
+    portal's time zone). `variables_set`: the caller has set the build's variables for this `as_of` on `conn`
+    (`set_build_variables`, as a build of many models does once).
 
     An analyst's model is run on a DuckDB instance of its own (invoicing_warehouse/engine/analyst_sandbox.py) and its
     result stored here as a table: its SQL never runs on `conn`. Raises ModelDefinitionError when a column the
@@ -327,12 +344,10 @@ def build_model(conn: duckdb.DuckDBPyConnection, model: SqlModel, as_of: date | 
     if model.schema == ANALYST_SCHEMA:
         build_in_sandbox(conn, model.key, model.sql, model.depends_on, as_of, PORTAL_TIME_ZONE)
     else:
-        conn.execute(f"set variable as_of_date = date '{as_of.isoformat()}'")
-        conn.execute(f"set variable portal_time_zone = '{PORTAL_TIME_ZONE}'")
-        set_seed_variables(conn)
-        set_report_variables(conn)
+        if not variables_set:
+            set_build_variables(conn, as_of)
         conn.execute(f"create or replace {materialized} {relation} as\n{model.sql}")
-    check_declared_columns(model, relation_columns(conn, model.key))
+    check_declared_columns(model, built_columns(conn, model.key))
     write_comments(conn, model, materialized)
     return int(one_row(conn, f"select count(*) from {relation}")[0])
 
@@ -408,10 +423,11 @@ def build_models(
     conn.execute("begin transaction")
     try:
         drop_stale_analyst_models(conn, every_model)
+        set_build_variables(conn, as_of)
         for model in models:
             started = time.perf_counter()
             try:
-                rows[model.key] = build_model(conn, model, as_of)
+                rows[model.key] = build_model(conn, model, as_of, variables_set=True)
             except duckdb.IOException:
                 raise  # the file, not the model: the callers' "cannot open" answer
             except duckdb.Error as error:
