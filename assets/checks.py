@@ -32,6 +32,7 @@ from dagster import (
 from assets.error_boundary import redacted_errors
 from assets.keys import RAW_TABLES, raw_asset_key, relation_asset_key
 from assets.resources import WarehouseResource
+from invoicing_warehouse.engine.sql_names import catalog_fixed
 from invoicing_warehouse.engine.sql_runner import SqlModel
 from invoicing_warehouse.runs.checks import CheckResult, WarehouseCheck
 from invoicing_warehouse.runs.contract_checks import CONTRACT_VALUE_CHECKS
@@ -74,9 +75,13 @@ def checks_step(name: str, checks: Sequence[tuple[AssetCheckSpec, Answer]], *,
     @multi_asset_check(specs=[spec for spec, _ in checks], can_subset=True, name=name)
     def _step(context: AssetCheckExecutionContext, warehouse: WarehouseResource) -> Iterator[AssetCheckResult]:
         opened = warehouse.connect(read_only=True) if opens_warehouse else nullcontext()
-        with redacted_errors(), opened as connection:
-            for key in sorted(context.selected_asset_check_keys, key=str):
-                yield answers[key](CheckCall(context, warehouse, connection, key))
+        # one look at the catalog serves every check of the step (a read-only connection alters nothing); the
+        # answers are yielded once it is closed, never from inside the context it sets
+        with redacted_errors(), opened as connection, (
+                catalog_fixed(connection) if connection is not None else nullcontext()):
+            results = [answers[key](CheckCall(context, warehouse, connection, key))
+                       for key in sorted(context.selected_asset_check_keys, key=str)]
+        yield from results
 
     return _step
 
