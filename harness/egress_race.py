@@ -25,8 +25,6 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.sync_process import PYCACHE_DIR
-
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -44,9 +42,7 @@ def private_env(folder: Path, budget_url: str, **extra: str) -> dict[str, str]:
     """The environment of one racer: its own HOME, runtime and budget folders under `folder`, the budget's URL."""
     env = {key: value for key, value in os.environ.items()
            if not key.startswith("INVOICING_") and key != "PYTHONDONTWRITEBYTECODE"}
-    env.update(own_folders(folder), INVOICING_RATE_BUDGET_URL=budget_url, PYTHONPATH=str(ROOT),
-               # the bytecode cache the suite's processes share (sync_process.py): imports in a second, not four
-               PYTHONPYCACHEPREFIX=str(PYCACHE_DIR), **extra)
+    env.update(own_folders(folder), INVOICING_RATE_BUDGET_URL=budget_url, PYTHONPATH=str(ROOT), **extra)
     return env
 
 

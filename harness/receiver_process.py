@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Self
 
 from harness.common import wait_until
-from harness.sync_process import COMMAND, PYCACHE_DIR
+from harness.sync_process import COMMAND
 
 __all__ = ["wait_until"]  # the tests' bounded polling, kept importable from here
 
@@ -35,8 +35,7 @@ class ReceiverProcess:
     def __init__(self, warehouse: Path, token: str, *args: str, env: dict[str, str] | None = None) -> None:
         self.token = token
         environment = {k: v for k, v in os.environ.items() if not k.startswith("INVOICING_WEBHOOK_")}
-        environment.update(INVOICING_WEBHOOK_TOKEN=token, PYTHONUNBUFFERED="1",
-                           PYTHONPYCACHEPREFIX=str(PYCACHE_DIR), **(env or {}))
+        environment.update(INVOICING_WEBHOOK_TOKEN=token, PYTHONUNBUFFERED="1", **(env or {}))
         self.process = subprocess.Popen(
             [*COMMAND, "webhooks", "serve", "--port", "0", "--warehouse", str(warehouse), *args],
             env=environment, cwd=warehouse.parent, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,

@@ -14,7 +14,6 @@ import os
 import signal
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from collections.abc import Callable
@@ -22,10 +21,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 COMMAND = [str(Path(sys.executable).with_name("invoicing-warehouse"))]
-# With PYTHONDONTWRITEBYTECODE set (as in this project's sessions) every sync process compiles dlt,
-# pandas and pyarrow from source again: about 8 s of a 15 s run on 2 busy cores. The processes of
-# the suite share one bytecode cache outside the project tree instead.
-PYCACHE_DIR = Path(tempfile.gettempdir()) / f"invoicing-reliability-pycache-{os.getuid()}"
 
 
 @dataclass
@@ -59,7 +54,6 @@ class Workspace:
             if not k.startswith("SOURCES__INVOICING__") and k != "PYTHONDONTWRITEBYTECODE"
         }
         env.update(
-            PYTHONPYCACHEPREFIX=str(PYCACHE_DIR),
             SOURCES__INVOICING__BASE_URL=base_url,
             SOURCES__INVOICING__CLIENT_ID=client_id,
             SOURCES__INVOICING__CLIENT_SECRET=client_secret,

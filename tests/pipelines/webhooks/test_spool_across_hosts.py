@@ -22,7 +22,6 @@ import psycopg2
 import pytest
 
 from harness.receiver_process import ReceiverProcess
-from harness.sync_process import PYCACHE_DIR
 from invoicing_warehouse.engine.target import parse_catalog_dsn
 from tests.support.webhook_receiver import envelope
 
@@ -72,7 +71,7 @@ class ApplyingRun:
 
     def __init__(self, folder: Path, env: dict[str, str]) -> None:
         environment = {k: v for k, v in os.environ.items() if not k.startswith("INVOICING_")}
-        environment.update(env, PYTHONUNBUFFERED="1", PYTHONPYCACHEPREFIX=str(PYCACHE_DIR),
+        environment.update(env, PYTHONUNBUFFERED="1",
                            PYTHONPATH=str(Path(__file__).resolve().parents[3]))
         self.process = subprocess.Popen([sys.executable, "-c", APPLYING_SIDE], cwd=folder, env=environment,
                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
