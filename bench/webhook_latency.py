@@ -158,7 +158,8 @@ def run_path(path: str, args: argparse.Namespace) -> bool:
         poll_cost = build(sandbox, workspace.warehouse, args.rate_limit)
         env = workspace.env(sandbox.base_url, sandbox.client_id, sandbox.client_secret,
                             INVOICING_WAREHOUSE_PATH=str(workspace.warehouse), DAGSTER_HOME=str(root / "dagster_home"),
-                            INVOICING_HINTS_SENSOR_INTERVAL_S=str(args.sensor_interval_s))
+                            INVOICING_HINTS_SENSOR_INTERVAL_S=str(args.sensor_interval_s),
+                            **({"INVOICING_HINTS_LINGER_S": str(args.linger_s)} if args.linger_s is not None else {}))
         through_receiver = args.hints == "receiver"
         # the receiver refuses tokens under 32 characters (pipelines/invoicing/hook_urls.py): 43 random ones
         receiver = ReceiverProcess(workspace.warehouse, secrets.token_urlsafe(32)) if through_receiver else None
@@ -169,7 +170,7 @@ def run_path(path: str, args: argparse.Namespace) -> bool:
         applier = Applier(path, workspace, env, args)
         try:
             applier.start()
-            before, started = sandbox.stats["requests"], time.monotonic()
+            before, started, started_wall = sandbox.stats["requests"], time.monotonic(), time.time()
             mutator = HintedMutator(sandbox.portal, 0, seed=args.seed)
             made, bursts = 0, []
             for pause, count in plan(args.changes, args.seed, args.mix):
@@ -196,6 +197,7 @@ def run_path(path: str, args: argparse.Namespace) -> bool:
     ok = _print(path, args, made, len(feed.writes), watch, arrived, pending, raw, marts, requests, elapsed,
                 poll_cost, root)
     _print_split(watch, bursts)
+    _print_slowest(watch, started_wall, args.slowest)
     if path == "dagster":
         _print_dagster_runs(Path(env["DAGSTER_HOME"]))
     return ok
@@ -234,6 +236,13 @@ def _print_dagster_runs(home: Path) -> None:
     print(f"  dagster runs: {len(records)} ({len(phases['working'])} with their phases); {summary}; API requests "
           f"per set of hints p50 {statistics.median(requests) if requests else float('nan'):.0f}, "
           f"total {sum(requests)}")
+
+
+def _print_slowest(watch: VisibilityWatch, started_wall: float, count: int) -> None:
+    """The `count` slowest events: when their write came (seconds into the changes), what it was, its latency
+    (where a tail comes from: a cold first run, a set waiting behind another)."""
+    for write, latency in sorted(watch.seen, key=lambda seen: -seen[1])[:count]:
+        print(f"  slow: {latency:.1f} s, written at +{write.at - started_wall:.1f} s, {write.event} {write.resource}")
 
 
 def _print_split(watch: VisibilityWatch, bursts: list[tuple[float, float]]) -> None:
@@ -290,6 +299,10 @@ def main(argv: list[str] | None = None) -> int:
                         help="how hints reach the spool (default: deliveries to the real receiver over HTTP)")
     parser.add_argument("--poll-s", type=float, default=1.0, help="sync --follow's poll interval")
     parser.add_argument("--sensor-interval-s", type=int, default=3, help="the hints sensor's minimum interval")
+    parser.add_argument("--slowest", type=int, default=0, help="print the N slowest events, with when they came")
+    parser.add_argument("--linger-s", type=float, default=None,
+                        help="INVOICING_HINTS_LINGER_S of the applying runs (default: the product's); a stopping "
+                             "daemon waits for the run inside it to end, so the smoke run keeps it short")
     parser.add_argument("--dequeue-s", type=int, default=1, help="the Dagster run queue's dequeue interval")
     parser.add_argument("--runs-in-daemon", action="store_true",
                         help="Dagster's runs inside the daemon, not a process each (the smoke run's: seconds less a "
