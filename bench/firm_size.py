@@ -202,8 +202,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--poll-s", type=float, default=1.0)
     parser.add_argument("--sensor-interval-s", type=int, default=3)
     parser.add_argument("--dequeue-s", type=int, default=1)
-    args = parser.parse_args(argv)
-    args.hints = "receiver"
+    args = webhook_latency.with_path_defaults(parser.parse_args(argv))
     if args.portals < 1:
         parser.error("--portals counts the sandbox's portal: at least 1")
     print(f"# {time.strftime('%Y-%m-%d %H:%M:%S')} UTC, load {_load()}, {os.cpu_count()} cores: {args.portals} "
