@@ -143,6 +143,18 @@ class Applier:
             self.process.wait(timeout=30)
 
 
+# the options of a path's run that another script (bench/firm_size.py) may not take, with webhook_latency's defaults
+PATH_DEFAULTS = {"hints": "receiver", "linger_s": None, "standby": False, "slowest": 0, "runs_in_daemon": False}
+
+
+def with_path_defaults(args: argparse.Namespace) -> argparse.Namespace:
+    """`args` with PATH_DEFAULTS for each option it lacks (run_path reads them all)."""
+    for name, value in PATH_DEFAULTS.items():
+        if not hasattr(args, name):
+            setattr(args, name, value)
+    return args
+
+
 def percentile(values: list[float], share: float) -> float:
     """The nearest-rank percentile."""
     ordered = sorted(values)
@@ -159,7 +171,8 @@ def run_path(path: str, args: argparse.Namespace) -> bool:
         env = workspace.env(sandbox.base_url, sandbox.client_id, sandbox.client_secret,
                             INVOICING_WAREHOUSE_PATH=str(workspace.warehouse), DAGSTER_HOME=str(root / "dagster_home"),
                             INVOICING_HINTS_SENSOR_INTERVAL_S=str(args.sensor_interval_s),
-                            **({"INVOICING_HINTS_LINGER_S": str(args.linger_s)} if args.linger_s is not None else {}))
+                            **({"INVOICING_HINTS_LINGER_S": str(args.linger_s)} if args.linger_s is not None else {}),
+                            **({"INVOICING_HINTS_STANDBY": "1"} if args.standby else {}))
         through_receiver = args.hints == "receiver"
         # the receiver refuses tokens under 32 characters (pipelines/invoicing/hook_urls.py): 43 random ones
         receiver = ReceiverProcess(workspace.warehouse, secrets.token_urlsafe(32)) if through_receiver else None
@@ -303,6 +316,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--linger-s", type=float, default=None,
                         help="INVOICING_HINTS_LINGER_S of the applying runs (default: the product's); a stopping "
                              "daemon waits for the run inside it to end, so the smoke run keeps it short")
+    parser.add_argument("--standby", action="store_true",
+                        help="INVOICING_HINTS_STANDBY: Dagster keeps a hints run of the portal waiting before any hint")
     parser.add_argument("--dequeue-s", type=int, default=1, help="the Dagster run queue's dequeue interval")
     parser.add_argument("--runs-in-daemon", action="store_true",
                         help="Dagster's runs inside the daemon, not a process each (the smoke run's: seconds less a "

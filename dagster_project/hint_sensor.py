@@ -10,11 +10,18 @@ add that to every change's latency); while a writing run is already waiting in t
 nothing, so runs never pile up. A portal whose hints run is running requests nothing either while runs stay
 for the hints that follow (invoicing_warehouse/runs/linger.py): that run applies them, and a run queued behind it would
 only make it end. The interval is INVOICING_HINTS_SENSOR_INTERVAL_S (default 3).
+
+In standby (INVOICING_HINTS_STANDBY), it also requests a run for each configured portal that has no hints run
+queued, starting or running, hints pending or not (run key `standby:<portal>:<second>`): that run waits for the
+portal's first hint, so a change reaches the readers without the sensor's next evaluation, the queue and a new
+process before it (bench/RESULTS.md, the doorbell's p95). The same rules hold: nothing while a writer waits.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 
 from dagster import (
     DagsterRunStatus,
@@ -39,6 +46,7 @@ from pipelines.invoicing.portals import Portal
 INTERVAL_ENV = HINTS_SENSOR_INTERVAL_S.name
 HINTS_KEY_TAG = "invoicing-warehouse/hints"
 ENDED_BADLY = [DagsterRunStatus.FAILURE, DagsterRunStatus.CANCELED]
+STANDBY_RETRY_S = 60
 
 
 def sensor_interval_s() -> int:
@@ -65,7 +73,8 @@ def build_hints_sensor(job, portals: dict[str, Portal] | list[str],
                 if hint.portal_id not in by_name:
                     continue
                 newest[hint.portal_id] = max(newest.get(hint.portal_id, 0), hint.sequence)
-        if not newest:
+        staying = Linger.from_environment()
+        if not newest and not staying.standby:
             yield SkipReason("no pending hints")
             return
         if warehouse.target().is_lake:
@@ -74,7 +83,7 @@ def build_hints_sensor(job, portals: dict[str, Portal] | list[str],
             for portal in list(newest):
                 if waiting_writer(context.instance, warehouse.path, portal):
                     del newest[portal]
-            if not newest:
+            if not newest and not staying.standby:
                 yield SkipReason("a run of each portal with hints waits to write; the hints follow them")
                 return
         else:
@@ -82,13 +91,25 @@ def build_hints_sensor(job, portals: dict[str, Portal] | list[str],
             if waiting:
                 yield SkipReason(f"run {waiting.run_id} waits to write {warehouse.path}; the hints follow it")
                 return
-        if Linger.from_environment().enabled:
+        if staying.enabled:
             for portal in list(newest):
                 if _hints_run_working(context, job.name, warehouse.path, portal):
                     del newest[portal]
-            if not newest:
-                yield SkipReason("the running hints run applies the pending hints")
-                return
+        standby = [portal for portal in sorted(by_name) if staying.standby and portal not in newest
+                   and not _hints_run_active(context, job.name, warehouse.path, portal)
+                   and not _hints_run_failed_lately(context, job.name, warehouse.path, portal)
+                   and not (warehouse.target().is_lake and waiting_writer(context.instance, warehouse.path, portal))]
+        if not newest and not standby:
+            yield SkipReason("the running hints run applies the pending hints" if staying.enabled
+                             else "no pending hints")
+            return
+        for portal in standby:
+            yield RunRequest(
+                run_key=f"standby:{portal}:{int(time.time())}",
+                run_config={"ops": {APPLY_HINTS_OP: {"config": {"portal": portal}}}},
+                tags={WAREHOUSE_TAG: warehouse.path, HINTS_KEY_TAG: f"standby:{portal}",
+                      **portal_run_tags(by_name[portal], api)},
+            )
         for portal, sequence in sorted(newest.items()):
             key = f"hints:{portal}:{sequence}"
             attempt = len(context.instance.get_runs(RunsFilter(tags={HINTS_KEY_TAG: key}, statuses=ENDED_BADLY)))
@@ -99,6 +120,24 @@ def build_hints_sensor(job, portals: dict[str, Portal] | list[str],
             )
 
     return apply_hints_when_pending
+
+
+def _hints_run_active(context: SensorEvaluationContext, job_name: str, warehouse_path: str, portal: str) -> bool:
+    """Whether a hints run of `portal` is queued, starting or running (a standby run is then not needed)."""
+    return bool(context.instance.get_runs(
+        RunsFilter(job_name=job_name, tags={WAREHOUSE_TAG: warehouse_path, PORTAL_TAG: portal},
+                   statuses=[DagsterRunStatus.QUEUED, DagsterRunStatus.NOT_STARTED, DagsterRunStatus.STARTING,
+                             DagsterRunStatus.STARTED]), limit=1))
+
+
+def _hints_run_failed_lately(context: SensorEvaluationContext, job_name: str, warehouse_path: str,
+                             portal: str) -> bool:
+    """Whether a hints run of `portal` failed or was canceled in the last STANDBY_RETRY_S: no run waits in standby
+    then (a wrong secret would otherwise fail a run at every evaluation); a hint still launches one."""
+    since = datetime.now(UTC) - timedelta(seconds=STANDBY_RETRY_S)
+    return bool(context.instance.get_runs(
+        RunsFilter(job_name=job_name, tags={WAREHOUSE_TAG: warehouse_path, PORTAL_TAG: portal},
+                   statuses=ENDED_BADLY, updated_after=since), limit=1))
 
 
 def _hints_run_working(context: SensorEvaluationContext, job_name: str, warehouse_path: str, portal: str) -> bool:

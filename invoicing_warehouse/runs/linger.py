@@ -10,6 +10,7 @@ sender delivers one event after another), it waits until none came for `settle_q
 and applies them as one set: a set reads a window of a list where GETs by id would cost one request each, and
 the payments window once. It ends:
 - after `idle_s` without a new hint (INVOICING_HINTS_LINGER_S, default 60; 0: no lingering, one set per run),
+  never for a run in standby (INVOICING_HINTS_STANDBY: launched before any hint, it waits for the first),
 - after `max_s` in all (INVOICING_HINTS_RUN_MAX_S, default 600), so a run's log and history stay readable,
 - as soon as another writing run of the warehouse waits in the queue (the scheduled sync, a reconcile,
   another portal's hints): the single writer rule keeps every writer's turn, and the next run applies
@@ -25,7 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from invoicing_warehouse.engine.environment.reader import current_environment
-from invoicing_warehouse.engine.environment.run_settings import HINTS_LINGER_S, HINTS_RUN_MAX_S
+from invoicing_warehouse.engine.environment.run_settings import HINTS_LINGER_S, HINTS_RUN_MAX_S, HINTS_STANDBY
 from invoicing_warehouse.engine.target import WarehouseTarget
 from invoicing_warehouse.runs.hints import HintRun, apply_pending, spool_for
 from pipelines.invoicing.credentials import ApiSettings
@@ -52,19 +53,21 @@ class Linger:
     poll_s: float = POLL_S
     settle_quiet_s: float = SETTLE_QUIET_S
     settle_max_s: float = SETTLE_MAX_S
+    standby: bool = False  # the run waits for hints until max_s, idle or not
 
     @property
     def enabled(self) -> bool:
         """Whether a run stays at all."""
-        return self.idle_s > 0
+        return self.idle_s > 0 or self.standby
 
     @classmethod
     def from_environment(cls) -> Linger:
         """INVOICING_HINTS_LINGER_S (seconds without a new hint before a run ends; 0 = not at all) and
-        INVOICING_HINTS_RUN_MAX_S (a run's whole length); raises ValueError on a value that is not a number
-        of seconds >= 0."""
+        INVOICING_HINTS_RUN_MAX_S (a run's whole length), INVOICING_HINTS_STANDBY (runs waiting before any
+        hint); raises ValueError on a value that is not a number of seconds >= 0."""
         settings = current_environment()
-        return cls(idle_s=settings.value(HINTS_LINGER_S), max_s=settings.value(HINTS_RUN_MAX_S))
+        return cls(idle_s=settings.value(HINTS_LINGER_S), max_s=settings.value(HINTS_RUN_MAX_S),
+                   standby=settings.value(HINTS_STANDBY))
 
 
 @dataclass
@@ -103,7 +106,7 @@ def linger(target: WarehouseTarget, portal: Portal, client: InvoicingClient, set
             now = time.monotonic()
             if now - begun >= settings.max_s:
                 outcome.ended = f"run length {settings.max_s:g} s reached"
-            elif now - last_hint >= settings.idle_s:
+            elif not settings.standby and now - last_hint >= settings.idle_s:
                 outcome.ended = f"no new hint for {settings.idle_s:g} s"
             elif now >= next_queue_check and (waiting := another_writer_waits()):
                 outcome.ended = waiting

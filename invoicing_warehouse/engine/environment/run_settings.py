@@ -7,6 +7,7 @@ from typing import Any
 
 from invoicing_warehouse.engine.environment.kinds import (
     CRON,
+    FLAG,
     TEXT,
     Setting,
     divisor_of_60,
@@ -73,6 +74,15 @@ HINTS_SENSOR_INTERVAL_S = Setting(
     '`3`',
     "Dagster's hints sensor")
 
+HINTS_STANDBY = Setting(
+    'INVOICING_HINTS_STANDBY', FLAG, False,
+    '`0` (off)',
+    "Dagster's hints sensor: keeps one applying run of each portal waiting for webhook hints even when none is "
+    "pending, so that a change does not wait for the sensor's next evaluation (Dagster evaluates sensors every "
+    '5 s), the run queue and a new process (5-9 s in all); each run waits at most INVOICING_HINTS_RUN_MAX_S, '
+    'gives way to any writing run that waits (a sync, a reconcile), and the next takes its place. Costs a run '
+    "process per portal and a run in Dagster's list every INVOICING_HINTS_RUN_MAX_S")
+
 DASHBOARD_PORTALS = Setting(
     'INVOICING_DASHBOARD_PORTALS', TEXT, None,
     'none: every portal',
@@ -102,6 +112,6 @@ PAYMENT_BENCHMARKS_FILE = Setting(
 
 SETTINGS: tuple[Setting[Any], ...] = (
     ENV_FILE, PORTALS_PATH, SYNC_INTERVAL_MINUTES, RECONCILE_CRON, STALE_AFTER_MINUTES, ALERT_URL,
-    ALERT_APPRISE_URLS, HINTS_LINGER_S, HINTS_RUN_MAX_S, HINTS_SENSOR_INTERVAL_S, DASHBOARD_PORTALS,
+    ALERT_APPRISE_URLS, HINTS_LINGER_S, HINTS_RUN_MAX_S, HINTS_SENSOR_INTERVAL_S, HINTS_STANDBY, DASHBOARD_PORTALS,
     COMPANY_SIZE, PAYMENT_BENCHMARKS_FILE,
 )
