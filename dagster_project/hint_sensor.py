@@ -46,6 +46,7 @@ from pipelines.invoicing.portals import Portal
 INTERVAL_ENV = HINTS_SENSOR_INTERVAL_S.name
 HINTS_KEY_TAG = "invoicing-warehouse/hints"
 ENDED_BADLY = [DagsterRunStatus.FAILURE, DagsterRunStatus.CANCELED]
+ACTIVE = [DagsterRunStatus.QUEUED, DagsterRunStatus.NOT_STARTED, DagsterRunStatus.STARTING, DagsterRunStatus.STARTED]
 STANDBY_RETRY_S = 60
 
 
@@ -77,7 +78,8 @@ def build_hints_sensor(job, portals: dict[str, Portal] | list[str],
         if not newest and not staying.standby:
             yield SkipReason("no pending hints")
             return
-        if warehouse.target().is_lake:
+        lake = warehouse.target().is_lake
+        if lake:
             # a DuckLake takes a writer per portal: only a run of the same portal waiting holds its hints back
             # (with a thousand portals' runs in the queue, a warehouse-wide wait would hold every hint back)
             for portal in list(newest):
@@ -93,55 +95,40 @@ def build_hints_sensor(job, portals: dict[str, Portal] | list[str],
                 return
         if staying.enabled:
             for portal in list(newest):
-                if _hints_run_working(context, job.name, warehouse.path, portal):
+                # a hints run of the portal running applies them while it stays
+                if _hints_run(context, job.name, warehouse.path, portal, [DagsterRunStatus.STARTED]):
                     del newest[portal]
         standby = [portal for portal in sorted(by_name) if staying.standby and portal not in newest
-                   and not _hints_run_active(context, job.name, warehouse.path, portal)
-                   and not _hints_run_failed_lately(context, job.name, warehouse.path, portal)
-                   and not (warehouse.target().is_lake and waiting_writer(context.instance, warehouse.path, portal))]
+                   # none while one is queued, starting or running, nor within STANDBY_RETRY_S of a failed one (a
+                   # wrong secret would fail a run at every evaluation; a hint still launches one)
+                   and not _hints_run(context, job.name, warehouse.path, portal, ACTIVE)
+                   and not _hints_run(context, job.name, warehouse.path, portal, ENDED_BADLY, STANDBY_RETRY_S)
+                   and not (lake and waiting_writer(context.instance, warehouse.path, portal))]
         if not newest and not standby:
             yield SkipReason("the running hints run applies the pending hints" if staying.enabled
                              else "no pending hints")
             return
+
+        def request(portal: str, key: str, run_key: str) -> RunRequest:
+            return RunRequest(run_key=run_key, run_config={"ops": {APPLY_HINTS_OP: {"config": {"portal": portal}}}},
+                              tags={WAREHOUSE_TAG: warehouse.path, HINTS_KEY_TAG: key,
+                                    **portal_run_tags(by_name[portal], api)})
+
         for portal in standby:
-            yield RunRequest(
-                run_key=f"standby:{portal}:{int(time.time())}",
-                run_config={"ops": {APPLY_HINTS_OP: {"config": {"portal": portal}}}},
-                tags={WAREHOUSE_TAG: warehouse.path, HINTS_KEY_TAG: f"standby:{portal}",
-                      **portal_run_tags(by_name[portal], api)},
-            )
+            yield request(portal, f"standby:{portal}", f"standby:{portal}:{int(time.time())}")
         for portal, sequence in sorted(newest.items()):
             key = f"hints:{portal}:{sequence}"
             attempt = len(context.instance.get_runs(RunsFilter(tags={HINTS_KEY_TAG: key}, statuses=ENDED_BADLY)))
-            yield RunRequest(
-                run_key=key if attempt == 0 else f"{key}:retry{attempt}",
-                run_config={"ops": {APPLY_HINTS_OP: {"config": {"portal": portal}}}},
-                tags={WAREHOUSE_TAG: warehouse.path, HINTS_KEY_TAG: key, **portal_run_tags(by_name[portal], api)},
-            )
+            yield request(portal, key, key if attempt == 0 else f"{key}:retry{attempt}")
 
     return apply_hints_when_pending
 
 
-def _hints_run_active(context: SensorEvaluationContext, job_name: str, warehouse_path: str, portal: str) -> bool:
-    """Whether a hints run of `portal` is queued, starting or running (a standby run is then not needed)."""
+def _hints_run(context: SensorEvaluationContext, job_name: str, warehouse_path: str, portal: str,
+               statuses: list[DagsterRunStatus], within_s: float | None = None) -> bool:
+    """Whether a hints run of `portal` of the warehouse has one of `statuses` (changed in the last `within_s`
+    seconds, when given)."""
+    since = None if within_s is None else datetime.now(UTC) - timedelta(seconds=within_s)
     return bool(context.instance.get_runs(
-        RunsFilter(job_name=job_name, tags={WAREHOUSE_TAG: warehouse_path, PORTAL_TAG: portal},
-                   statuses=[DagsterRunStatus.QUEUED, DagsterRunStatus.NOT_STARTED, DagsterRunStatus.STARTING,
-                             DagsterRunStatus.STARTED]), limit=1))
-
-
-def _hints_run_failed_lately(context: SensorEvaluationContext, job_name: str, warehouse_path: str,
-                             portal: str) -> bool:
-    """Whether a hints run of `portal` failed or was canceled in the last STANDBY_RETRY_S: no run waits in standby
-    then (a wrong secret would otherwise fail a run at every evaluation); a hint still launches one."""
-    since = datetime.now(UTC) - timedelta(seconds=STANDBY_RETRY_S)
-    return bool(context.instance.get_runs(
-        RunsFilter(job_name=job_name, tags={WAREHOUSE_TAG: warehouse_path, PORTAL_TAG: portal},
-                   statuses=ENDED_BADLY, updated_after=since), limit=1))
-
-
-def _hints_run_working(context: SensorEvaluationContext, job_name: str, warehouse_path: str, portal: str) -> bool:
-    """Whether a hints run of `portal` is running (it applies new hints while it stays)."""
-    return bool(context.instance.get_runs(
-        RunsFilter(job_name=job_name, tags={WAREHOUSE_TAG: warehouse_path, PORTAL_TAG: portal},
-                   statuses=[DagsterRunStatus.STARTED]), limit=1))
+        RunsFilter(job_name=job_name, tags={WAREHOUSE_TAG: warehouse_path, PORTAL_TAG: portal}, statuses=statuses,
+                   updated_after=since), limit=1))

@@ -154,7 +154,6 @@ def _replace_rows(conn: duckdb.DuckDBPyConnection, warehouse: str, every_model: 
         drop_stale_analyst_models(conn, every_model)
         # read once: each model below replaces only itself, so its columns here are still these when its turn comes
         in_warehouse, in_scope = _columns(conn, warehouse), _columns(conn, SCOPE_CATALOG)
-        set_build_variables(conn, as_of)
         for model in (m for m in every_model if m.key in chosen):
             clock = time.perf_counter()
             relation = quoted_relation(model.key)
@@ -164,6 +163,7 @@ def _replace_rows(conn: duckdb.DuckDBPyConnection, warehouse: str, every_model: 
             if (model.schema == ANALYST_SCHEMA or model.materialized == "view" or PORTAL_COLUMN not in names
                     or here != there):
                 try:  # a view, a firm-wide table, a model whose columns changed: built whole, as build_models
+                    # (on the variables _model_scope set on this connection for the same `as_of`)
                     rows[model.key] = build_model(conn, model, as_of, variables_set=True)
                 except duckdb.IOException:
                     raise
